@@ -1,0 +1,210 @@
+#include "harness.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "json.h"
+#include "machine.h"
+
+namespace simdex::bench {
+
+bool options::wants(const std::string& workload) const {
+  if (only.empty()) return true;
+  return std::any_of(only.begin(), only.end(),
+                     [&](const std::string& f) { return workload.find(f) != std::string::npos; });
+}
+
+options parse_options(int argc, char** argv, const std::string& component) {
+  options o;
+  o.component = component;
+  auto usage = [&](int code) {
+    std::fprintf(code ? stderr : stdout,
+                 "usage: %s [--quick|--full] [--out DIR] [--reps N] [--only WORKLOAD]... "
+                 "[--no-probe]\n",
+                 argv[0]);
+    std::exit(code);
+  };
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "%s: %s needs a value\n", argv[0], a.c_str());
+        usage(2);
+      }
+      return argv[++i];
+    };
+    if (a == "--quick") o.mode = "quick";
+    else if (a == "--full") o.mode = "full";
+    else if (a == "--out") o.out_dir = value();
+    else if (a == "--only") o.only.push_back(value());
+    else if (a == "--no-probe") o.probe = false;
+    else if (a == "--reps") {
+      std::string v = value();
+      char* end = nullptr;
+      long n = std::strtol(v.c_str(), &end, 10);
+      if (*end || n < 1 || n > 1000) {
+        std::fprintf(stderr, "%s: --reps wants 1..1000, got '%s'\n", argv[0], v.c_str());
+        std::exit(2);
+      }
+      o.reps = static_cast<int>(n);
+    } else if (a == "--help" || a == "-h") usage(0);
+    else {
+      std::fprintf(stderr, "%s: unknown argument '%s'\n", argv[0], a.c_str());
+      usage(2);
+    }
+  }
+  return o;
+}
+
+stats summarize(std::vector<double> samples) {
+  stats s;
+  s.samples = samples;
+  if (samples.empty()) return s;
+  std::sort(samples.begin(), samples.end());
+  std::size_t n = samples.size();
+  s.median = n % 2 ? samples[n / 2] : (samples[n / 2 - 1] + samples[n / 2]) / 2;
+  s.min = samples.front();
+  s.max = samples.back();
+  s.noisy = s.min > 0 && s.max / s.min > 1.5;
+  return s;
+}
+
+void progress(int done, int total, const std::string& label) {
+  std::fprintf(stderr, "PROGRESS %d %d %s\n", done, total, label.c_str());
+  std::fflush(stderr);
+}
+
+namespace {
+std::string utc_now() {
+  std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+std::string param_json(const param_value& v) {
+  return std::visit(
+      [](const auto& x) -> std::string {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, std::string>) return json::str(x);
+        else if constexpr (std::is_same_v<T, bool>) return x ? "true" : "false";
+        else if constexpr (std::is_same_v<T, double>) return json::num(x);
+        else return json::num(static_cast<long long>(x));
+      },
+      v);
+}
+
+std::string label_of(const std::string& workload, const params& p) {
+  std::string s = workload;
+  for (const auto& [k, v] : p) s += " " + k + "=" + std::visit([](const auto& x) {
+    using T = std::decay_t<decltype(x)>;
+    if constexpr (std::is_same_v<T, std::string>) return x;
+    else return std::to_string(x);
+  }, v);
+  return s;
+}
+}  // namespace
+
+session::session(options opts) : opts_(std::move(opts)), started_(utc_now()) {}
+
+void session::group(const std::string& workload, const params& p, const std::string& unit,
+                    better b, const std::vector<contender>& contenders,
+                    const std::string& reference) {
+  std::string label = label_of(workload, p);
+  progress(done_, planned_, label);
+  std::vector<std::vector<double>> samples(contenders.size());
+  int reps = opts_.repetitions();
+  for (int r = 0; r < reps; ++r)
+    for (std::size_t c = 0; c < contenders.size(); ++c) samples[c].push_back(contenders[c].sample());
+  double ref_median = 0;
+  for (std::size_t c = 0; c < contenders.size(); ++c)
+    if (contenders[c].name == reference) ref_median = summarize(samples[c]).median;
+  for (std::size_t c = 0; c < contenders.size(); ++c)
+    record(workload, p, contenders[c].name, contenders[c].version, unit, b, samples[c], reference,
+           ref_median);
+  ++done_;
+  progress(done_, planned_, label);
+}
+
+void session::record(const std::string& workload, const params& p, const std::string& name,
+                     const std::string& version, const std::string& unit, better b,
+                     std::vector<double> samples, const std::string& reference,
+                     double reference_median) {
+  result r{workload, name, version, unit, p, b, summarize(std::move(samples)), reference, 0, false};
+  if (!reference.empty() && reference_median > 0 && r.s.median > 0) {
+    r.ratio = b == better::lower ? reference_median / r.s.median : r.s.median / reference_median;
+    r.has_ratio = true;
+  }
+  std::fprintf(stderr, "  %-50s %-24s %12.4g %s%s\n", label_of(workload, p).c_str(), name.c_str(),
+               r.s.median, unit.c_str(), r.s.noisy ? " (noisy)" : "");
+  results_.push_back(std::move(r));
+}
+
+void session::note(const std::string& text) {
+  std::fprintf(stderr, "note: %s\n", text.c_str());
+  notes_.push_back(text);
+}
+
+std::string session::write() {
+  machine_limits m;
+  std::string machine = "null";
+  if (opts_.probe) {
+    progress(done_, planned_, "machine probe");
+    machine = machine_json(probe_machine(opts_));
+  }
+  std::vector<std::string> rows;
+  for (const auto& r : results_) {
+    std::vector<std::pair<std::string, std::string>> ps;
+    for (const auto& [k, v] : r.p) ps.emplace_back(k, param_json(v));
+    std::vector<std::string> samples;
+    for (double x : r.s.samples) samples.push_back(json::num(x));
+    std::vector<std::pair<std::string, std::string>> f = {
+        {"workload", json::str(r.workload)},
+        {"params", json::object(ps)},
+        {"contender", json::str(r.contender)},
+        {"version", json::str(r.version)},
+        {"unit", json::str(r.unit)},
+        {"better", json::str(r.dir == better::lower ? "lower" : "higher")},
+        {"samples", json::array(samples)},
+        {"median", json::num(r.s.median)},
+        {"min", json::num(r.s.min)},
+        {"max", json::num(r.s.max)},
+        {"noisy", r.s.noisy ? "true" : "false"},
+    };
+    if (r.has_ratio)
+      f.emplace_back("ratio", json::object({{"reference", json::str(r.reference)},
+                                            {"value", json::num(r.ratio)}}));
+    rows.push_back(json::object(f));
+  }
+  std::vector<std::string> notes;
+  for (const auto& n : notes_) notes.push_back(json::str(n));
+  std::string text = json::object({
+      {"schema", json::str("simdex-bench/1")},
+      {"component", json::str(opts_.component)},
+      {"mode", json::str(opts_.mode)},
+      {"repetitions", json::num(static_cast<long long>(opts_.repetitions()))},
+      {"started", json::str(started_)},
+      {"finished", json::str(utc_now())},
+      {"environment", environment_json()},
+      {"machine", machine},
+      {"notes", json::array(notes)},
+      {"results", json::array(rows)},
+  });
+  std::filesystem::create_directories(opts_.out_dir);
+  std::string path = (std::filesystem::path(opts_.out_dir) / (opts_.component + ".json")).string();
+  std::ofstream out(path);
+  out << text << "\n";
+  if (!out) {
+    std::fprintf(stderr, "cannot write %s\n", path.c_str());
+    std::exit(1);
+  }
+  std::fprintf(stderr, "wrote %s\n", path.c_str());
+  return path;
+}
+
+}  // namespace simdex::bench

@@ -1,0 +1,88 @@
+// CPU feature detection and the one dispatch mechanism every simdex kernel family uses.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace simdex {
+
+// Ordered: each level implies every level below it.
+enum class isa : int { scalar = 0, sse42 = 1, avx2 = 2, avx512 = 3, avx512vbmi = 4 };
+inline constexpr int kIsaCount = 5;
+
+// "scalar", "sse4.2", "avx2", "avx512", "avx512vbmi": the spellings SIMDEX_ISA accepts.
+const char* isa_name(isa level) noexcept;
+std::optional<isa> parse_isa(std::string_view name) noexcept;
+
+struct cpu_features {
+  std::string vendor;
+  std::string brand;
+  bool sse2 = false, ssse3 = false, sse41 = false, sse42 = false, popcnt = false;
+  bool avx = false, avx2 = false, bmi1 = false, bmi2 = false, fma = false, lzcnt = false;
+  bool avx512f = false, avx512bw = false, avx512dq = false, avx512vl = false, avx512cd = false;
+  bool avx512vbmi = false, avx512vbmi2 = false;
+  bool os_avx = false;     // XCR0 enables YMM state
+  bool os_avx512 = false;  // XCR0 enables opmask + ZMM state
+  bool hypervisor = false;
+  std::vector<std::string> flag_names() const;  // the detected flags, lower-case
+};
+
+// Detected once per process (thread-safe static).
+const cpu_features& features() noexcept;
+
+// Highest level this CPU and OS support.
+isa detected_isa() noexcept;
+
+// The level the process uses: detected_isa() capped by SIMDEX_ISA. Throws
+// std::invalid_argument naming the accepted values if SIMDEX_ISA is not one of them.
+isa active_isa();
+
+// The level a process with `detected` hardware runs under a SIMDEX_ISA value (nullptr or
+// empty: no cap). Throws std::invalid_argument for an unknown value. active_isa() is this
+// applied once to the real hardware and environment.
+isa resolve_isa(isa detected, const char* simdex_isa_env);
+
+// True when `level` can run here and is within the SIMDEX_ISA cap.
+bool isa_usable(isa level);
+
+namespace dispatch {
+
+// A kernel family's tables by level; nullptr where a level has no variant of its own.
+template <class Table>
+using by_level = std::array<const Table*, kIsaCount>;
+
+// Best variant at or below active_isa(); the scalar slot must be filled.
+template <class Table>
+struct choice {
+  const Table* table;
+  isa level;
+};
+
+template <class Table>
+choice<Table> pick(const by_level<Table>& tables) {
+  for (int l = static_cast<int>(active_isa()); l > 0; --l)
+    if (tables[l] != nullptr) return {tables[l], static_cast<isa>(l)};
+  return {tables[0], isa::scalar};
+}
+
+// Variant for exactly `level`, or nullptr if that level has none of its own or cannot run
+// here. Tests use it to compare every level against scalar inside one process.
+template <class Table>
+const Table* exact(const by_level<Table>& tables, isa level) {
+  return isa_usable(level) ? tables[static_cast<int>(level)] : nullptr;
+}
+
+}  // namespace dispatch
+
+// One line per kernel family: which level's variant this process runs.
+struct kernel_choice {
+  std::string family;
+  isa level;
+};
+std::vector<kernel_choice> kernel_report();
+
+}  // namespace simdex

@@ -1,0 +1,41 @@
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <stdexcept>
+
+#include "bind.h"
+#include "simdex/cpu.h"
+
+namespace simdex::py {
+
+void bind_cpu(nb::module_& m) {
+  m.def(
+      "cpu_info",
+      [] {
+        const auto& f = features();
+        nb::dict d;
+        d["vendor"] = f.vendor;
+        d["brand"] = f.brand;
+        d["features"] = f.flag_names();
+        d["detected_isa"] = isa_name(detected_isa());
+        try {
+          d["isa"] = isa_name(active_isa());
+        } catch (const std::invalid_argument& e) {
+          throw nb::value_error(e.what());
+        }
+        nb::list kernels;
+        for (const auto& k : kernel_report()) {
+          nb::dict row;
+          row["family"] = k.family;
+          row["isa"] = isa_name(k.level);
+          kernels.append(row);
+        }
+        d["kernels"] = kernels;
+        d["levels"] = std::vector<std::string>{"scalar", "sse4.2", "avx2", "avx512", "avx512vbmi"};
+        return d;
+      },
+      "CPU vendor and model, detected features, the ISA level in use (SIMDEX_ISA caps it) and "
+      "the level each kernel family runs. Raises ValueError for an unknown SIMDEX_ISA.");
+}
+
+}  // namespace simdex::py

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Installs what simdex needs on Debian 12 (as root), creates .venv and installs the package
+# into it. Sourced by scripts/bench.sh and scripts/test.sh; safe to rerun: it installs only
+# what is missing and rebuilds incrementally.
+set -euo pipefail
+
+SIMDEX_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$SIMDEX_ROOT"
+
+# Build tools, test and peer libraries, all from Debian's archive.
+APT_PACKAGES=(
+  build-essential cmake ninja-build git pkg-config
+  python3 python3-venv python3-dev
+  clang-14 libclang-rt-14-dev
+  libgtest-dev googletest
+  libxxhash-dev       # bloom: XXH64
+  libzmq3-dev         # base85 peer: zmq_z85_encode/decode
+  libabsl-dev         # btree peer: absl::btree_set, flat_hash_set
+  libjudy-dev         # btree peer: JudyL
+  cargo               # base85 peer: base85-simd (used only when no newer cargo is on PATH)
+)
+# Python packages for tests, interop and peers (PyPI).
+PIP_PACKAGES=(
+  "scikit-build-core>=0.10" "nanobind>=2.0" "numpy>=1.22" "rich>=12" "pytest>=7"
+  "pyarrow>=24" "duckdb>=1.2" "sortedcontainers>=2.4"
+)
+
+log() { printf '\033[1m[simdex]\033[0m %s\n' "$*" >&2; }
+
+install_apt() {
+  local missing=()
+  for p in "${APT_PACKAGES[@]}"; do
+    [[ "$p" == cargo ]] && { command -v cargo >/dev/null 2>&1 || [[ -x "$HOME/.cargo/bin/cargo" ]]; } && continue
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  if ((${#missing[@]})); then
+    log "installing Debian packages: ${missing[*]}"
+    local sudo=""
+    [[ $(id -u) -ne 0 ]] && sudo="sudo"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  fi
+}
+
+install_venv() {
+  if [[ ! -x .venv/bin/python ]]; then
+    log "creating .venv"
+    python3 -m venv .venv
+  fi
+  local stamp=.venv/.simdex-pip-stamp want
+  want="$(printf '%s\n' "${PIP_PACKAGES[@]}")"
+  if [[ ! -f $stamp || "$(cat "$stamp")" != "$want" ]]; then
+    log "installing Python packages into .venv"
+    .venv/bin/python -m pip install -q --upgrade pip
+    .venv/bin/python -m pip install -q "${PIP_PACKAGES[@]}"
+    printf '%s' "$want" >"$stamp"
+  fi
+}
+
+install_simdex() {
+  log "building and installing the simdex package into .venv (incremental)"
+  # No build isolation: the build reuses build/py and finds pyarrow's Arrow C++ for the bloom peer.
+  .venv/bin/python -m pip install -q --no-build-isolation --no-deps . 
+}
+
+simdex_setup() {
+  install_apt
+  install_venv
+  install_simdex
+  export PATH="$SIMDEX_ROOT/.venv/bin:$PATH"
+  [[ -d "$HOME/.cargo/bin" ]] && export PATH="$PATH:$HOME/.cargo/bin"
+  return 0
+}
