@@ -32,17 +32,20 @@ std::size_t lower_bound_padded_avx512(const std::uint8_t* data, std::size_t n,
   return count;
 }
 
+// Full 64-byte steps; the tail goes through 16-byte steps, because a masked store followed
+// by a read of the same bytes stalls store forwarding for short arrays.
 void remap_avx512(const std::uint8_t* in, std::uint8_t* out, std::size_t n,
                   const std::uint8_t* lut) {
   __m512i lut_hi = _mm512_maskz_broadcast_i32x4(0xffff, remap_lut16(lut));  // maskz: gcc 12 warns on the unmasked form
   __m512i lo_mask = _mm512_set1_epi8(0x0f);
-  for (std::size_t i = 0; i < n; i += 64) {
-    __mmask64 live = tail_mask64(n - i);
-    __m512i x = _mm512_maskz_loadu_epi8(live, in + i);
+  std::size_t i = 0;
+  for (; i + 64 <= n; i += 64) {
+    __m512i x = _mm512_loadu_si512(in + i);
     __m512i hi = _mm512_and_si512(_mm512_srli_epi16(x, 4), lo_mask);
     __m512i y = _mm512_or_si512(_mm512_shuffle_epi8(lut_hi, hi), _mm512_and_si512(x, lo_mask));
-    _mm512_mask_storeu_epi8(out + i, live, y);
+    _mm512_storeu_si512(out + i, y);
   }
+  remap_branches16(in + i, out + i, n - i, lut);
 }
 
 std::size_t find_u32x16_avx512(const std::uint32_t* slots, std::size_t size,

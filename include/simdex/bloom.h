@@ -1,0 +1,222 @@
+// Parquet split-block bloom filter (SBBF): bit-exact with the Parquet spec (XXH64 seed 0 over
+// PLAIN bytes, 32-byte blocks of 8 u32 words, SALT masks, multiply-shift block index), with
+// SIMD single and bulk probes chosen at run time, sizing, folding and Parquet I/O.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "simdex/cpu.h"
+#include "simdex/memory.h"
+
+namespace simdex::bloom {
+
+inline constexpr std::size_t kBlockBytes = 32;
+inline constexpr std::size_t kMinBytes = 32;                 // one block
+inline constexpr std::size_t kMaxBytes = std::size_t{128} << 20;  // what Arrow/parquet-java read
+inline constexpr std::uint64_t kMaxBlocks = (std::uint64_t{1} << 31) - 1;  // spec: z < 2^31
+inline constexpr std::uint32_t kSalt[8] = {0x47b6137bu, 0x44974d91u, 0x8824ad5bu, 0xa2b7289du,
+                                           0x705495c7u, 0x2df1424bu, 0x9efc4947u, 0x5c6bfb31u};
+
+// ---- hashing: XXH64 seed 0 of the value's Parquet PLAIN encoding ------------------------------
+
+std::uint64_t hash_int32(std::int32_t v) noexcept;   // 4 LE bytes (also DATE, INT8/16, DECIMAL<=9)
+std::uint64_t hash_int64(std::int64_t v) noexcept;   // 8 LE bytes
+std::uint64_t hash_float(float v) noexcept;          // IEEE bits: -0.0 and +0.0 differ
+std::uint64_t hash_double(double v) noexcept;
+std::uint64_t hash_int96(const std::uint8_t bytes[12]) noexcept;
+std::uint64_t hash_bytes(const void* data, std::size_t n) noexcept;  // BYTE_ARRAY (no length
+                                                                     // prefix) and FLBA
+std::uint64_t hash_bool(bool v) noexcept;            // one byte 0x00 / 0x01 (arrow-rs, arrow-go)
+
+// Batch hashing of fixed-width columns: out[i] = hash of value i.
+void hash_int32s(const std::int32_t* v, std::size_t n, std::uint64_t* out);
+void hash_int64s(const std::int64_t* v, std::size_t n, std::uint64_t* out);
+void hash_floats(const float* v, std::size_t n, std::uint64_t* out);
+void hash_doubles(const double* v, std::size_t n, std::uint64_t* out);
+// n values of `width` bytes each, packed (FIXED_LEN_BYTE_ARRAY, INT96 with width 12).
+void hash_fixed(const void* data, std::size_t width, std::size_t n, std::uint64_t* out);
+
+// ---- sizing ------------------------------------------------------------------------------------
+
+// Arrow C++ / arrow-rs / DuckDB: m = -8 ndv / ln(1 - fpp^(1/8)) bits, then rounded up to a power
+// of two and clamped to [32 B, 128 MiB]. Underestimates the real FPP of an SBBF.
+std::size_t arrow_num_bytes(std::uint64_t ndv, double fpp);
+// False-positive rate of an SBBF of `num_bytes` holding `ndv` distinct values (Putze et al.
+// eq. 3: Poisson-distributed load per block); reproduces the spec's table.
+double model_fpp(std::uint64_t ndv, double num_bytes);
+// Bits per distinct value the model needs for `fpp` (spec table: 1% -> 10.5).
+double model_bits_per_value(double fpp);
+// Smallest power-of-two size in [32 B, 128 MiB] whose model FPP is <= fpp (128 MiB if none).
+std::size_t model_num_bytes(std::uint64_t ndv, double fpp);
+
+enum class sizing { arrow, model };
+
+// ---- filter ------------------------------------------------------------------------------------
+
+// A view over a filter's bitset: z blocks of 8 u32 words, any z >= 1.
+struct filter_view {
+  const std::uint32_t* words;
+  std::uint64_t blocks;
+};
+
+// A split-block bloom filter over a 64-byte-aligned bitset. Copyable; moved-from is empty.
+class filter {
+ public:
+  filter() = default;
+  // Power-of-two num_bytes in [32 B, 128 MiB] (what Arrow readers accept); throws
+  // std::invalid_argument otherwise. Huge pages are asked for sizes of 2 MiB and more unless
+  // `pages` says small.
+  explicit filter(std::size_t num_bytes, page_size pages = page_size::huge);
+  static filter for_ndv(std::uint64_t ndv, double fpp, sizing s = sizing::arrow);
+  // Any z >= 1 blocks (readers must accept what other writers produced).
+  static filter with_blocks(std::uint64_t blocks, page_size pages = page_size::huge);
+  // Copies a bitset of little-endian u32 words; its size must be a non-zero multiple of 32
+  // with at most kMaxBlocks blocks (throws std::invalid_argument naming the size).
+  static filter from_bitset(const void* data, std::size_t size);
+
+  filter(const filter& other);
+  filter& operator=(const filter& other);
+  filter(filter&&) noexcept = default;
+  filter& operator=(filter&&) noexcept = default;
+
+  std::uint64_t num_blocks() const noexcept { return blocks_; }
+  std::size_t size_bytes() const noexcept { return static_cast<std::size_t>(blocks_) * kBlockBytes; }
+  const std::uint32_t* words() const noexcept { return words_; }
+  std::uint32_t* words() noexcept { return words_; }
+  std::span<const std::byte> bitset() const noexcept {
+    return {reinterpret_cast<const std::byte*>(words_), size_bytes()};
+  }
+  filter_view view() const noexcept { return {words_, blocks_}; }
+  bool empty() const noexcept { return blocks_ == 0; }
+
+  void insert(std::uint64_t hash) noexcept;
+  bool check(std::uint64_t hash) const noexcept;
+  // Bulk: one filter, many keys, many misses in flight. Inserts apply in order.
+  void insert(std::span<const std::uint64_t> hashes) noexcept;
+  void check(std::span<const std::uint64_t> hashes, std::uint8_t* out) const noexcept;  // 0/1
+  // Bit i of out[i / 64] (LSB first); out holds (n + 63) / 64 words, the last one zero-padded.
+  void check_bits(std::span<const std::uint64_t> hashes, std::uint64_t* out) const noexcept;
+
+  // Union; throws std::invalid_argument unless both have the same number of blocks.
+  void merge(const filter& other);
+  void clear() noexcept;
+
+  std::uint64_t popcount() const noexcept;
+  double fill() const noexcept;  // set bits / all bits
+  // Probability that a hash never inserted checks true: the mean over blocks of the product of
+  // the eight words' fill (exact for uniform hashes, given this bitset).
+  double estimated_fpp() const noexcept;
+  // ORs groups of 2^k adjacent blocks while the estimated FPP stays <= target and the block
+  // count stays a whole number >= 1 (valid for any z divisible by 2^k). Returns k.
+  int fold_to_fpp(double target_fpp);
+  // One fold by 2^k; throws std::invalid_argument if 2^k does not divide num_blocks().
+  void fold(int k);
+
+  bool operator==(const filter& other) const noexcept;
+
+ private:
+  void allocate(std::uint64_t blocks, page_size pages);
+  std::uint64_t blocks_ = 0;
+  std::uint32_t* words_ = nullptr;
+  std::shared_ptr<void> storage_;  // page_buffer or aligned heap block
+};
+
+// One hash against many filters (row-group skipping): out[i] = filters[i] may hold it.
+void check_filters(std::span<const filter_view> filters, std::uint64_t hash, std::uint8_t* out);
+
+// The spec's loop (early exit), the golden reference every kernel is tested against.
+namespace spec {
+bool check(const std::uint32_t* words, std::uint64_t blocks, std::uint64_t hash) noexcept;
+void insert(std::uint32_t* words, std::uint64_t blocks, std::uint64_t hash) noexcept;
+}  // namespace spec
+
+inline std::uint64_t block_index(std::uint64_t hash, std::uint64_t blocks) noexcept {
+  return ((hash >> 32) * blocks) >> 32;
+}
+
+// ---- Parquet I/O -------------------------------------------------------------------------------
+
+// A malformed header, bitset or footer: what is wrong and at which byte offset.
+class parse_error : public std::runtime_error {
+ public:
+  parse_error(const std::string& what, std::uint64_t offset);
+  std::uint64_t offset() const noexcept { return offset_; }
+
+ private:
+  std::uint64_t offset_;
+};
+
+// Thrift-compact BloomFilterHeader (numBytes, BLOCK, XXHASH, UNCOMPRESSED) followed by the bitset.
+std::vector<std::uint8_t> serialize(const filter& f);
+// Parses header + bitset from data[0, size). `consumed` (optional) gets the bytes used. Throws
+// parse_error for truncation, a numBytes that is not a positive multiple of 32 or exceeds the
+// data, and any algorithm, hash or compression other than BLOCK / XXHASH / UNCOMPRESSED.
+filter parse(const void* data, std::size_t size, std::size_t* consumed = nullptr);
+
+enum class physical_type : int {
+  boolean = 0, int32 = 1, int64 = 2, int96 = 3, float_ = 4, double_ = 5, byte_array = 6,
+  fixed_len_byte_array = 7, unknown = -1
+};
+const char* physical_type_name(physical_type t) noexcept;
+
+// Where a column chunk's filter lives, from the footer.
+struct column_chunk_info {
+  int row_group = 0;
+  int column = 0;
+  std::string path;  // dotted path_in_schema
+  physical_type type = physical_type::unknown;
+  int type_length = 0;  // FIXED_LEN_BYTE_ARRAY width from the schema
+  std::int64_t num_values = 0;
+  std::int64_t bloom_offset = -1;  // -1: no filter
+  std::int32_t bloom_length = -1;  // -1: not recorded
+};
+
+struct footer_info {
+  std::int64_t num_rows = 0;
+  int num_row_groups = 0;
+  std::vector<column_chunk_info> chunks;  // row-group major
+};
+
+// Parses the Thrift-compact FileMetaData in data[0, size) (the footer without length/magic).
+footer_info parse_file_metadata(const void* data, std::size_t size);
+// Reads a whole Parquet file's tail: checks "PAR1", reads the footer (encrypted "PARE" files
+// are refused). Throws parse_error or std::system_error (I/O).
+footer_info read_footer(const std::string& path);
+
+struct column_filter {
+  column_chunk_info chunk;
+  filter bloom;
+};
+// Every column chunk that has a filter, loaded and validated.
+std::vector<column_filter> read_filters(const std::string& path);
+
+// ---- kernel family ----------------------------------------------------------------------------
+
+struct kernels {
+  bool (*check)(const std::uint32_t* words, std::uint64_t blocks, std::uint64_t hash);
+  void (*insert)(std::uint32_t* words, std::uint64_t blocks, std::uint64_t hash);
+  void (*check_bulk)(const std::uint32_t* words, std::uint64_t blocks, const std::uint64_t* hashes,
+                     std::size_t n, std::uint8_t* out);
+  void (*check_bulk_bits)(const std::uint32_t* words, std::uint64_t blocks,
+                          const std::uint64_t* hashes, std::size_t n, std::uint64_t* out);
+  void (*insert_bulk)(std::uint32_t* words, std::uint64_t blocks, const std::uint64_t* hashes,
+                      std::size_t n);
+  void (*check_filters)(const filter_view* filters, std::size_t n, std::uint64_t hash,
+                        std::uint8_t* out);
+  void (*hash_u32s)(const std::uint32_t* v, std::size_t n, std::uint64_t* out);
+  void (*hash_u64s)(const std::uint64_t* v, std::size_t n, std::uint64_t* out);
+};
+
+// Every level's table (nullptr where a level has none of its own), for tests and benchmarks.
+const dispatch::by_level<kernels>& kernel_tables();
+// The table this process uses (chosen once).
+const kernels& active_kernels();
+
+}  // namespace simdex::bloom

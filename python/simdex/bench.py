@@ -1,0 +1,119 @@
+"""``simdex bench``: runs the native benchmark programs with a progress display, lets Python-side
+peers join each component's JSON, then renders the report."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+COMPONENTS = ("primitives", "base85", "bloom", "btree")
+
+
+def bench_dir() -> Path:
+    """Where the bench programs live: $SIMDEX_BENCH_DIR, else the package's _bin folder."""
+    env = os.environ.get("SIMDEX_BENCH_DIR")
+    return Path(env) if env else Path(__file__).resolve().parent / "_bin"
+
+
+def available() -> list[str]:
+    d = bench_dir()
+    return [c for c in COMPONENTS if (d / f"bench_{c}").is_file()]
+
+
+def _run_native(component: str, args: list[str], log_path: Path, progress, task) -> int:
+    exe = bench_dir() / f"bench_{component}"
+    with open(log_path, "w") as log:
+        proc = subprocess.Popen([str(exe), *args], stdout=log, stderr=subprocess.PIPE, text=True, bufsize=1)
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            if line.startswith("PROGRESS "):
+                parts = line.rstrip("\n").split(" ", 3)
+                try:
+                    done, total = int(parts[1]), int(parts[2])
+                except (IndexError, ValueError):
+                    continue
+                label = parts[3] if len(parts) > 3 else ""
+                progress.update(task, completed=done, total=max(total, done, 1),
+                                description=f"{component}: {label[:48]}")
+            else:
+                log.write(line)
+        return proc.wait()
+
+
+def _run_python_side(component: str, json_path: Path, mode: str, reps: int) -> None:
+    try:
+        mod = importlib.import_module(f"simdex.benchmarks.{component}")
+    except ModuleNotFoundError as e:
+        if e.name == f"simdex.benchmarks.{component}":
+            return
+        raise
+    doc = json.loads(json_path.read_text())
+    mod.run(doc, mode, reps or (5 if mode == "quick" else 10))
+    json_path.write_text(json.dumps(doc, indent=1) + "\n")
+
+
+def run(components: list[str], mode: str = "quick", out: str = "bench-results", only=(), reps: int = 0,
+        probe: bool = True, report: bool = True) -> int:
+    from rich.console import Console
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    console = Console(stderr=True)
+    have = available()
+    if not have:
+        console.print(f"[red]no benchmark programs found in {bench_dir()}[/] (set SIMDEX_BENCH_DIR or reinstall)")
+        return 2
+    wanted = components or have
+    unknown = [c for c in wanted if c not in COMPONENTS]
+    missing = [c for c in wanted if c in COMPONENTS and c not in have]
+    if unknown:
+        console.print(f"[red]unknown component(s): {', '.join(unknown)}[/]; choose from {', '.join(COMPONENTS)}")
+        return 2
+    for c in missing:
+        console.print(f"[yellow]skipping {c}: bench_{c} was not built[/]")
+    outdir = Path(out)
+    outdir.mkdir(parents=True, exist_ok=True)
+    args = [f"--{mode}", "--out", str(outdir)]
+    for o in only:
+        args += ["--only", o]
+    if reps:
+        args += ["--reps", str(reps)]
+    if not probe:
+        args.append("--no-probe")
+
+    failed = []
+    with Progress(TextColumn("{task.description:<60}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+                  TimeElapsedColumn(), console=console, transient=False) as progress:
+        for c in [c for c in wanted if c in have]:
+            task = progress.add_task(f"{c}: starting", total=1)
+            t0 = time.monotonic()
+            rc = _run_native(c, args, outdir / f"{c}.log", progress, task)
+            json_path = outdir / f"{c}.json"
+            if rc != 0 or not json_path.exists():
+                failed.append(c)
+                progress.update(task, description=f"[red]{c}: failed (exit {rc}), see {outdir / (c + '.log')}")
+                continue
+            progress.update(task, description=f"{c}: python-side peers")
+            try:
+                _run_python_side(c, json_path, mode, reps)
+            except Exception as e:  # a Python peer failing must not lose the native figures
+                failed.append(c)
+                console.print(f"[red]{c}: python-side benchmark failed: {e!r}")
+            progress.update(task, description=f"{c}: done in {time.monotonic() - t0:.0f} s")
+    if report:
+        from . import report as rep
+
+        md, html = rep.render(outdir)
+        console.print(f"wrote {md} and {html}")
+    if failed:
+        console.print(f"[red]failed: {', '.join(failed)}")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(run(sys.argv[1:]))

@@ -1,0 +1,53 @@
+"""Python-side benchmarks that join a component's native JSON (same schema, same run).
+
+``simdex bench`` runs ``bench_<component>`` first, then ``simdex.benchmarks.<component>.run``
+if that module exists: ``run(doc, mode, reps)`` measures Python-level contenders (CPython's
+``base64``, sortedcontainers, ...) and adds results to ``doc`` with :func:`group`.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from typing import Callable, Mapping
+
+
+def summarize(samples: list[float]) -> dict:
+    s = sorted(samples)
+    return {
+        "samples": samples,
+        "median": statistics.median(s),
+        "min": s[0],
+        "max": s[-1],
+        "noisy": bool(s[0] > 0 and s[-1] / s[0] > 1.5),
+    }
+
+
+def group(doc: dict, workload: str, params: Mapping, unit: str, better: str,
+          contenders: Mapping[str, tuple[str, Callable[[], float]]], reference: str, reps: int) -> None:
+    """Measure ``contenders`` (name -> (version, sample_fn)) ``reps`` times, interleaved, and
+    append one result each to ``doc["results"]`` with the ratio against ``reference``."""
+    samples: dict[str, list[float]] = {name: [] for name in contenders}
+    for _ in range(reps):
+        for name, (_, fn) in contenders.items():
+            samples[name].append(float(fn()))
+    ref = statistics.median(samples[reference]) if reference in samples else 0.0
+    for name, (version, _) in contenders.items():
+        row = {"workload": workload, "params": dict(params), "contender": name, "version": version,
+               "unit": unit, "better": better, **summarize(samples[name])}
+        if ref > 0 and row["median"] > 0:
+            value = ref / row["median"] if better == "lower" else row["median"] / ref
+            row["ratio"] = {"reference": reference, "value": value}
+        doc.setdefault("results", []).append(row)
+
+
+def timed(fn: Callable[[], object], min_seconds: float = 0.02) -> float:
+    """Seconds per call of ``fn``, repeating it until ``min_seconds`` have passed."""
+    n = 0
+    t0 = time.perf_counter()
+    while True:
+        fn()
+        n += 1
+        t = time.perf_counter() - t0
+        if t >= min_seconds:
+            return t / n

@@ -1,0 +1,226 @@
+"""``simdex report DIR``: REPORT.md and a self-contained report.html (inline SVG plots) from the
+benchmark JSON files in DIR. Every number printed comes from those files; ratios are the ones
+the benchmark computed between figures of the same run."""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+from collections import OrderedDict
+from pathlib import Path
+
+SCHEMA = "simdex-bench/1"
+ORDER = ("primitives", "base85", "bloom", "btree")
+PALETTE = ("#4269d0", "#efb118", "#ff725c", "#6cc5b0", "#3ca951", "#ff8ab7", "#a463f2", "#97bbf5", "#9c6b4e", "#9498a0")
+
+
+def load(directory: str | Path) -> list[dict]:
+    d = Path(directory)
+    if not d.is_dir():
+        raise OSError(f"{d}: not a directory")
+    docs = []
+    for p in sorted(d.glob("*.json")):
+        try:
+            doc = json.loads(p.read_text())
+        except json.JSONDecodeError as e:
+            raise ValueError(f"{p}: not valid JSON ({e})") from None
+        if isinstance(doc, dict) and doc.get("schema") == SCHEMA:
+            docs.append(doc)
+    if not docs:
+        raise ValueError(f"{d}: no benchmark JSON files (schema {SCHEMA})")
+    docs.sort(key=lambda doc: (ORDER.index(doc["component"]) if doc["component"] in ORDER else len(ORDER), doc["component"]))
+    return docs
+
+
+def fmt(x) -> str:
+    if x is None:
+        return "–"
+    if x == 0:
+        return "0"
+    a = abs(x)
+    if a >= 1000:
+        return f"{x:,.0f}"
+    if a >= 100:
+        return f"{x:.0f}"
+    if a >= 10:
+        return f"{x:.1f}"
+    if a >= 1:
+        return f"{x:.2f}"
+    return f"{x:.3g}"
+
+
+def param_label(params: dict) -> str:
+    return ", ".join(f"{k}={v}" for k, v in params.items()) or "–"
+
+
+def tables(doc: dict):
+    """Per workload: (unit, better, contenders in order, rows of (params label, {contender: result}))."""
+    groups: "OrderedDict[str, dict]" = OrderedDict()
+    for r in doc.get("results", []):
+        g = groups.setdefault(r["workload"], {"unit": r["unit"], "better": r["better"], "contenders": [], "rows": OrderedDict()})
+        if r["contender"] not in g["contenders"]:
+            g["contenders"].append(r["contender"])
+        g["rows"].setdefault(param_label(r["params"]), {})[r["contender"]] = r
+    return groups
+
+
+def cell(r: dict | None) -> str:
+    if r is None:
+        return "–"
+    s = fmt(r["median"])
+    if r.get("noisy"):
+        s += "~"
+    ratio = r.get("ratio")
+    if ratio and ratio.get("value") is not None and r["contender"] != ratio.get("reference"):
+        s += f" ({fmt(ratio['value'])}×)"
+    return s
+
+
+def env_rows(doc: dict) -> list[tuple[str, str]]:
+    e = doc.get("environment", {})
+    caches = ", ".join(f"L{c['level']} {c['type'].lower()} {c['size']}" for c in e.get("caches", []))
+    return [
+        ("CPU", f"{e.get('cpu_model', '?')} ({e.get('cpu_vendor', '?')}), {e.get('cores', '?')} cores"
+                + (", hypervisor" if e.get("hypervisor") else "")),
+        ("caches", caches or "?"),
+        ("memory", f"{e.get('memory_bytes', 0) / 2**30:.1f} GiB"),
+        ("kernel / THP", f"{e.get('kernel', '?')} / {e.get('thp', '?')}"),
+        ("compiler", f"{e.get('compiler', '?')} {e.get('build_type', '')}".strip()),
+        ("simdex", f"{e.get('simdex_version', '?')} commit {e.get('simdex_commit', '?')}"),
+        ("ISA", f"detected {e.get('isa_detected', '?')}, active {e.get('isa_active', '?')}"),
+        ("run", f"{doc.get('mode')} mode, {doc.get('repetitions')} repetitions, {doc.get('started')} – {doc.get('finished')}"),
+    ]
+
+
+def machine_rows(docs: list[dict]) -> list[list[str]]:
+    rows = []
+    for doc in docs:
+        m = doc.get("machine")
+        if not m:
+            continue
+        lat = m.get("latency_ns", {})
+        g = lambda page, chains: fmt(lat.get(page, {}).get(f"chains_{chains}", {}).get("median"))  # noqa: E731
+        rows.append([doc["component"], fmt(m.get("memcpy_gib_s", {}).get("median")), g("4k", 1), g("2m", 1),
+                     g("4k", 16), g("2m", 16), fmt(m.get("ghz_estimate")), f"{m.get('probe_bytes', 0) / 2**20:.0f} MiB"])
+    return rows
+
+
+MACHINE_HEAD = ["run", "memcpy GiB/s", "DRAM 1 chain 4k ns", "1 chain 2m ns", "16 chains 4k ns/access",
+                "16 chains 2m ns/access", "GHz (add chain)", "probe set"]
+
+
+def md_table(head: list[str], rows: list[list[str]]) -> str:
+    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    out += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(out)
+
+
+def render_markdown(docs: list[dict]) -> str:
+    first = docs[0]
+    parts = ["# simdex benchmark report", ""]
+    parts.append(md_table(["", ""], [[k, v] for k, v in env_rows(first)]))
+    parts += ["", "Medians of interleaved repetitions; `~` marks a noisy figure (max/min > 1.5); "
+              "`(N×)` is the ratio to the group's reference contender, measured in the same run "
+              "(> 1 means better than the reference).", ""]
+    mrows = machine_rows(docs)
+    if mrows:
+        parts += ["## Machine limits (measured in each run)", "", md_table(MACHINE_HEAD, mrows), ""]
+    for doc in docs:
+        parts += [f"## {doc['component']}", ""]
+        for n in doc.get("notes", []):
+            parts.append(f"- {n}")
+        if doc.get("notes"):
+            parts.append("")
+        for workload, g in tables(doc).items():
+            ref = next((r.get("ratio", {}).get("reference") for row in g["rows"].values() for r in row.values() if r.get("ratio")), None)
+            parts.append(f"### {workload} ({g['unit']}, {g['better']} is better" + (f"; ratios vs {ref}" if ref else "") + ")")
+            parts.append("")
+            rows = [[label] + [cell(row.get(c)) for c in g["contenders"]] for label, row in g["rows"].items()]
+            parts += [md_table(["params"] + g["contenders"], rows), ""]
+    return "\n".join(parts) + "\n"
+
+
+def svg_chart(workload: str, g: dict, width: int = 760) -> str:
+    """Grouped horizontal bars: one group per parameter row, one bar per contender."""
+    contenders = g["contenders"]
+    rows = list(g["rows"].items())
+    values = [r["median"] for _, row in rows for r in row.values() if r.get("median")]
+    if not values:
+        return ""
+    vmax, vmin = max(values), min(v for v in values if v > 0)
+    log = vmax / vmin > 50
+    bar_h, gap, left, right, top = 9, 8, 170, 70, 24
+    height = top + len(rows) * (len(contenders) * bar_h + gap) + 20 + 16 * ((len(contenders) + 3) // 4)
+    plot_w = width - left - right
+
+    def scale(v: float) -> float:
+        if v <= 0:
+            return 0
+        if log:
+            lo = math.log10(vmin) - 0.3
+            return plot_w * (math.log10(v) - lo) / (math.log10(vmax) - lo)
+        return plot_w * v / vmax
+
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="sans-serif" font-size="11">',
+           f'<text x="4" y="14" font-weight="bold">{html.escape(workload)} — {html.escape(g["unit"])}'
+           f'{" (log scale)" if log else ""}, {g["better"]} is better</text>']
+    y = top
+    for label, row in rows:
+        out.append(f'<text x="{left - 6}" y="{y + len(contenders) * bar_h / 2 + 4}" text-anchor="end">{html.escape(label[:28])}</text>')
+        for i, c in enumerate(contenders):
+            r = row.get(c)
+            if r and r.get("median"):
+                w = max(scale(r["median"]), 1)
+                out.append(f'<rect x="{left}" y="{y}" width="{w:.1f}" height="{bar_h - 1}" fill="{PALETTE[i % len(PALETTE)]}">'
+                           f'<title>{html.escape(c)}: {fmt(r["median"])} {html.escape(g["unit"])} (min {fmt(r["min"])}, max {fmt(r["max"])})</title></rect>')
+                out.append(f'<text x="{left + w + 3:.1f}" y="{y + bar_h - 1}" font-size="9">{fmt(r["median"])}</text>')
+            y += bar_h
+        y += gap
+    y += 6
+    for i, c in enumerate(contenders):
+        x = 4 + (i % 4) * (width // 4)
+        yy = y + 16 * (i // 4)
+        out.append(f'<rect x="{x}" y="{yy}" width="10" height="10" fill="{PALETTE[i % len(PALETTE)]}"/>'
+                   f'<text x="{x + 14}" y="{yy + 9}">{html.escape(c)}</text>')
+    out.append("</svg>")
+    return "\n".join(out)
+
+
+def html_table(head: list[str], rows: list[list[str]]) -> str:
+    h = "".join(f"<th>{html.escape(x)}</th>" for x in head)
+    b = "".join("<tr>" + "".join(f"<td>{html.escape(x)}</td>" for x in r) + "</tr>" for r in rows)
+    return f"<table><thead><tr>{h}</tr></thead><tbody>{b}</tbody></table>"
+
+
+def render_html(docs: list[dict]) -> str:
+    parts = ["<!doctype html><html><head><meta charset='utf-8'><title>simdex benchmark report</title><style>",
+             "body{font-family:sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}",
+             "table{border-collapse:collapse;margin:.5em 0 1.5em}td,th{border:1px solid #ccc;padding:2px 8px;text-align:right;font-size:13px}",
+             "th{background:#f3f3f3}td:first-child{text-align:left}h2{border-bottom:2px solid #4269d0}",
+             "</style></head><body><h1>simdex benchmark report</h1>"]
+    parts.append(html_table(["", ""], [[k, v] for k, v in env_rows(docs[0])]))
+    parts.append("<p>Medians of interleaved repetitions; ~ marks a noisy figure (max/min &gt; 1.5); (N×) is the ratio "
+                 "to the group's reference contender from the same run (&gt; 1 means better).</p>")
+    mrows = machine_rows(docs)
+    if mrows:
+        parts += ["<h2>Machine limits</h2>", html_table(MACHINE_HEAD, mrows)]
+    for doc in docs:
+        parts.append(f"<h2>{html.escape(doc['component'])}</h2>")
+        if doc.get("notes"):
+            parts.append("<ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in doc["notes"]) + "</ul>")
+        for workload, g in tables(doc).items():
+            parts.append(svg_chart(workload, g))
+            rows = [[label] + [cell(row.get(c)) for c in g["contenders"]] for label, row in g["rows"].items()]
+            parts.append(html_table(["params"] + g["contenders"], rows))
+    parts.append("</body></html>")
+    return "\n".join(parts)
+
+
+def render(directory: str | Path) -> tuple[Path, Path]:
+    docs = load(directory)
+    d = Path(directory)
+    md, page = d / "REPORT.md", d / "report.html"
+    md.write_text(render_markdown(docs))
+    page.write_text(render_html(docs))
+    return md, page

@@ -1,0 +1,69 @@
+"""The benchmark pipeline end to end: a native program writes JSON, the report renders it."""
+
+import json
+import re
+import subprocess
+import sys
+
+import pytest
+
+from simdex import bench, report
+
+
+@pytest.fixture(scope="module")
+def primitives_run(tmp_path_factory):
+    if "primitives" not in bench.available():
+        pytest.skip(f"bench_primitives not built in {bench.bench_dir()}")
+    out = tmp_path_factory.mktemp("bench")
+    r = subprocess.run([sys.executable, "-m", "simdex", "bench", "primitives", "--reps", "2", "--no-probe",
+                        "--only", "find_u32x16", "--only", "rank_table", "--out", str(out)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    return out
+
+
+def test_json_schema(primitives_run):
+    doc = json.loads((primitives_run / "primitives.json").read_text())
+    assert doc["schema"] == "simdex-bench/1"
+    assert doc["component"] == "primitives"
+    env = doc["environment"]
+    for key in ("cpu_model", "cpu_flags", "caches", "cores", "memory_bytes", "kernel", "thp", "hypervisor",
+                "compiler", "cxx_flags", "simdex_commit", "isa_active", "kernels"):
+        assert key in env, key
+    workloads = {r["workload"] for r in doc["results"]}
+    assert workloads == {"find_u32x16", "rank_table"}
+    for r in doc["results"]:
+        assert len(r["samples"]) == 2
+        assert r["min"] <= r["median"] <= r["max"]
+        assert r["unit"] == "ns/call"
+        if r["contender"] != "scalar":
+            assert r["ratio"]["reference"] == "scalar"
+            ref = next(x for x in doc["results"] if x["workload"] == r["workload"] and x["contender"] == "scalar")
+            assert r["ratio"]["value"] == pytest.approx(ref["median"] / r["median"], rel=1e-3)
+
+
+def test_report_numbers_come_from_json(primitives_run):
+    md = (primitives_run / "REPORT.md").read_text()
+    page = (primitives_run / "report.html").read_text()
+    assert "<svg" in page and "http://" not in page.replace("http://www.w3.org/2000/svg", "")
+    doc = json.loads((primitives_run / "primitives.json").read_text())
+    allowed = {report.fmt(r["median"]) for r in doc["results"]}
+    allowed |= {report.fmt(r["ratio"]["value"]) for r in doc["results"] if "ratio" in r}
+    table = md.split("## primitives", 1)[1]
+    for cell in re.findall(r"\| ([0-9][0-9.,]*)~?(?: \(([0-9.,]+)×\))? ", table):
+        assert cell[0] in allowed
+        if cell[1]:
+            assert cell[1] in allowed
+
+
+def test_report_rejects_empty_dir(tmp_path):
+    with pytest.raises(ValueError):
+        report.render(tmp_path)
+    r = subprocess.run([sys.executable, "-m", "simdex", "report", str(tmp_path)], capture_output=True, text=True)
+    assert r.returncode == 1 and "no benchmark JSON" in r.stderr
+
+
+def test_bench_rejects_unknown_component(tmp_path):
+    r = subprocess.run([sys.executable, "-m", "simdex", "bench", "nosuch", "--out", str(tmp_path)],
+                       capture_output=True, text=True)
+    assert r.returncode == 2 and "nosuch" in r.stderr

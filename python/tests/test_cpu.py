@@ -1,0 +1,70 @@
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import simdex
+
+LEVELS = ["scalar", "sse4.2", "avx2", "avx512", "avx512vbmi"]
+
+
+def run_cli(*args, env=None):
+    return subprocess.run([sys.executable, "-m", "simdex", *args], capture_output=True, text=True,
+                          env={**os.environ, **(env or {})})
+
+
+def test_cpu_info_shape():
+    info = simdex.cpu_info()
+    assert info["levels"] == LEVELS
+    assert info["detected_isa"] in LEVELS
+    assert info["isa"] in LEVELS
+    assert LEVELS.index(info["isa"]) <= LEVELS.index(info["detected_isa"])
+    assert info["vendor"]
+    assert any(k["family"] == "primitives" for k in info["kernels"])
+    for k in info["kernels"]:
+        assert LEVELS.index(k["isa"]) <= LEVELS.index(info["isa"])
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_simdex_isa_caps_every_family(level):
+    r = run_cli("info", "--json", env={"SIMDEX_ISA": level})
+    assert r.returncode == 0, r.stderr
+    import json
+
+    info = json.loads(r.stdout)
+    expect = LEVELS[min(LEVELS.index(level), LEVELS.index(info["detected_isa"]))]
+    assert info["isa"] == expect
+    for k in info["kernels"]:
+        assert LEVELS.index(k["isa"]) <= LEVELS.index(expect), k
+
+
+def test_scalar_info_shows_scalar_kernels_everywhere():
+    r = run_cli("info", env={"SIMDEX_ISA": "scalar"})
+    assert r.returncode == 0, r.stderr
+    kernel_lines = r.stdout.split("kernels:")[1].strip().splitlines()
+    assert kernel_lines and all(line.split()[-1] == "scalar" for line in kernel_lines)
+
+
+def test_unknown_isa_is_a_clear_error():
+    r = run_cli("info", env={"SIMDEX_ISA": "avx1024"})
+    assert r.returncode == 2
+    assert "avx1024" in r.stderr and "avx512vbmi" in r.stderr
+    code = "import simdex\ntry:\n simdex.cpu_info()\nexcept ValueError as e:\n print('ValueError', e)"
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       env={**os.environ, "SIMDEX_ISA": "avx1024"})
+    assert "ValueError" in r.stdout and "avx1024" in r.stdout
+
+
+def test_primitives_bindings():
+    a = np.array(sorted(np.random.default_rng(1).integers(0, 256, 100)), dtype=np.uint8)
+    for key in range(256):
+        assert simdex.primitives.lower_bound(a, key) == int(np.searchsorted(a, key, side="left"))
+    with pytest.raises(ValueError):
+        simdex.primitives.lower_bound(a, 256)
+    v = np.random.default_rng(2).integers(0, 5, 64).astype(np.uint16)
+    assert simdex.primitives.find_min_index(v) == int(np.argmin(v))
+    assert simdex.primitives.find_min_index(v[:32]) == int(np.argmin(v[:32]))
+    with pytest.raises(ValueError):
+        simdex.primitives.find_min_index(v[:10])

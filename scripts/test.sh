@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Every test: the C++ tests at every ISA level this machine has (g++), the same tests under
+# ASan+UBSan (clang 14), a short run of every fuzz target, an install + find_package check,
+# and pytest. Installs what is missing first (scripts/setup.sh); safe to rerun.
+#   FUZZ_SECONDS=N (default 10) sets each fuzz target's run time.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
+simdex_setup
+
+JOBS="$(nproc)"
+FUZZ_SECONDS="${FUZZ_SECONDS:-10}"
+# The levels this machine runs: scalar up to the detected one.
+LEVELS="$(python -c "import simdex; i = simdex.cpu_info(); L = i['levels']; print(' '.join(L[:L.index(i['detected_isa']) + 1]))")"
+log "ISA levels to test: $LEVELS"
+
+log "C++ tests, g++ -Werror"
+cmake -S . -B build/test -G Ninja -DCMAKE_CXX_COMPILER=g++ -DCMAKE_BUILD_TYPE=Release \
+  -DSIMDEX_BUILD_TESTS=ON -DSIMDEX_WERROR=ON >/dev/null
+ninja -C build/test
+for level in $LEVELS; do
+  log "C++ tests at SIMDEX_ISA=$level"
+  SIMDEX_ISA="$level" ctest --test-dir build/test --output-on-failure -j "$JOBS"
+done
+
+log "C++ tests under ASan+UBSan and fuzz targets, clang 14 -Werror"
+cmake -S . -B build/asan -G Ninja -DCMAKE_CXX_COMPILER=clang++-14 -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DSIMDEX_SANITIZE=address,undefined -DCMAKE_CXX_FLAGS=-fsanitize=fuzzer-no-link \
+  -DSIMDEX_BUILD_TESTS=ON -DSIMDEX_BUILD_FUZZ=ON -DSIMDEX_WERROR=ON >/dev/null
+ninja -C build/asan
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+for level in $LEVELS; do
+  log "ASan+UBSan C++ tests at SIMDEX_ISA=$level"
+  SIMDEX_ISA="$level" ctest --test-dir build/asan --output-on-failure -j "$JOBS"
+done
+for fuzzer in build/asan/fuzz/fuzz_*; do
+  [[ -x "$fuzzer" ]] || continue
+  name="$(basename "$fuzzer")"
+  corpus="build/asan/corpus/$name"
+  mkdir -p "$corpus"
+  seeds=()
+  [[ -d "fuzz/seeds/${name#fuzz_}" ]] && seeds=("fuzz/seeds/${name#fuzz_}")
+  log "fuzzing $name for ${FUZZ_SECONDS}s"
+  "$fuzzer" -max_total_time="$FUZZ_SECONDS" -rss_limit_mb=4096 -print_final_stats=0 "$corpus" "${seeds[@]}" 2>"build/asan/$name.log" \
+    || { tail -50 "build/asan/$name.log"; exit 1; }
+done
+
+log "install + find_package(simdex) from a separate project"
+cmake --install build/test --prefix build/install >/dev/null
+cmake -S tests/install -B build/install-check -G Ninja -DCMAKE_PREFIX_PATH="$PWD/build/install" >/dev/null
+ninja -C build/install-check >/dev/null
+build/install-check/consumer
+
+log "pytest"
+python -m pytest -q python/tests

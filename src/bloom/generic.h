@@ -1,0 +1,107 @@
+// The kernel algorithms written once over a per-level "block ops" policy:
+//   Ops::mask_t, Ops::mask(key) -> the 8-word mask, Ops::test(block, mask) -> all mask bits set,
+//   Ops::set(block, mask) -> OR the mask in.
+// Bulk loops prefetch the block of key i + kAhead while testing key i, so up to kAhead misses
+// are in flight even when the loop body itself is short. Internal linkage (see xxh64_fixed.h).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "simdex/bloom.h"
+#include "xxh64_fixed.h"
+
+namespace simdex::bloom {
+namespace {
+
+constexpr std::size_t kAhead = 24;
+
+inline const std::uint32_t* block_ptr(const std::uint32_t* words, std::uint64_t blocks,
+                                      std::uint64_t hash) {
+  return words + 8 * block_index(hash, blocks);
+}
+
+template <class Ops>
+bool check_one(const std::uint32_t* words, std::uint64_t blocks, std::uint64_t hash) {
+  return Ops::test(block_ptr(words, blocks, hash), Ops::mask(static_cast<std::uint32_t>(hash)));
+}
+
+template <class Ops>
+void insert_one(std::uint32_t* words, std::uint64_t blocks, std::uint64_t hash) {
+  Ops::set(words + 8 * block_index(hash, blocks), Ops::mask(static_cast<std::uint32_t>(hash)));
+}
+
+// Calls body(i) for i in [0, n), prefetching the block of hashes[i + kAhead] first.
+template <int Rw, class Body>
+inline void prefetched_loop(const std::uint32_t* words, std::uint64_t blocks,
+                            const std::uint64_t* hashes, std::size_t n, Body&& body) {
+  std::size_t i = 0;
+  for (; i < n && i < kAhead; ++i) __builtin_prefetch(block_ptr(words, blocks, hashes[i]), Rw, 3);
+  std::size_t steady = n > kAhead ? n - kAhead : 0;
+  for (i = 0; i < steady; ++i) {
+    __builtin_prefetch(block_ptr(words, blocks, hashes[i + kAhead]), Rw, 3);
+    body(i);
+  }
+  for (; i < n; ++i) body(i);
+}
+
+template <class Ops>
+void check_bulk(const std::uint32_t* words, std::uint64_t blocks, const std::uint64_t* hashes,
+                std::size_t n, std::uint8_t* out) {
+  prefetched_loop<0>(words, blocks, hashes, n, [&](std::size_t i) {
+    out[i] = check_one<Ops>(words, blocks, hashes[i]);
+  });
+}
+
+template <class Ops>
+void check_bulk_bits(const std::uint32_t* words, std::uint64_t blocks, const std::uint64_t* hashes,
+                     std::size_t n, std::uint64_t* out) {
+  std::uint64_t acc = 0;
+  prefetched_loop<0>(words, blocks, hashes, n, [&](std::size_t i) {
+    acc |= static_cast<std::uint64_t>(check_one<Ops>(words, blocks, hashes[i])) << (i & 63);
+    if ((i & 63) == 63) {
+      out[i >> 6] = acc;
+      acc = 0;
+    }
+  });
+  if (n & 63) out[n >> 6] = acc;
+}
+
+// Each key's load-OR-store completes before the next key's load, so two keys that share a
+// block both land (the prefetch only warms the line).
+template <class Ops>
+void insert_bulk(std::uint32_t* words, std::uint64_t blocks, const std::uint64_t* hashes,
+                 std::size_t n) {
+  prefetched_loop<1>(words, blocks, hashes, n,
+                     [&](std::size_t i) { insert_one<Ops>(words, blocks, hashes[i]); });
+}
+
+template <class Ops>
+void check_filters(const filter_view* filters, std::size_t n, std::uint64_t hash,
+                   std::uint8_t* out) {
+  auto m = Ops::mask(static_cast<std::uint32_t>(hash));
+  auto at = [&](std::size_t i) { return block_ptr(filters[i].words, filters[i].blocks, hash); };
+  for (std::size_t i = 0; i < n && i < kAhead; ++i) __builtin_prefetch(at(i), 0, 3);
+  std::size_t i = 0;
+  for (; i + kAhead < n; ++i) {
+    __builtin_prefetch(at(i + kAhead), 0, 3);
+    out[i] = Ops::test(at(i), m);
+  }
+  for (; i < n; ++i) out[i] = Ops::test(at(i), m);
+}
+
+inline void hash_u32s_scalar(const std::uint32_t* v, std::size_t n, std::uint64_t* out) {
+  for (std::size_t i = 0; i < n; ++i) out[i] = xxh64_u32(v[i]);
+}
+inline void hash_u64s_scalar(const std::uint64_t* v, std::size_t n, std::uint64_t* out) {
+  for (std::size_t i = 0; i < n; ++i) out[i] = xxh64_u64(v[i]);
+}
+
+template <class Ops>
+constexpr kernels make_kernels() {
+  return {check_one<Ops>,    insert_one<Ops>,   check_bulk<Ops>,  check_bulk_bits<Ops>,
+          insert_bulk<Ops>,  check_filters<Ops>, hash_u32s_scalar, hash_u64s_scalar};
+}
+
+}  // namespace
+}  // namespace simdex::bloom
