@@ -46,6 +46,13 @@ def _cmd_report(args: argparse.Namespace) -> int:
         print(f"simdex report: {e}", file=sys.stderr)
         return 1
     print(f"wrote {md}\nwrote {html}")
+    if args.readme:
+        try:
+            report.update_readme(args.readme, report.load(args.dir), args.command_text)
+        except (OSError, ValueError) as e:
+            print(f"simdex report: {e}", file=sys.stderr)
+            return 1
+        print(f"updated the results table in {args.readme}")
     return 0
 
 
@@ -71,6 +78,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     report = sub.add_parser("report", help="render REPORT.md and report.html from a directory of bench JSON")
     report.add_argument("dir")
+    report.add_argument("--readme", metavar="FILE", help="also replace the generated results table in FILE (README.md)")
+    report.add_argument("--command-text", default="bash scripts/bench.sh",
+                        help="the command that produced DIR, quoted in the README table (default: %(default)s)")
     report.set_defaults(func=_cmd_report)
 
     from .commands import COMPONENT_COMMANDS
