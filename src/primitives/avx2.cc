@@ -11,24 +11,15 @@ inline unsigned lt_mask32(const std::uint8_t* p, __m256i key_flipped) {
 }
 
 std::size_t lower_bound_avx2(const std::uint8_t* data, std::size_t n, std::uint8_t key) {
+  if (n < 32) return lower_bound_tail16(data, 0, n, key);
   __m256i kf = _mm256_set1_epi8(static_cast<char>(key ^ 0x80));
-  std::size_t count = 0, i = 0;
-  for (; i + 32 <= n; i += 32) count += static_cast<std::size_t>(_mm_popcnt_u32(lt_mask32(data + i, kf)));
-  std::size_t rem = n - i;
-  if (rem != 0 && n >= 32)  // reload the last 32 bytes; drop the lanes already counted
-    return count + static_cast<std::size_t>(_mm_popcnt_u32(lt_mask32(data + n - 32, kf) >> (32 - rem)));
-  return count + lower_bound_tail16(data, i, n, key);
+  std::size_t i = 0;
+  return count_unpadded<32>(i, n, [&](std::size_t j) { return lt_mask32(data + j, kf); });
 }
 
 std::size_t lower_bound_padded_avx2(const std::uint8_t* data, std::size_t n, std::uint8_t key) {
   __m256i kf = _mm256_set1_epi8(static_cast<char>(key ^ 0x80));
-  std::size_t count = 0;
-  for (std::size_t i = 0; i < n; i += 32) {
-    unsigned m = lt_mask32(data + i, kf);
-    if (n - i < 32) m &= (1u << (n - i)) - 1;
-    count += static_cast<std::size_t>(_mm_popcnt_u32(m));
-  }
-  return count;
+  return count_padded<32>(n, [&](std::size_t j) { return lt_mask32(data + j, kf); });
 }
 
 void remap_avx2(const std::uint8_t* in, std::uint8_t* out, std::size_t n,

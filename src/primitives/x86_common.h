@@ -38,32 +38,42 @@ __attribute__((no_sanitize("address"))) inline unsigned lt_mask16_short(const st
   return lt_mask16(buf, key_flipped) & live;
 }
 
-// Counts bytes < key in [i, n) with 16-byte steps, given n - i < `step` of the caller.
+// The counting loops of the 16- and 32-byte levels; lt(i) is the less-than mask of the W bytes
+// at data + i.
+template <unsigned W, class Lt>
+std::size_t count_padded(std::size_t n, Lt lt) {
+  std::size_t count = 0;
+  for (std::size_t i = 0; i < n; i += W) {
+    unsigned m = lt(i);
+    if (n - i < W) m &= (1u << (n - i)) - 1;
+    count += static_cast<std::size_t>(__builtin_popcount(m));
+  }
+  return count;
+}
+
+// Whole W-byte steps from i, then the last W bytes reloaded with the lanes already counted
+// dropped. Needs n >= W; sets i = n.
+template <unsigned W, class Lt>
+std::size_t count_unpadded(std::size_t& i, std::size_t n, Lt lt) {
+  std::size_t count = 0;
+  for (; i + W <= n; i += W) count += static_cast<std::size_t>(__builtin_popcount(lt(i)));
+  if (i < n) count += static_cast<std::size_t>(__builtin_popcount(lt(n - W) >> (W - (n - i))));
+  i = n;
+  return count;
+}
+
+// Counts bytes < key in [i, n) with 16-byte steps.
 inline std::size_t lower_bound_tail16(const std::uint8_t* data, std::size_t i, std::size_t n,
                                       std::uint8_t key) {
   __m128i kf = flip_key(key);
-  std::size_t count = 0;
-  for (; i + 16 <= n; i += 16) count += static_cast<std::size_t>(__builtin_popcount(lt_mask16(data + i, kf)));
-  std::size_t rem = n - i;
-  if (rem == 0) return count;
-  if (n >= 16) {
-    // Reload the last 16 bytes; drop the lanes already counted.
-    unsigned m = lt_mask16(data + n - 16, kf) >> (16 - rem);
-    return count + static_cast<std::size_t>(__builtin_popcount(m));
-  }
-  return count + static_cast<std::size_t>(__builtin_popcount(lt_mask16_short(data + i, rem, kf)));
+  if (n >= 16) return count_unpadded<16>(i, n, [&](std::size_t j) { return lt_mask16(data + j, kf); });
+  return static_cast<std::size_t>(__builtin_popcount(lt_mask16_short(data + i, n - i, kf)));
 }
 
 inline std::size_t lower_bound_padded16(const std::uint8_t* data, std::size_t n,
                                         std::uint8_t key) {
   __m128i kf = flip_key(key);
-  std::size_t count = 0;
-  for (std::size_t i = 0; i < n; i += 16) {
-    unsigned m = lt_mask16(data + i, kf);
-    if (n - i < 16) m &= (1u << (n - i)) - 1;
-    count += static_cast<std::size_t>(__builtin_popcount(m));
-  }
-  return count;
+  return count_padded<16>(n, [&](std::size_t j) { return lt_mask16(data + j, kf); });
 }
 
 inline void remap_tail(const std::uint8_t* in, std::uint8_t* out, std::size_t i, std::size_t n,
