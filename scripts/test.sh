@@ -45,9 +45,11 @@ for fuzzer in build/asan/fuzz/fuzz_*; do
 done
 
 log "install + find_package(simdex) from a separate project"
-cmake --install build/test --prefix build/install >/dev/null
-cmake -S tests/install -B build/install-check -G Ninja -DCMAKE_PREFIX_PATH="$PWD/build/install" >/dev/null
-ninja -C build/install-check >/dev/null
+{
+  cmake --install build/test --prefix build/install &&
+  cmake -S tests/install -B build/install-check -G Ninja -DCMAKE_PREFIX_PATH="$PWD/build/install" &&
+  ninja -C build/install-check
+} >build/install-check.log 2>&1 || { cat build/install-check.log; exit 1; }
 build/install-check/consumer
 
 log "pytest"
