@@ -38,7 +38,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     t->rank_table(counts, got_rank);
     if (std::memcmp(got_rank, want_rank, 16) != 0) std::abort();
     std::size_t sz = key % 17;
-    if (t->find_u32x16(slots, sz, slots[key & 15]) != ref.find_u32x16(slots, sz, slots[key & 15])) std::abort();
+    if (t->find_u32x16(slots, sz, slots[key & 15]) != ref.find_u32x16(slots, sz, slots[key & 15]))
+      std::abort();
     if (t->find_min_index_32(values) != ref.find_min_index_32(values)) std::abort();
     if (t->find_min_index_64(values) != ref.find_min_index_64(values)) std::abort();
   }

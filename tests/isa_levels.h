@@ -13,7 +13,8 @@ template <class Table>
 std::vector<std::pair<isa, const Table*>> usable_levels(const dispatch::by_level<Table>& tables) {
   std::vector<std::pair<isa, const Table*>> out;
   for (int l = 0; l < kIsaCount; ++l)
-    if (const Table* t = dispatch::exact(tables, static_cast<isa>(l))) out.emplace_back(static_cast<isa>(l), t);
+    if (const Table* t = dispatch::exact(tables, static_cast<isa>(l)))
+      out.emplace_back(static_cast<isa>(l), t);
   return out;
 }
 

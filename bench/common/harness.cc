@@ -38,11 +38,16 @@ options parse_options(int argc, char** argv, const std::string& component) {
       }
       return argv[++i];
     };
-    if (a == "--quick") o.mode = "quick";
-    else if (a == "--full") o.mode = "full";
-    else if (a == "--out") o.out_dir = value();
-    else if (a == "--only") o.only.push_back(value());
-    else if (a == "--no-probe") o.probe = false;
+    if (a == "--quick")
+      o.mode = "quick";
+    else if (a == "--full")
+      o.mode = "full";
+    else if (a == "--out")
+      o.out_dir = value();
+    else if (a == "--only")
+      o.only.push_back(value());
+    else if (a == "--no-probe")
+      o.probe = false;
     else if (a == "--reps") {
       std::string v = value();
       char* end = nullptr;
@@ -52,7 +57,8 @@ options parse_options(int argc, char** argv, const std::string& component) {
         std::exit(2);
       }
       o.reps = static_cast<int>(n);
-    } else if (a == "--help" || a == "-h") usage(0);
+    } else if (a == "--help" || a == "-h")
+      usage(0);
     else {
       std::fprintf(stderr, "%s: unknown argument '%s'\n", argv[0], a.c_str());
       usage(2);
@@ -91,36 +97,46 @@ std::string param_json(const param_value& v) {
   return std::visit(
       [](const auto& x) -> std::string {
         using T = std::decay_t<decltype(x)>;
-        if constexpr (std::is_same_v<T, std::string>) return json::str(x);
-        else if constexpr (std::is_same_v<T, bool>) return x ? "true" : "false";
-        else if constexpr (std::is_same_v<T, double>) return json::num(x);
-        else return json::num(static_cast<long long>(x));
+        if constexpr (std::is_same_v<T, std::string>)
+          return json::str(x);
+        else if constexpr (std::is_same_v<T, bool>)
+          return x ? "true" : "false";
+        else if constexpr (std::is_same_v<T, double>)
+          return json::num(x);
+        else
+          return json::num(static_cast<long long>(x));
       },
       v);
 }
 
 std::string label_of(const std::string& workload, const params& p) {
   std::string s = workload;
-  for (const auto& [k, v] : p) s += " " + k + "=" + std::visit([](const auto& x) {
-    using T = std::decay_t<decltype(x)>;
-    if constexpr (std::is_same_v<T, std::string>) return x;
-    else return std::to_string(x);
-  }, v);
+  for (const auto& [k, v] : p)
+    s += " " + k + "=" +
+         std::visit(
+             [](const auto& x) {
+               using T = std::decay_t<decltype(x)>;
+               if constexpr (std::is_same_v<T, std::string>)
+                 return x;
+               else
+                 return std::to_string(x);
+             },
+             v);
   return s;
 }
 }  // namespace
 
 session::session(options opts) : opts_(std::move(opts)), started_(utc_now()) {}
 
-void session::group(const std::string& workload, const params& p, const std::string& unit,
-                    better b, const std::vector<contender>& contenders,
-                    const std::string& reference) {
+void session::group(const std::string& workload, const params& p, const std::string& unit, better b,
+                    const std::vector<contender>& contenders, const std::string& reference) {
   std::string label = label_of(workload, p);
   progress(done_, planned_, label);
   std::vector<std::vector<double>> samples(contenders.size());
   int reps = opts_.repetitions();
   for (int r = 0; r < reps; ++r)
-    for (std::size_t c = 0; c < contenders.size(); ++c) samples[c].push_back(contenders[c].sample());
+    for (std::size_t c = 0; c < contenders.size(); ++c)
+      samples[c].push_back(contenders[c].sample());
   double ref_median = 0;
   for (std::size_t c = 0; c < contenders.size(); ++c)
     if (contenders[c].name == reference) ref_median = summarize(samples[c]).median;

@@ -41,7 +41,9 @@ struct rng {
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
     return z ^ (z >> 31);
   }
-  std::uint64_t below(std::uint64_t n) { return static_cast<std::uint64_t>((static_cast<unsigned __int128>(next()) * n) >> 64); }
+  std::uint64_t below(std::uint64_t n) {
+    return static_cast<std::uint64_t>((static_cast<unsigned __int128>(next()) * n) >> 64);
+  }
 };
 
 // --- options -------------------------------------------------------------------------------
@@ -71,8 +73,8 @@ using params = std::vector<std::pair<std::string, param_value>>;
 enum class better { lower, higher };
 
 struct contender {
-  std::string name;     // "simdex", "absl::btree_set", "scalar", "avx2", ...
-  std::string version;  // library version or ISA level; may be empty
+  std::string name;                // "simdex", "absl::btree_set", "scalar", "avx2", ...
+  std::string version;             // library version or ISA level; may be empty
   std::function<double()> sample;  // one measurement in the group's unit
 };
 

@@ -91,7 +91,8 @@ std::string stats_json(const stats& s) {
 machine_limits probe_machine(const options& opts) {
   machine_limits m;
   m.cycle_ns = measure_cycle_ns();
-  for (int r = 1; r < 5; ++r) m.cycle_ns = std::min(m.cycle_ns, measure_cycle_ns());  // least disturbed
+  for (int r = 1; r < 5; ++r)
+    m.cycle_ns = std::min(m.cycle_ns, measure_cycle_ns());  // least disturbed
   m.probe_bytes = opts.full() ? (std::size_t{1} << 30) : (std::size_t{256} << 20);
   int reps = opts.repetitions();
 
@@ -108,7 +109,8 @@ machine_limits probe_machine(const options& opts) {
         std::memcpy(d + (r % 2 ? 0 : half), d + (r % 2 ? half : 0), half);
         clobber_memory();
         std::uint64_t t1 = now_ns();
-        gib[k].push_back(static_cast<double>(half) / (1 << 30) / (static_cast<double>(t1 - t0) * 1e-9));
+        gib[k].push_back(static_cast<double>(half) / (1 << 30) /
+                         (static_cast<double>(t1 - t0) * 1e-9));
       }
     }
     m.memcpy_4k_gib_s = summarize(gib[0]);
@@ -146,11 +148,11 @@ std::string machine_json(const machine_limits& m) {
       {"memcpy_gib_s", json::object({{"4k", stats_json(m.memcpy_4k_gib_s)},
                                      {"2m", stats_json(m.memcpy_2m_gib_s)}})},
       {"latency_ns", json::object({
-           {"4k", json::object({{"chains_1", stats_json(m.latency_1chain_4k_ns)},
-                                {"chains_16", stats_json(m.latency_16chain_4k_ns)}})},
-           {"2m", json::object({{"chains_1", stats_json(m.latency_1chain_2m_ns)},
-                                {"chains_16", stats_json(m.latency_16chain_2m_ns)}})},
-       })},
+                         {"4k", json::object({{"chains_1", stats_json(m.latency_1chain_4k_ns)},
+                                              {"chains_16", stats_json(m.latency_16chain_4k_ns)}})},
+                         {"2m", json::object({{"chains_1", stats_json(m.latency_1chain_2m_ns)},
+                                              {"chains_16", stats_json(m.latency_16chain_2m_ns)}})},
+                     })},
       {"huge_bytes_in_2m_probe", json::num(static_cast<long long>(m.huge_bytes_2m))},
   });
 }
@@ -160,7 +162,8 @@ std::string environment_json() {
   std::vector<std::string> flags, kernels, caches;
   for (const auto& n : f.flag_names()) flags.push_back(json::str(n));
   for (const auto& k : kernel_report())
-    kernels.push_back(json::object({{"family", json::str(k.family)}, {"isa", json::str(isa_name(k.level))}}));
+    kernels.push_back(
+        json::object({{"family", json::str(k.family)}, {"isa", json::str(isa_name(k.level))}}));
   for (int i = 0; i < 8; ++i) {
     std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/";
     std::string level = read_first_line(dir + "level");

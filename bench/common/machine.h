@@ -8,8 +8,8 @@
 namespace simdex::bench {
 
 struct machine_limits {
-  double cycle_ns = 0;            // one dependent integer add
-  stats memcpy_4k_gib_s, memcpy_2m_gib_s;  // large copy, counted once per byte copied
+  double cycle_ns = 0;                                // one dependent integer add
+  stats memcpy_4k_gib_s, memcpy_2m_gib_s;             // large copy, counted once per byte copied
   stats latency_1chain_4k_ns, latency_16chain_4k_ns;  // ns per access, random 64 B lines
   stats latency_1chain_2m_ns, latency_16chain_2m_ns;
   std::size_t probe_bytes = 0;    // working set of the latency and copy probes

@@ -13,12 +13,12 @@ using primitives::kernels;
 
 namespace {
 
-constexpr std::size_t kPool = 128;     // inputs per pool: 128 x 320 B stays in L1/L2
-constexpr std::size_t kStride = 320;   // 256 bytes of data + 64 of readable padding
+constexpr std::size_t kPool = 128;    // inputs per pool: 128 x 320 B stays in L1/L2
+constexpr std::size_t kStride = 320;  // 256 bytes of data + 64 of readable padding
 
 struct inputs {
-  std::vector<std::uint8_t> bytes;      // kPool arrays of kStride bytes
-  std::vector<std::uint32_t> pick;      // per call: pool index << 8 | key byte
+  std::vector<std::uint8_t> bytes;  // kPool arrays of kStride bytes
+  std::vector<std::uint32_t> pick;  // per call: pool index << 8 | key byte
 };
 
 inputs make_inputs(std::size_t calls, bool sorted, std::uint64_t seed) {
@@ -38,7 +38,8 @@ template <class Call>
 double ns_per_call(const inputs& in, Call&& call) {
   std::size_t acc = 0;
   std::uint64_t t0 = now_ns();
-  for (std::uint32_t x : in.pick) acc += call(in.bytes.data() + (x >> 8) * kStride, static_cast<std::uint8_t>(x));
+  for (std::uint32_t x : in.pick)
+    acc += call(in.bytes.data() + (x >> 8) * kStride, static_cast<std::uint8_t>(x));
   std::uint64_t t1 = now_ns();
   do_not_optimize(acc);
   return static_cast<double>(t1 - t0) / static_cast<double>(in.pick.size());
@@ -66,9 +67,10 @@ int main(int argc, char** argv) {
   const std::size_t calls = s.opts().quick() ? 200'000 : 2'000'000;
   const std::vector<std::size_t> sizes = {8, 16, 32, 64, 128, 256};
   s.plan(static_cast<int>(2 * sizes.size() + 4 + 1 + 1 + 2));
-  s.note("ns per call through the level's kernel table (an indirect call, as the public API "
-         "makes); throughput of independent calls; cycle_ns in the machine section converts "
-         "to cycles");
+  s.note(
+      "ns per call through the level's kernel table (an indirect call, as the public API "
+      "makes); throughput of independent calls; cycle_ns in the machine section converts "
+      "to cycles");
 
   inputs sorted = make_inputs(calls, true, 1), random = make_inputs(calls, false, 2);
   for (const char* w : {"lower_bound", "lower_bound_padded"}) {
@@ -96,7 +98,8 @@ int main(int argc, char** argv) {
           return n;
         };
       });
-      s.group("remap_branches", {{"n", static_cast<std::int64_t>(n)}}, "ns/call", better::lower, cs, "scalar");
+      s.group("remap_branches", {{"n", static_cast<std::int64_t>(n)}}, "ns/call", better::lower, cs,
+              "scalar");
     }
   }
   if (s.opts().wants("rank_table")) {

@@ -52,8 +52,8 @@ cpu_features detect() {
   bool osxsave = bit(r1.c, 27);
   if (osxsave) {
     std::uint64_t xcr0 = xgetbv0();
-    f.os_avx = (xcr0 & 0x6) == 0x6;          // SSE + YMM
-    f.os_avx512 = (xcr0 & 0xe6) == 0xe6;     // + opmask, ZMM_Hi256, Hi16_ZMM
+    f.os_avx = (xcr0 & 0x6) == 0x6;       // SSE + YMM
+    f.os_avx512 = (xcr0 & 0xe6) == 0xe6;  // + opmask, ZMM_Hi256, Hi16_ZMM
   }
   if (max_leaf >= 7) {
     regs r7 = cpuid(7, 0);
@@ -81,7 +81,8 @@ cpu_features detect() {
     }
     std::string s = brand;
     while (!s.empty() && s.back() == ' ') s.pop_back();
-    f.brand = s.substr(s.find_first_not_of(' ') == std::string::npos ? 0 : s.find_first_not_of(' '));
+    f.brand =
+        s.substr(s.find_first_not_of(' ') == std::string::npos ? 0 : s.find_first_not_of(' '));
   }
   return f;
 }
@@ -89,8 +90,8 @@ cpu_features detect() {
 isa highest(const cpu_features& f) {
   bool sse42 = f.sse2 && f.ssse3 && f.sse41 && f.sse42 && f.popcnt;
   bool avx2 = sse42 && f.os_avx && f.avx && f.avx2 && f.bmi1 && f.bmi2 && f.fma && f.lzcnt;
-  bool avx512 = avx2 && f.os_avx512 && f.avx512f && f.avx512bw && f.avx512dq && f.avx512vl &&
-                f.avx512cd;
+  bool avx512 =
+      avx2 && f.os_avx512 && f.avx512f && f.avx512bw && f.avx512dq && f.avx512vl && f.avx512cd;
   bool vbmi = avx512 && f.avx512vbmi && f.avx512vbmi2;
   if (vbmi) return isa::avx512vbmi;
   if (avx512) return isa::avx512;
@@ -164,12 +165,11 @@ isa detected_isa() noexcept {
 }
 
 isa active_isa() {
-  static const isa level = resolve_isa(detected_isa(), std::getenv("SIMDEX_ISA"));  // a throw leaves it unset; the next call retries
+  static const isa level = resolve_isa(
+      detected_isa(), std::getenv("SIMDEX_ISA"));  // a throw leaves it unset; the next call retries
   return level;
 }
 
-bool isa_usable(isa level) {
-  return static_cast<int>(level) <= static_cast<int>(active_isa());
-}
+bool isa_usable(isa level) { return static_cast<int>(level) <= static_cast<int>(active_isa()); }
 
 }  // namespace simdex

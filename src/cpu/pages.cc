@@ -78,7 +78,8 @@ std::string thp_mode() {
   std::string s;
   if (!std::getline(f, s)) return "unknown";
   auto l = s.find('['), r = s.find(']');
-  return (l == std::string::npos || r == std::string::npos) ? "unknown" : s.substr(l + 1, r - l - 1);
+  return (l == std::string::npos || r == std::string::npos) ? "unknown"
+                                                            : s.substr(l + 1, r - l - 1);
 }
 
 }  // namespace simdex

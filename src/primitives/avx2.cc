@@ -22,8 +22,7 @@ std::size_t lower_bound_padded_avx2(const std::uint8_t* data, std::size_t n, std
   return count_padded<32>(n, [&](std::size_t j) { return lt_mask32(data + j, kf); });
 }
 
-void remap_avx2(const std::uint8_t* in, std::uint8_t* out, std::size_t n,
-                const std::uint8_t* lut) {
+void remap_avx2(const std::uint8_t* in, std::uint8_t* out, std::size_t n, const std::uint8_t* lut) {
   __m256i lut_hi = _mm256_broadcastsi128_si256(remap_lut16(lut));  // same table in both lanes
   __m256i lo_mask = _mm256_set1_epi8(0x0f);
   std::size_t i = 0;
@@ -36,8 +35,7 @@ void remap_avx2(const std::uint8_t* in, std::uint8_t* out, std::size_t n,
   remap_branches16(in + i, out + i, n - i, lut);
 }
 
-std::size_t find_u32x16_avx2(const std::uint32_t* slots, std::size_t size,
-                             std::uint32_t needle) {
+std::size_t find_u32x16_avx2(const std::uint32_t* slots, std::size_t size, std::uint32_t needle) {
   __m256i n = _mm256_set1_epi32(static_cast<int>(needle));
   auto eq = [&](int k) {
     __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(slots + 8 * k));
@@ -50,8 +48,8 @@ std::size_t find_u32x16_avx2(const std::uint32_t* slots, std::size_t size,
 }  // namespace
 
 const kernels kAvx2Kernels = {
-    lower_bound_avx2,  lower_bound_padded_avx2, remap_avx2,       rank_table16,
-    find_u32x16_avx2,  find_min_sse<32>,        find_min_sse<64>,
+    lower_bound_avx2, lower_bound_padded_avx2, remap_avx2,       rank_table16,
+    find_u32x16_avx2, find_min_sse<32>,        find_min_sse<64>,
 };
 
 }  // namespace simdex::primitives

@@ -20,8 +20,7 @@ std::size_t lower_bound_avx512(const std::uint8_t* data, std::size_t n, std::uin
   return count;
 }
 
-std::size_t lower_bound_padded_avx512(const std::uint8_t* data, std::size_t n,
-                                      std::uint8_t key) {
+std::size_t lower_bound_padded_avx512(const std::uint8_t* data, std::size_t n, std::uint8_t key) {
   __m512i k = _mm512_set1_epi8(static_cast<char>(key));
   std::size_t count = 0;
   for (std::size_t i = 0; i < n; i += 64) {
@@ -36,7 +35,8 @@ std::size_t lower_bound_padded_avx512(const std::uint8_t* data, std::size_t n,
 // by a read of the same bytes stalls store forwarding for short arrays.
 void remap_avx512(const std::uint8_t* in, std::uint8_t* out, std::size_t n,
                   const std::uint8_t* lut) {
-  __m512i lut_hi = _mm512_maskz_broadcast_i32x4(0xffff, remap_lut16(lut));  // maskz: gcc 12 warns on the unmasked form
+  __m512i lut_hi = _mm512_maskz_broadcast_i32x4(
+      0xffff, remap_lut16(lut));  // maskz: gcc 12 warns on the unmasked form
   __m512i lo_mask = _mm512_set1_epi8(0x0f);
   std::size_t i = 0;
   for (; i + 64 <= n; i += 64) {
@@ -48,8 +48,7 @@ void remap_avx512(const std::uint8_t* in, std::uint8_t* out, std::size_t n,
   remap_branches16(in + i, out + i, n - i, lut);
 }
 
-std::size_t find_u32x16_avx512(const std::uint32_t* slots, std::size_t size,
-                               std::uint32_t needle) {
+std::size_t find_u32x16_avx512(const std::uint32_t* slots, std::size_t size, std::uint32_t needle) {
   __mmask16 eq = _mm512_cmpeq_epi32_mask(_mm512_loadu_si512(slots),
                                          _mm512_set1_epi32(static_cast<int>(needle)));
   return static_cast<std::size_t>(_tzcnt_u32(static_cast<unsigned>(eq) | (1u << size)));
@@ -64,15 +63,16 @@ std::size_t find_min_avx512(const std::uint16_t* v) {
   __m512i minv = _mm512_set1_epi16(static_cast<short>(_mm_cvtsi128_si32(_mm_minpos_epu16(m128))));
   std::uint64_t mask = _mm512_cmpeq_epu16_mask(_mm512_loadu_si512(v), minv);
   if constexpr (N == 64)
-    mask |= static_cast<std::uint64_t>(_mm512_cmpeq_epu16_mask(_mm512_loadu_si512(v + 32), minv)) << 32;
+    mask |= static_cast<std::uint64_t>(_mm512_cmpeq_epu16_mask(_mm512_loadu_si512(v + 32), minv))
+            << 32;
   return static_cast<std::size_t>(_tzcnt_u64(mask));
 }
 
 }  // namespace
 
 const kernels kAvx512Kernels = {
-    lower_bound_avx512,  lower_bound_padded_avx512, remap_avx512,        rank_table16,
-    find_u32x16_avx512,  find_min_avx512<32>,       find_min_avx512<64>,
+    lower_bound_avx512, lower_bound_padded_avx512, remap_avx512,        rank_table16,
+    find_u32x16_avx512, find_min_avx512<32>,       find_min_avx512<64>,
 };
 
 }  // namespace simdex::primitives

@@ -4,8 +4,8 @@
 namespace simdex::primitives {
 
 const dispatch::by_level<kernels>& kernel_tables() {
-  static const dispatch::by_level<kernels> tables = {&kScalarKernels, &kSse42Kernels,
-                                                     &kAvx2Kernels, &kAvx512Kernels, nullptr};
+  static const dispatch::by_level<kernels> tables = {&kScalarKernels, &kSse42Kernels, &kAvx2Kernels,
+                                                     &kAvx512Kernels, nullptr};
   return tables;
 }
 

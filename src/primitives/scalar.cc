@@ -24,8 +24,7 @@ void rank_scalar(const std::uint8_t* counts, std::uint8_t* ranks) {
   }
 }
 
-std::size_t find_u32x16_scalar(const std::uint32_t* slots, std::size_t size,
-                               std::uint32_t needle) {
+std::size_t find_u32x16_scalar(const std::uint32_t* slots, std::size_t size, std::uint32_t needle) {
   for (std::size_t i = 0; i < size; ++i)
     if (slots[i] == needle) return i;
   return size;
@@ -42,9 +41,8 @@ std::size_t find_min_scalar(const std::uint16_t* v) {
 }  // namespace
 
 const kernels kScalarKernels = {
-    lower_bound_scalar,          lower_bound_scalar, remap_scalar,
-    rank_scalar,                 find_u32x16_scalar, find_min_scalar<32>,
-    find_min_scalar<64>,
+    lower_bound_scalar, lower_bound_scalar,  remap_scalar,        rank_scalar,
+    find_u32x16_scalar, find_min_scalar<32>, find_min_scalar<64>,
 };
 
 }  // namespace simdex::primitives

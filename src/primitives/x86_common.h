@@ -25,8 +25,8 @@ inline __m128i flip_key(std::uint8_t key) { return _mm_set1_epi8(static_cast<cha
 // p's page (pages are mapped whole); the bytes past n are masked off. ASan would still see
 // the read past the object, so it is told not to check this one load.
 __attribute__((no_sanitize("address"))) inline unsigned lt_mask16_short(const std::uint8_t* p,
-                                                                         std::size_t n,
-                                                                         __m128i key_flipped) {
+                                                                        std::size_t n,
+                                                                        __m128i key_flipped) {
   unsigned live = (1u << n) - 1;
   if ((reinterpret_cast<std::uintptr_t>(p) & 4095) <= 4096 - 16) {
     __m128i x = _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)),
@@ -66,26 +66,25 @@ std::size_t count_unpadded(std::size_t& i, std::size_t n, Lt lt) {
 inline std::size_t lower_bound_tail16(const std::uint8_t* data, std::size_t i, std::size_t n,
                                       std::uint8_t key) {
   __m128i kf = flip_key(key);
-  if (n >= 16) return count_unpadded<16>(i, n, [&](std::size_t j) { return lt_mask16(data + j, kf); });
+  if (n >= 16)
+    return count_unpadded<16>(i, n, [&](std::size_t j) { return lt_mask16(data + j, kf); });
   return static_cast<std::size_t>(__builtin_popcount(lt_mask16_short(data + i, n - i, kf)));
 }
 
-inline std::size_t lower_bound_padded16(const std::uint8_t* data, std::size_t n,
-                                        std::uint8_t key) {
+inline std::size_t lower_bound_padded16(const std::uint8_t* data, std::size_t n, std::uint8_t key) {
   __m128i kf = flip_key(key);
   return count_padded<16>(n, [&](std::size_t j) { return lt_mask16(data + j, kf); });
 }
 
 inline void remap_tail(const std::uint8_t* in, std::uint8_t* out, std::size_t i, std::size_t n,
                        const std::uint8_t* lut) {
-  for (; i < n; ++i)
-    out[i] = static_cast<std::uint8_t>((lut[in[i] >> 4] << 4) | (in[i] & 15));
+  for (; i < n; ++i) out[i] = static_cast<std::uint8_t>((lut[in[i] >> 4] << 4) | (in[i] & 15));
 }
 
 // The 16-entry table moved to the high nibble: pshufb then yields the new high nibble.
 inline __m128i remap_lut16(const std::uint8_t* lut) {
-  __m128i t = _mm_and_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(lut)),
-                            _mm_set1_epi8(0x0f));
+  __m128i t =
+      _mm_and_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(lut)), _mm_set1_epi8(0x0f));
   return _mm_slli_epi16(t, 4);  // values <= 0x0f, so no bit crosses into the next byte
 }
 

@@ -1,9 +1,10 @@
+#include "simdex/cpu.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <string>
 
-#include "simdex/cpu.h"
 #include "simdex/memory.h"
 
 namespace simdex {

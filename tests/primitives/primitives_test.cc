@@ -1,5 +1,7 @@
 // Every primitive at every usable level against the scalar reference, on exhaustive and
 // random inputs.
+#include "simdex/primitives.h"
+
 #include <gtest/gtest.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -9,7 +11,6 @@
 #include <vector>
 
 #include "isa_levels.h"
-#include "simdex/primitives.h"
 
 namespace simdex::primitives {
 namespace {
@@ -26,12 +27,24 @@ std::vector<std::vector<std::uint8_t>> sorted_arrays(std::size_t n, std::mt19937
     std::vector<std::uint8_t> a(n);
     for (auto& x : a) {
       switch (shape) {
-        case 0: x = static_cast<std::uint8_t>(byte(rng)); break;
-        case 1: x = 0x80; break;
-        case 2: x = static_cast<std::uint8_t>(byte(rng) & 0x0f); break;
-        case 3: x = static_cast<std::uint8_t>(0xf0 | (byte(rng) & 0x0f)); break;
-        case 4: x = static_cast<std::uint8_t>(byte(rng) < 128 ? 0 : 255); break;
-        default: x = static_cast<std::uint8_t>(0x70 + (byte(rng) & 0x1f)); break;
+        case 0:
+          x = static_cast<std::uint8_t>(byte(rng));
+          break;
+        case 1:
+          x = 0x80;
+          break;
+        case 2:
+          x = static_cast<std::uint8_t>(byte(rng) & 0x0f);
+          break;
+        case 3:
+          x = static_cast<std::uint8_t>(0xf0 | (byte(rng) & 0x0f));
+          break;
+        case 4:
+          x = static_cast<std::uint8_t>(byte(rng) < 128 ? 0 : 255);
+          break;
+        default:
+          x = static_cast<std::uint8_t>(0x70 + (byte(rng) & 0x1f));
+          break;
       }
     }
     std::sort(a.begin(), a.end());
@@ -51,10 +64,12 @@ TEST(LowerBound, ExhaustiveSizesAndKeysEveryLevel) {
       std::copy(a.begin(), a.end(), padded.begin());
       for (int key = 0; key < 256; ++key) {
         auto k = static_cast<std::uint8_t>(key);
-        std::size_t expect = static_cast<std::size_t>(std::lower_bound(a.begin(), a.end(), k) - a.begin());
+        std::size_t expect =
+            static_cast<std::size_t>(std::lower_bound(a.begin(), a.end(), k) - a.begin());
         ASSERT_EQ(ref().lower_bound(a.data(), n, k), expect);
         for (auto [level, t] : levels) {
-          ASSERT_EQ(t->lower_bound(a.data(), n, k), expect) << isa_name(level) << " n=" << n << " key=" << key;
+          ASSERT_EQ(t->lower_bound(a.data(), n, k), expect)
+              << isa_name(level) << " n=" << n << " key=" << key;
           ASSERT_EQ(t->lower_bound_padded(padded.data(), n, k), expect)
               << isa_name(level) << " padded n=" << n << " key=" << key;
         }
@@ -94,7 +109,8 @@ TEST(LowerBound, UnpaddedNeverReadsPastTheEnd) {
     std::vector<std::uint8_t> in(a, a + n), out(n);
     std::uint8_t lut[16];
     for (int i = 0; i < 16; ++i) lut[i] = static_cast<std::uint8_t>(15 - i);
-    for (auto [level, t] : usable_levels(kernel_tables())) t->remap_branches(a, base + page - n, n, lut);
+    for (auto [level, t] : usable_levels(kernel_tables()))
+      t->remap_branches(a, base + page - n, n, lut);
   }
   munmap(base, 2 * page);
 }
@@ -110,16 +126,20 @@ TEST(RemapBranches, AllLengthsAlignmentsAndInPlace) {
       ref().remap_branches(in.data() + offset, expect.data() + offset, n, lut.data());
       for (std::size_t i = 0; i < n; ++i) {
         std::uint8_t b = in[offset + i];
-        ASSERT_EQ(expect[offset + i], static_cast<std::uint8_t>(((lut[b >> 4] & 15) << 4) | (b & 15)));
+        ASSERT_EQ(expect[offset + i],
+                  static_cast<std::uint8_t>(((lut[b >> 4] & 15) << 4) | (b & 15)));
       }
       for (auto [level, t] : usable_levels(kernel_tables())) {
         std::vector<std::uint8_t> out(n + offset + 64, 0xAA);
         t->remap_branches(in.data() + offset, out.data() + offset, n, lut.data());
-        for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(out[offset + i], expect[offset + i]) << isa_name(level) << " n=" << n;
-        for (std::size_t i = n + offset; i < out.size(); ++i) ASSERT_EQ(out[i], 0xAA) << "wrote past the end";
+        for (std::size_t i = 0; i < n; ++i)
+          ASSERT_EQ(out[offset + i], expect[offset + i]) << isa_name(level) << " n=" << n;
+        for (std::size_t i = n + offset; i < out.size(); ++i)
+          ASSERT_EQ(out[i], 0xAA) << "wrote past the end";
         std::vector<std::uint8_t> inplace = in;
         t->remap_branches(inplace.data() + offset, inplace.data() + offset, n, lut.data());
-        for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(inplace[offset + i], expect[offset + i]) << "in place";
+        for (std::size_t i = 0; i < n; ++i)
+          ASSERT_EQ(inplace[offset + i], expect[offset + i]) << "in place";
       }
     }
   }
@@ -128,7 +148,8 @@ TEST(RemapBranches, AllLengthsAlignmentsAndInPlace) {
 TEST(RankTable, EveryOccupancyPattern) {
   for (unsigned pattern = 0; pattern < (1u << 16); ++pattern) {
     std::uint8_t counts[16], expect[16];
-    for (int i = 0; i < 16; ++i) counts[i] = (pattern >> i) & 1 ? static_cast<std::uint8_t>(1 + (pattern * 7 + i) % 255) : 0;
+    for (int i = 0; i < 16; ++i)
+      counts[i] = (pattern >> i) & 1 ? static_cast<std::uint8_t>(1 + (pattern * 7 + i) % 255) : 0;
     ref().rank_table(counts, expect);
     std::uint8_t r = 0;
     for (int i = 0; i < 16; ++i) {
@@ -167,7 +188,8 @@ void check_find_min(std::mt19937& rng, int range) {
   std::size_t expect = static_cast<std::size_t>(std::min_element(v, v + N) - v);
   auto fn = N == 32 ? &kernels::find_min_index_32 : &kernels::find_min_index_64;
   ASSERT_EQ((ref().*fn)(v), expect);
-  for (auto [level, t] : usable_levels(kernel_tables())) ASSERT_EQ((t->*fn)(v), expect) << isa_name(level);
+  for (auto [level, t] : usable_levels(kernel_tables()))
+    ASSERT_EQ((t->*fn)(v), expect) << isa_name(level);
 }
 
 TEST(FindMinIndex, RandomTiesAndExtremes) {

@@ -1,10 +1,11 @@
+#include "simdex/cpu.h"
+
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
 #include <stdexcept>
 
 #include "bind.h"
-#include "simdex/cpu.h"
 
 namespace simdex::py {
 

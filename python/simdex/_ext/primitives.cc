@@ -1,9 +1,10 @@
+#include "simdex/primitives.h"
+
 #include <nanobind/ndarray.h>
 
 #include <stdexcept>
 
 #include "bind.h"
-#include "simdex/primitives.h"
 
 namespace simdex::py {
 
