@@ -68,6 +68,7 @@ inline std::size_t lower_bound_tail16(const std::uint8_t* data, std::size_t i, s
   __m128i kf = flip_key(key);
   if (n >= 16)
     return count_unpadded<16>(i, n, [&](std::size_t j) { return lt_mask16(data + j, kf); });
+  if (i == n) return 0;  // an empty array may sit at nullptr: no load at all
   return static_cast<std::size_t>(__builtin_popcount(lt_mask16_short(data + i, n - i, kf)));
 }
 
