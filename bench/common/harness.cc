@@ -126,7 +126,8 @@ std::string label_of(const std::string& workload, const params& p) {
 }
 }  // namespace
 
-session::session(options opts) : opts_(std::move(opts)), started_(utc_now()) {}
+session::session(options opts)
+    : opts_(std::move(opts)), started_(utc_now()), cycle_ns_(measure_cycle_ns()) {}
 
 void session::group(const std::string& workload, const params& p, const std::string& unit, better b,
                     const std::vector<contender>& contenders, const std::string& reference) {
@@ -152,6 +153,12 @@ void session::record(const std::string& workload, const params& p, const std::st
                      std::vector<double> samples, const std::string& reference,
                      double reference_median) {
   result r{workload, name, version, unit, p, b, summarize(std::move(samples)), reference, 0, false};
+  // A per-operation time below one core cycle means the work was hoisted or elided.
+  if (unit.rfind("ns/", 0) == 0 && r.s.median > 0 && r.s.median < cycle_ns_) {
+    r.below_one_cycle = true;
+    std::fprintf(stderr, "WARNING: %s %s: %.3g %s is below one cycle (%.3g ns): broken benchmark?\n",
+                 label_of(workload, p).c_str(), name.c_str(), r.s.median, unit.c_str(), cycle_ns_);
+  }
   if (!reference.empty() && reference_median > 0 && r.s.median > 0) {
     r.ratio = b == better::lower ? reference_median / r.s.median : r.s.median / reference_median;
     r.has_ratio = true;
@@ -192,6 +199,7 @@ std::string session::write() {
         {"max", json::num(r.s.max)},
         {"noisy", r.s.noisy ? "true" : "false"},
     };
+    if (r.below_one_cycle) f.emplace_back("below_one_cycle", "true");
     if (r.has_ratio)
       f.emplace_back("ratio", json::object({{"reference", json::str(r.reference)},
                                             {"value", json::num(r.ratio)}}));

@@ -120,12 +120,14 @@ class session {
     std::string reference;
     double ratio = 0;
     bool has_ratio = false;
+    bool below_one_cycle = false;
   };
   options opts_;
   std::vector<result> results_;
   std::vector<std::string> notes_;
   int planned_ = 0, done_ = 0;
   std::string started_;
+  double cycle_ns_ = 0;  // to flag per-operation times under one cycle: a broken benchmark
   friend struct session_writer;
 };
 

@@ -18,6 +18,9 @@ struct machine_limits {
 
 machine_limits probe_machine(const options& opts);
 
+// Nanoseconds per core cycle: the fastest of five chains of dependent adds.
+double measure_cycle_ns();
+
 // JSON object text for the environment: CPU, caches, cores, memory, kernel, THP, hypervisor,
 // compiler and flags, simdex commit, ISA levels and kernels.
 std::string environment_json();

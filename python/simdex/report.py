@@ -71,6 +71,8 @@ def cell(r: dict | None) -> str:
     s = fmt(r["median"])
     if r.get("noisy"):
         s += "~"
+    if r.get("below_one_cycle"):
+        s += "!"
     ratio = r.get("ratio")
     if ratio and ratio.get("value") is not None and r["contender"] != ratio.get("reference"):
         s += f" ({fmt(ratio['value'])}×)"
@@ -123,7 +125,8 @@ def render_markdown(docs: list[dict]) -> str:
     parts.append(md_table(["", ""], [[k, v] for k, v in env_rows(first)]))
     parts += ["", "Medians of interleaved repetitions; `~` marks a noisy figure (max/min > 1.5); "
               "`(N×)` is the ratio to the group's reference contender, measured in the same run "
-              "(> 1 means better than the reference).", ""]
+              "(> 1 means better than the reference); `!` marks a time under one core cycle per "
+              "operation (a broken measurement).", ""]
     mrows = machine_rows(docs)
     if mrows:
         parts += ["## Machine limits (measured in each run)", "", md_table(MACHINE_HEAD, mrows), ""]
