@@ -18,7 +18,7 @@
 namespace simdex::bloom {
 
 inline constexpr std::size_t kBlockBytes = 32;
-inline constexpr std::size_t kMinBytes = 32;                 // one block
+inline constexpr std::size_t kMinBytes = 32;                      // one block
 inline constexpr std::size_t kMaxBytes = std::size_t{128} << 20;  // what Arrow/parquet-java read
 inline constexpr std::uint64_t kMaxBlocks = (std::uint64_t{1} << 31) - 1;  // spec: z < 2^31
 inline constexpr std::uint32_t kSalt[8] = {0x47b6137bu, 0x44974d91u, 0x8824ad5bu, 0xa2b7289du,
@@ -26,14 +26,14 @@ inline constexpr std::uint32_t kSalt[8] = {0x47b6137bu, 0x44974d91u, 0x8824ad5bu
 
 // ---- hashing: XXH64 seed 0 of the value's Parquet PLAIN encoding ------------------------------
 
-std::uint64_t hash_int32(std::int32_t v) noexcept;   // 4 LE bytes (also DATE, INT8/16, DECIMAL<=9)
-std::uint64_t hash_int64(std::int64_t v) noexcept;   // 8 LE bytes
-std::uint64_t hash_float(float v) noexcept;          // IEEE bits: -0.0 and +0.0 differ
+std::uint64_t hash_int32(std::int32_t v) noexcept;  // 4 LE bytes (also DATE, INT8/16, DECIMAL<=9)
+std::uint64_t hash_int64(std::int64_t v) noexcept;  // 8 LE bytes
+std::uint64_t hash_float(float v) noexcept;         // IEEE bits: -0.0 and +0.0 differ
 std::uint64_t hash_double(double v) noexcept;
 std::uint64_t hash_int96(const std::uint8_t bytes[12]) noexcept;
 std::uint64_t hash_bytes(const void* data, std::size_t n) noexcept;  // BYTE_ARRAY (no length
                                                                      // prefix) and FLBA
-std::uint64_t hash_bool(bool v) noexcept;            // one byte 0x00 / 0x01 (arrow-rs, arrow-go)
+std::uint64_t hash_bool(bool v) noexcept;  // one byte 0x00 / 0x01 (arrow-rs, arrow-go)
 
 // Batch hashing of fixed-width columns: out[i] = hash of value i.
 void hash_int32s(const std::int32_t* v, std::size_t n, std::uint64_t* out);
@@ -58,13 +58,40 @@ std::size_t model_num_bytes(std::uint64_t ndv, double fpp);
 
 enum class sizing { arrow, model };
 
-// ---- filter ------------------------------------------------------------------------------------
-
 // A view over a filter's bitset: z blocks of 8 u32 words, any z >= 1.
 struct filter_view {
   const std::uint32_t* words;
   std::uint64_t blocks;
 };
+
+// ---- kernel family ----------------------------------------------------------------------------
+
+struct kernels {
+  bool (*check)(const std::uint32_t* words, std::uint64_t blocks, std::uint64_t hash);
+  void (*insert)(std::uint32_t* words, std::uint64_t blocks, std::uint64_t hash);
+  void (*check_bulk)(const std::uint32_t* words, std::uint64_t blocks, const std::uint64_t* hashes,
+                     std::size_t n, std::uint8_t* out);
+  void (*check_bulk_bits)(const std::uint32_t* words, std::uint64_t blocks,
+                          const std::uint64_t* hashes, std::size_t n, std::uint64_t* out);
+  void (*insert_bulk)(std::uint32_t* words, std::uint64_t blocks, const std::uint64_t* hashes,
+                      std::size_t n);
+  void (*check_filters)(const filter_view* filters, std::size_t n, std::uint64_t hash,
+                        std::uint8_t* out);
+  // XXH64 of n packed 4- or 8-byte values (any alignment).
+  void (*hash_u32s)(const void* v, std::size_t n, std::uint64_t* out);
+  void (*hash_u64s)(const void* v, std::size_t n, std::uint64_t* out);
+};
+
+// What an empty (default-constructed or moved-from) filter runs: checks say false, inserts
+// and bulk calls do nothing, so such a filter is safe to probe.
+extern const kernels kEmptyKernels;
+
+// Every level's table (nullptr where a level has none of its own), for tests and benchmarks.
+const dispatch::by_level<kernels>& kernel_tables();
+// The table this process uses (chosen once; throws std::invalid_argument for a bad SIMDEX_ISA).
+const kernels& active_kernels();
+
+// ---- filter ------------------------------------------------------------------------------------
 
 // A split-block bloom filter over a 64-byte-aligned bitset. Copyable; moved-from is empty.
 class filter {
@@ -83,11 +110,13 @@ class filter {
 
   filter(const filter& other);
   filter& operator=(const filter& other);
-  filter(filter&&) noexcept = default;
-  filter& operator=(filter&&) noexcept = default;
+  filter(filter&& other) noexcept;
+  filter& operator=(filter&& other) noexcept;
 
   std::uint64_t num_blocks() const noexcept { return blocks_; }
-  std::size_t size_bytes() const noexcept { return static_cast<std::size_t>(blocks_) * kBlockBytes; }
+  std::size_t size_bytes() const noexcept {
+    return static_cast<std::size_t>(blocks_) * kBlockBytes;
+  }
   const std::uint32_t* words() const noexcept { return words_; }
   std::uint32_t* words() noexcept { return words_; }
   std::span<const std::byte> bitset() const noexcept {
@@ -95,14 +124,23 @@ class filter {
   }
   filter_view view() const noexcept { return {words_, blocks_}; }
   bool empty() const noexcept { return blocks_ == 0; }
+  // Bytes of the bitset backed by 2 MiB pages (reads /proc/self/smaps: for reporting only).
+  std::size_t huge_page_bytes() const;
 
-  void insert(std::uint64_t hash) noexcept;
-  bool check(std::uint64_t hash) const noexcept;
+  // The kernels are looked up once, at construction, so a probe is one indirect call.
+  void insert(std::uint64_t hash) noexcept { k_->insert(words_, blocks_, hash); }
+  bool check(std::uint64_t hash) const noexcept { return k_->check(words_, blocks_, hash); }
   // Bulk: one filter, many keys, many misses in flight. Inserts apply in order.
-  void insert(std::span<const std::uint64_t> hashes) noexcept;
-  void check(std::span<const std::uint64_t> hashes, std::uint8_t* out) const noexcept;  // 0/1
+  void insert(std::span<const std::uint64_t> hashes) noexcept {
+    k_->insert_bulk(words_, blocks_, hashes.data(), hashes.size());
+  }
+  void check(std::span<const std::uint64_t> hashes, std::uint8_t* out) const noexcept {  // 0/1
+    k_->check_bulk(words_, blocks_, hashes.data(), hashes.size(), out);
+  }
   // Bit i of out[i / 64] (LSB first); out holds (n + 63) / 64 words, the last one zero-padded.
-  void check_bits(std::span<const std::uint64_t> hashes, std::uint64_t* out) const noexcept;
+  void check_bits(std::span<const std::uint64_t> hashes, std::uint64_t* out) const noexcept {
+    k_->check_bulk_bits(words_, blocks_, hashes.data(), hashes.size(), out);
+  }
 
   // Union; throws std::invalid_argument unless both have the same number of blocks.
   void merge(const filter& other);
@@ -125,7 +163,9 @@ class filter {
   void allocate(std::uint64_t blocks, page_size pages);
   std::uint64_t blocks_ = 0;
   std::uint32_t* words_ = nullptr;
-  std::shared_ptr<void> storage_;  // page_buffer or aligned heap block
+  std::shared_ptr<void> storage_;       // page_buffer or aligned heap block
+  const page_buffer* pages_ = nullptr;  // set when storage_ is a page_buffer
+  const kernels* k_ = &kEmptyKernels;
 };
 
 // One hash against many filters (row-group skipping): out[i] = filters[i] may hold it.
@@ -161,8 +201,15 @@ std::vector<std::uint8_t> serialize(const filter& f);
 filter parse(const void* data, std::size_t size, std::size_t* consumed = nullptr);
 
 enum class physical_type : int {
-  boolean = 0, int32 = 1, int64 = 2, int96 = 3, float_ = 4, double_ = 5, byte_array = 6,
-  fixed_len_byte_array = 7, unknown = -1
+  boolean = 0,
+  int32 = 1,
+  int64 = 2,
+  int96 = 3,
+  float_ = 4,
+  double_ = 5,
+  byte_array = 6,
+  fixed_len_byte_array = 7,
+  unknown = -1
 };
 const char* physical_type_name(physical_type t) noexcept;
 
@@ -196,27 +243,5 @@ struct column_filter {
 };
 // Every column chunk that has a filter, loaded and validated.
 std::vector<column_filter> read_filters(const std::string& path);
-
-// ---- kernel family ----------------------------------------------------------------------------
-
-struct kernels {
-  bool (*check)(const std::uint32_t* words, std::uint64_t blocks, std::uint64_t hash);
-  void (*insert)(std::uint32_t* words, std::uint64_t blocks, std::uint64_t hash);
-  void (*check_bulk)(const std::uint32_t* words, std::uint64_t blocks, const std::uint64_t* hashes,
-                     std::size_t n, std::uint8_t* out);
-  void (*check_bulk_bits)(const std::uint32_t* words, std::uint64_t blocks,
-                          const std::uint64_t* hashes, std::size_t n, std::uint64_t* out);
-  void (*insert_bulk)(std::uint32_t* words, std::uint64_t blocks, const std::uint64_t* hashes,
-                      std::size_t n);
-  void (*check_filters)(const filter_view* filters, std::size_t n, std::uint64_t hash,
-                        std::uint8_t* out);
-  void (*hash_u32s)(const std::uint32_t* v, std::size_t n, std::uint64_t* out);
-  void (*hash_u64s)(const std::uint64_t* v, std::size_t n, std::uint64_t* out);
-};
-
-// Every level's table (nullptr where a level has none of its own), for tests and benchmarks.
-const dispatch::by_level<kernels>& kernel_tables();
-// The table this process uses (chosen once).
-const kernels& active_kernels();
 
 }  // namespace simdex::bloom

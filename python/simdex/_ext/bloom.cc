@@ -1,0 +1,217 @@
+// Bindings for simdex::bloom: the native Filter, batch hashing, sizing and Parquet I/O.
+// The Pythonic BloomFilter lives in simdex/bloom.py.
+#include "simdex/bloom.h"
+
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <optional>
+#include <system_error>
+
+#include "bind.h"
+
+namespace simdex::py {
+
+namespace {
+
+using namespace simdex::bloom;
+template <class T>
+using in1d = nb::ndarray<const T, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+using hashes_in = in1d<std::uint64_t>;
+
+constexpr std::size_t kReleaseGil = 1 << 14;  // elements; below this the GIL round trip costs more
+
+template <class T>
+nb::ndarray<nb::numpy, T, nb::ndim<1>> new_array(std::size_t n, T*& data) {
+  data = new T[n ? n : 1];
+  nb::capsule owner(data, [](void* p) noexcept { delete[] static_cast<T*>(p); });
+  return nb::ndarray<nb::numpy, T, nb::ndim<1>>(data, {n}, owner);
+}
+
+template <class T, class Fn>
+nb::object hash_array(in1d<T> v, Fn fn) {
+  std::uint64_t* out;
+  auto arr = new_array<std::uint64_t>(v.shape(0), out);
+  {
+    std::optional<nb::gil_scoped_release> rel;
+    if (v.shape(0) >= kReleaseGil) rel.emplace();
+    fn(v.data(), v.shape(0), out);
+  }
+  return nb::cast(arr);
+}
+
+nb::dict chunk_dict(const column_chunk_info& c) {
+  nb::dict d;
+  d["row_group"] = c.row_group;
+  d["column"] = c.column;
+  d["path"] = c.path;
+  d["physical_type"] = physical_type_name(c.type);
+  d["type_length"] = c.type_length;
+  d["num_values"] = c.num_values;
+  d["bloom_filter_offset"] = c.bloom_offset;
+  d["bloom_filter_length"] = c.bloom_length;
+  return d;
+}
+
+nb::bytes as_bytes(const void* p, std::size_t n) {
+  return nb::bytes(static_cast<const char*>(p), n);
+}
+
+}  // namespace
+
+void bind_bloom(nb::module_& m) {
+  auto b = m.def_submodule("bloom", "Parquet split-block bloom filter (native core)");
+
+  nb::register_exception_translator([](const std::exception_ptr& p, void*) {
+    try {
+      std::rethrow_exception(p);
+    } catch (const parse_error& e) {
+      PyErr_SetString(PyExc_ValueError, e.what());
+    } catch (const std::system_error& e) {
+      PyErr_SetString(PyExc_OSError, e.what());
+    }
+  });
+
+  nb::class_<filter>(b, "Filter", "A split-block bloom filter over a 64-byte-aligned bitset.")
+      .def(nb::init<std::size_t>(), nb::arg("num_bytes"),
+           "Empty filter of num_bytes (a power of two in [32, 128 MiB]).")
+      .def_static(
+          "with_blocks", [](std::uint64_t z) { return filter::with_blocks(z); }, nb::arg("blocks"))
+      .def_static(
+          "for_ndv",
+          [](std::uint64_t ndv, double fpp, const std::string& s) {
+            if (s != "arrow" && s != "model")
+              throw nb::value_error("sizing must be 'arrow' or 'model'");
+            return filter::for_ndv(ndv, fpp, s == "arrow" ? sizing::arrow : sizing::model);
+          },
+          nb::arg("ndv"), nb::arg("fpp"), nb::arg("sizing") = "arrow")
+      .def_static(
+          "from_bitset",
+          [](nb::bytes data) { return filter::from_bitset(data.c_str(), data.size()); },
+          nb::arg("bitset"), "Filter over a copy of a raw bitset (little-endian u32 words).")
+      .def_static(
+          "parse", [](nb::bytes data) { return parse(data.c_str(), data.size()); }, nb::arg("data"),
+          "Filter from a Thrift BloomFilterHeader followed by its bitset.")
+      .def_prop_ro("num_blocks", &filter::num_blocks)
+      .def_prop_ro("num_bytes", &filter::size_bytes)
+      .def("bitset", [](const filter& f) { return as_bytes(f.words(), f.size_bytes()); })
+      .def("serialize",
+           [](const filter& f) {
+             auto v = serialize(f);
+             return as_bytes(v.data(), v.size());
+           })
+      .def(
+          "insert_hash", [](filter& f, std::uint64_t h) { f.insert(h); }, nb::arg("hash"))
+      .def(
+          "check_hash", [](const filter& f, std::uint64_t h) { return f.check(h); },
+          nb::arg("hash"))
+      .def(
+          "insert_hashes",
+          [](filter& f, hashes_in h) {
+            nb::gil_scoped_release rel;
+            f.insert({h.data(), h.shape(0)});
+          },
+          nb::arg("hashes"))
+      .def(
+          "check_hashes",
+          [](const filter& f, hashes_in h) {
+            bool* out;
+            auto arr = new_array<bool>(h.shape(0), out);
+            {
+              nb::gil_scoped_release rel;
+              f.check({h.data(), h.shape(0)}, reinterpret_cast<std::uint8_t*>(out));
+            }
+            return arr;
+          },
+          nb::arg("hashes"), "numpy bool array: may each hash be present.")
+      .def(
+          "check_hashes_bits",
+          [](const filter& f, hashes_in h) {
+            std::uint64_t* out;
+            auto arr = new_array<std::uint64_t>((h.shape(0) + 63) / 64, out);
+            {
+              nb::gil_scoped_release rel;
+              f.check_bits({h.data(), h.shape(0)}, out);
+            }
+            return arr;
+          },
+          nb::arg("hashes"), "Bitmap (uint64 words, LSB first) of check results.")
+      .def("merge", &filter::merge, nb::arg("other"))
+      .def("fold", &filter::fold, nb::arg("k"))
+      .def("fold_to_fpp", &filter::fold_to_fpp, nb::arg("target_fpp"))
+      .def("fill", &filter::fill)
+      .def("popcount", &filter::popcount)
+      .def("estimated_fpp", &filter::estimated_fpp)
+      .def("copy", [](const filter& f) { return filter(f); })
+      .def("__eq__", [](const filter& a, const filter& c) { return a == c; });
+
+  b.def(
+      "check_filters",
+      [](const std::vector<const filter*>& fs, std::uint64_t h) {
+        std::vector<filter_view> views;
+        for (const filter* f : fs) views.push_back(f->view());
+        bool* out;
+        auto arr = new_array<bool>(views.size(), out);
+        check_filters(views, h, reinterpret_cast<std::uint8_t*>(out));
+        return arr;
+      },
+      nb::arg("filters"), nb::arg("hash"), "One hash against many filters (row-group skipping).");
+
+  b.def("hash_int32", [](in1d<std::int32_t> v) { return hash_array(v, hash_int32s); });
+  b.def("hash_int64", [](in1d<std::int64_t> v) { return hash_array(v, hash_int64s); });
+  b.def("hash_float", [](in1d<float> v) { return hash_array(v, hash_floats); });
+  b.def("hash_double", [](in1d<double> v) { return hash_array(v, hash_doubles); });
+  b.def(
+      "hash_fixed",
+      [](nb::ndarray<const std::uint8_t, nb::ndim<2>, nb::c_contig, nb::device::cpu> v) {
+        std::uint64_t* out;
+        auto arr = new_array<std::uint64_t>(v.shape(0), out);
+        hash_fixed(v.data(), v.shape(1), v.shape(0), out);
+        return arr;
+      },
+      nb::arg("values"), "XXH64 of each row of a 2-D uint8 array (FIXED_LEN_BYTE_ARRAY, INT96).");
+  b.def(
+      "hash_bytes", [](nb::bytes v) { return hash_bytes(v.c_str(), v.size()); }, nb::arg("value"));
+  b.def(
+      "hash_bytes_list",
+      [](const std::vector<nb::bytes>& vs) {
+        std::uint64_t* out;
+        auto arr = new_array<std::uint64_t>(vs.size(), out);
+        for (std::size_t i = 0; i < vs.size(); ++i)
+          out[i] = hash_bytes(vs[i].c_str(), vs[i].size());
+        return arr;
+      },
+      nb::arg("values"));
+  b.def("hash_bool", &hash_bool, nb::arg("value"));
+
+  b.def("arrow_num_bytes", &arrow_num_bytes, nb::arg("ndv"), nb::arg("fpp"));
+  b.def("model_num_bytes", &model_num_bytes, nb::arg("ndv"), nb::arg("fpp"));
+  b.def("model_fpp", &model_fpp, nb::arg("ndv"), nb::arg("num_bytes"));
+  b.def("model_bits_per_value", &model_bits_per_value, nb::arg("fpp"));
+
+  b.def(
+      "read_footer",
+      [](const std::string& path) {
+        footer_info info = read_footer(path);
+        nb::list chunks;
+        for (const auto& c : info.chunks) chunks.append(chunk_dict(c));
+        nb::dict d;
+        d["num_rows"] = info.num_rows;
+        d["num_row_groups"] = info.num_row_groups;
+        d["chunks"] = chunks;
+        return d;
+      },
+      nb::arg("path"));
+  b.def(
+      "read_filters",
+      [](const std::string& path) {
+        nb::list out;
+        for (auto& cf : read_filters(path))
+          out.append(nb::make_tuple(chunk_dict(cf.chunk), std::move(cf.bloom)));
+        return out;
+      },
+      nb::arg("path"), "[(chunk info dict, Filter)] for every column chunk with a bloom filter.");
+}
+
+}  // namespace simdex::py

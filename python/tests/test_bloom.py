@@ -1,0 +1,245 @@
+"""simdex.bloom: Python API, and interop with filters written by pyarrow and DuckDB (files made
+inside the tests): byte-identical bitsets, zero false negatives, FPP consistent with the model."""
+
+import datetime
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from simdex import bloom
+from simdex.bloom import BloomFilter
+
+pa = pytest.importorskip("pyarrow")
+pq = pytest.importorskip("pyarrow.parquet")
+
+N = 5000
+RNG = np.random.default_rng(42)
+
+
+def _int96(ts: datetime.datetime) -> bytes:
+    # Parquet INT96: 8 bytes nanoseconds of the day, 4 bytes Julian day, little-endian.
+    day = ts.date().toordinal() - datetime.date(1970, 1, 1).toordinal() + 2440588
+    nanos = (ts - datetime.datetime.combine(ts.date(), datetime.time())) // datetime.timedelta(microseconds=1) * 1000
+    return nanos.to_bytes(8, "little") + day.to_bytes(4, "little")
+
+
+@pytest.fixture(scope="module")
+def pyarrow_file(tmp_path_factory):
+    ts = [datetime.datetime(2020, 1, 1) + datetime.timedelta(seconds=int(s)) for s in RNG.integers(0, 10**8, N)]
+    cols = {
+        "i32": RNG.integers(-2**31, 2**31, N).astype(np.int32),
+        "i64": RNG.integers(-2**63, 2**63 - 1, N, dtype=np.int64),
+        "f32": RNG.standard_normal(N).astype(np.float32),
+        "f64": RNG.standard_normal(N),
+        "s": [f"value-{i}-é" for i in RNG.integers(0, 10**9, N)],
+        "b": [bytes(RNG.integers(0, 256, int(k), dtype=np.uint8)) for k in RNG.integers(0, 40, N)],
+        "fl": [bytes(RNG.integers(0, 256, 16, dtype=np.uint8)) for _ in range(N)],
+        "ts": ts,
+    }
+    table = pa.table({
+        "i32": pa.array(cols["i32"]), "i64": pa.array(cols["i64"]), "f32": pa.array(cols["f32"]),
+        "f64": pa.array(cols["f64"]), "s": pa.array(cols["s"]), "b": pa.array(cols["b"], pa.binary()),
+        "fl": pa.array(cols["fl"], pa.binary(16)), "ts": pa.array(ts, pa.timestamp("us")),
+    })
+    cols["ts"] = [_int96(t) for t in ts]
+    path = tmp_path_factory.mktemp("pa") / "pyarrow.parquet"
+    opts = {c: {"ndv": N, "fpp": 0.01} for c in table.column_names}
+    pq.write_table(table, path, bloom_filter_options=opts, row_group_size=2000,
+                   use_deprecated_int96_timestamps=True)
+    return path, cols
+
+
+TYPES = {"i32": "INT32", "i64": "INT64", "f32": "FLOAT", "f64": "DOUBLE", "s": "BYTE_ARRAY",
+         "b": "BYTE_ARRAY", "fl": "FIXED_LEN_BYTE_ARRAY", "ts": "INT96"}
+
+
+def test_pyarrow_bitsets_are_byte_identical(pyarrow_file):
+    path, cols = pyarrow_file
+    filters = bloom.from_parquet(path)
+    assert sorted(filters) == [0, 1, 2]
+    meta = pq.ParquetFile(path).metadata
+    for rg, by_col in filters.items():
+        assert sorted(by_col) == sorted(TYPES)
+        lo = rg * 2000
+        for name, theirs in by_col.items():
+            assert theirs.physical_type == TYPES[name]
+            cc = meta.row_group(rg).column(list(TYPES).index(name))
+            assert cc.bloom_filter_offset is not None
+            values = cols[name][lo:lo + 2000]
+            ours = BloomFilter(theirs.num_bytes)
+            ours.insert(values, TYPES[name])
+            assert ours.bitset == theirs.bitset, (rg, name)
+            assert theirs.check(values).all()  # typed by the column's physical type
+
+
+def test_pyarrow_serialized_form_round_trips(pyarrow_file):
+    path, _ = pyarrow_file
+    meta = pq.ParquetFile(path).metadata
+    cc = meta.row_group(0).column(1)
+    raw = path.read_bytes()[cc.bloom_filter_offset:cc.bloom_filter_offset + cc.bloom_filter_length]
+    f = BloomFilter.from_bytes(raw)
+    assert f.to_bytes() == raw  # header written exactly as Arrow writes it
+    assert f == bloom.from_parquet(path)[0]["i64"]
+
+
+def _fpr(f, absent_hashes):
+    return float(f.check_hashes(absent_hashes).mean())
+
+
+def test_pyarrow_fpp_matches_model(tmp_path):
+    n = 20000
+    vals = RNG.permutation(np.arange(10**6, dtype=np.int64))[:n]
+    pq.write_table(pa.table({"x": vals}), tmp_path / "f.parquet",
+                   bloom_filter_options={"x": {"ndv": n, "fpp": 0.05}})
+    f = bloom.from_parquet(tmp_path / "f.parquet")[0]["x"]
+    assert f.check(vals).all()  # no false negatives
+    absent = bloom.hash_values(np.arange(2 * 10**6, 2 * 10**6 + 400000, dtype=np.int64))
+    measured, model = _fpr(f, absent), bloom.model_fpp(n, f.num_bytes)
+    assert abs(measured - model) < 0.15 * model + 0.001, (measured, model, f.num_bytes)
+    assert abs(f.estimated_fpp() - measured) < 0.15 * measured + 0.001
+
+
+@pytest.fixture(scope="module")
+def duckdb_file(tmp_path_factory):
+    duckdb = pytest.importorskip("duckdb")
+    path = tmp_path_factory.mktemp("dd") / "duck.parquet"
+    con = duckdb.connect()
+    # DuckDB writes a filter for dictionary-encoded chunks: 3000 distinct values repeated.
+    con.execute(f"""COPY (SELECT ((range % 3000) * 7919)::BIGINT AS i, ('s' || (range % 3000)) AS s,
+                  (range % 3000)::INTEGER AS i32, ((range % 3000) * 0.5)::DOUBLE AS d
+                  FROM range(20000)) TO '{path}' (FORMAT parquet)""")
+    return path, con
+
+
+def test_duckdb_filters_zero_false_negatives(duckdb_file):
+    path, _ = duckdb_file
+    filters = bloom.from_parquet(path)
+    assert filters, "DuckDB wrote no bloom filters"
+    keys = np.arange(3000)
+    for rg, cols in filters.items():
+        assert set(cols) == {"i", "s", "i32", "d"}
+        assert cols["i"].check(keys * 7919).all()
+        assert cols["s"].check([f"s{k}" for k in keys]).all()
+        assert cols["i32"].check(keys.astype(np.int32)).all()
+        assert cols["d"].check(keys * 0.5).all()
+        f = cols["i"]
+        absent = bloom.hash_values(np.arange(10**9, 10**9 + 200000, dtype=np.int64))
+        measured, model = _fpr(f, absent), bloom.model_fpp(3000, f.num_bytes)
+        assert abs(measured - model) < 0.2 * model + 0.002, (measured, model, f.num_bytes)
+
+
+def test_duckdb_probe_agrees_with_inspect(duckdb_file, tmp_path):
+    path, con = duckdb_file
+    for value in ["7919", "5", "23757"]:
+        theirs = con.execute(f"SELECT row_group_id, bloom_filter_excludes FROM parquet_bloom_probe('{path}', 'i', {value})").fetchall()
+        out = subprocess.run([sys.executable, "-m", "simdex", "bloom", "inspect", str(path), "--column", "i",
+                              "--value", value, "--json"], capture_output=True, text=True, check=True)
+        import json
+        ours = [(r["row_group"], r["excludes"]) for r in json.loads(out.stdout)]
+        assert ours == theirs, value
+
+
+def test_duckdb_serialized_form_round_trips(duckdb_file):
+    path, _ = duckdb_file
+    c = bloom.read_footer(str(path))["chunks"][0]
+    raw = path.read_bytes()[c["bloom_filter_offset"]:c["bloom_filter_offset"] + c["bloom_filter_length"]]
+    assert BloomFilter.from_bytes(raw).to_bytes() == raw  # our header is byte-for-byte DuckDB's
+
+
+def test_api_basics():
+    f = BloomFilter(ndv=1000, fpp=0.01)
+    assert f.num_bytes == bloom.arrow_num_bytes(1000, 0.01)
+    vals = np.arange(1000)
+    f.insert(vals)
+    assert f.check(vals).all()
+    assert 5 in f and f.check(5) is True
+    h = bloom.hash_values(vals)
+    assert h.dtype == np.uint64 and f.check_hashes(h).all()
+    bits = f.check_hashes(h[:100], bitmap=True)
+    assert bits.dtype == np.uint64 and bits[0] == 2**64 - 1 and bits[1] == 2**36 - 1
+    g = BloomFilter(f.num_bytes)
+    g.insert(["a", "b"])
+    u = f | g
+    assert u.check(["a", "b"]).all() and u.check(vals).all()
+    big = BloomFilter(1 << 20)
+    big.insert(vals)
+    k = big.fold_to_fpp(0.01)
+    assert k > 0 and big.estimated_fpp() <= 0.01 and big.check(vals).all()
+    assert BloomFilter.from_bytes(f.to_bytes()) == f
+    assert BloomFilter.from_bitset(f.bitset) == f
+    assert bloom.check_filters([f, g, BloomFilter(32)], 7).tolist() == [True, False, False]
+    assert BloomFilter(ndv=1000, fpp=0.01, sizing="model").num_bytes >= f.num_bytes
+    assert abs(bloom.model_bits_per_value(0.01) - 10.5) < 0.05
+
+
+def test_typed_hashing():
+    assert bloom.hash_values([1], "INT32")[0] != bloom.hash_values([1], "INT64")[0]
+    assert bloom.hash_values(np.array([-0.0]))[0] != bloom.hash_values(np.array([0.0]))[0]
+    assert bloom.hash_values(["ab"])[0] == bloom.hash_values([b"ab"])[0]
+    assert bloom.hash_values(np.array([1, 2], np.uint32))[1] == bloom.hash_values([2], "INT32")[0]
+    assert bloom.hash_values([True, False]).tolist() == bloom.hash_values([True, False], "BOOLEAN").tolist()
+    fl = np.arange(32, dtype=np.uint8).reshape(2, 16)
+    assert bloom.hash_values(fl, "FIXED_LEN_BYTE_ARRAY", 16).tolist() == \
+        bloom.hash_values([bytes(fl[0]), bytes(fl[1])], "FIXED_LEN_BYTE_ARRAY").tolist()
+
+
+def test_errors(tmp_path):
+    with pytest.raises(ValueError, match="power of two"):
+        BloomFilter(100)
+    with pytest.raises(ValueError):
+        BloomFilter(ndv=10, fpp=1.5)
+    with pytest.raises(ValueError, match="at byte"):
+        BloomFilter.from_bytes(BloomFilter(64).to_bytes()[:30])
+    with pytest.raises(ValueError, match="multiple of 32"):
+        BloomFilter.from_bitset(b"x" * 33)
+    with pytest.raises(ValueError, match="equal sizes"):
+        BloomFilter(64).merge(BloomFilter(128))
+    with pytest.raises(ValueError, match="out of range"):
+        bloom.hash_values([2**40], "INT32")
+    with pytest.raises(ValueError, match="unknown physical type"):
+        bloom.hash_values([1], "INT8")
+    bad = tmp_path / "bad.parquet"
+    bad.write_bytes(b"PAR1" + b"\x00" * 20 + b"PAR1")
+    with pytest.raises(ValueError, match="PAR1|footer"):
+        bloom.from_parquet(bad)
+    with pytest.raises(OSError):
+        bloom.from_parquet(tmp_path / "missing.parquet")
+
+
+def test_malformed_footers_never_crash(pyarrow_file, tmp_path):
+    path, _ = pyarrow_file
+    data = bytearray(path.read_bytes())
+    flen = int.from_bytes(data[-8:-4], "little")
+    start = len(data) - 8 - flen
+    rng = np.random.default_rng(1)
+    for i in range(300):
+        d = bytearray(data)
+        for _ in range(3):
+            d[start + int(rng.integers(0, flen))] = int(rng.integers(0, 256))
+        p = tmp_path / "m.parquet"
+        p.write_bytes(bytes(d))
+        try:
+            bloom.from_parquet(p)
+        except ValueError:
+            pass
+
+
+def _cli(*args, stdin=None):
+    return subprocess.run([sys.executable, "-m", "simdex", "bloom", *args], input=stdin,
+                          capture_output=True, text=True)
+
+
+def test_cli_build_probe(tmp_path):
+    out = tmp_path / "ids.bloom"
+    r = _cli("build", "--type", "INT64", "--fpp", "0.01", "-o", str(out), stdin="\n".join(map(str, range(500))))
+    assert r.returncode == 0, r.stderr
+    f = BloomFilter.from_bytes(out.read_bytes())
+    assert f.check(np.arange(500)).all()
+    r = _cli("probe", str(out), "--type", "INT64", "7", "123456789")
+    assert r.returncode == 0 and r.stdout.splitlines() == ["7\tmaybe", "123456789\tabsent"]
+    r = _cli("probe", str(out), "--type", "INT64", "x")
+    assert r.returncode == 1 and "not a valid INT64" in r.stderr
+    r = _cli("build", "--type", "INT32", "--bytes", "100", "-o", str(out), stdin="")
+    assert r.returncode == 1 and "power of two" in r.stderr

@@ -1,0 +1,296 @@
+// Thrift-compact header round trip and validation; FileMetaData parsing of hand-built footers;
+// malformed input gives parse_error, never a crash.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <random>
+
+#include "bloom/thrift.h"
+#include "simdex/bloom.h"
+
+using namespace simdex::bloom;
+
+namespace {
+
+filter sample_filter(std::size_t bytes, int n) {
+  filter f(bytes);
+  for (int i = 0; i < n; ++i) f.insert(hash_int64(i));
+  return f;
+}
+
+// Minimal compact-protocol writer for building footers in tests.
+struct writer {
+  std::vector<std::uint8_t> out;
+  std::vector<int> last{0};
+  void field(int id, int type) {
+    int d = id - last.back();
+    if (d > 0 && d <= 15) {
+      out.push_back(static_cast<std::uint8_t>(d << 4 | type));
+    } else {
+      out.push_back(static_cast<std::uint8_t>(type));
+      thrift::write_varint(out, static_cast<std::uint64_t>(id) << 1);
+    }
+    last.back() = id;
+  }
+  void zz(std::int64_t v) {
+    thrift::write_varint(
+        out, (static_cast<std::uint64_t>(v) << 1) ^ static_cast<std::uint64_t>(v >> 63));
+  }
+  void i32(int id, std::int32_t v) {
+    field(id, thrift::kI32);
+    zz(v);
+  }
+  void i64(int id, std::int64_t v) {
+    field(id, thrift::kI64);
+    zz(v);
+  }
+  void str(int id, const std::string& s) {
+    field(id, thrift::kBinary);
+    raw_str(s);
+  }
+  void raw_str(const std::string& s) {
+    thrift::write_varint(out, s.size());
+    out.insert(out.end(), s.begin(), s.end());
+  }
+  void begin_struct(int id) {
+    field(id, thrift::kStruct);
+    last.push_back(0);
+  }
+  void begin_elem() { last.push_back(0); }
+  void end_struct() {
+    out.push_back(0);
+    last.pop_back();
+  }
+  void list(int id, int elem_type, std::size_t n) {
+    field(id, thrift::kList);
+    if (n < 15)
+      out.push_back(static_cast<std::uint8_t>(n << 4 | elem_type));
+    else {
+      out.push_back(static_cast<std::uint8_t>(0xf0 | elem_type));
+      thrift::write_varint(out, n);
+    }
+  }
+};
+
+// schema: root{a: INT64, g{b: FLBA(16)}}; two row groups, column a with a filter.
+std::vector<std::uint8_t> sample_footer() {
+  writer w;
+  w.i32(1, 2);
+  w.list(2, thrift::kStruct, 4);
+  w.begin_elem();
+  w.str(4, "schema");
+  w.i32(5, 2);
+  w.end_struct();
+  w.begin_elem();
+  w.i32(1, 2);
+  w.str(4, "a");
+  w.end_struct();
+  w.begin_elem();
+  w.str(4, "g");
+  w.i32(5, 1);
+  w.end_struct();
+  w.begin_elem();
+  w.i32(1, 7);
+  w.i32(2, 16);
+  w.str(4, "b");
+  w.end_struct();
+  w.i64(3, 100);
+  w.list(4, thrift::kStruct, 2);
+  for (int rg = 0; rg < 2; ++rg) {
+    w.begin_elem();
+    w.list(1, thrift::kStruct, 2);
+    for (int c = 0; c < 2; ++c) {
+      w.begin_elem();
+      w.i64(2, 4);
+      w.begin_struct(3);
+      w.i32(1, c == 0 ? 2 : 7);
+      w.list(2, thrift::kI32, 1);
+      w.zz(0);
+      w.list(3, thrift::kBinary, c == 0 ? 1 : 2);
+      if (c == 0)
+        w.raw_str("a");
+      else {
+        w.raw_str("g");
+        w.raw_str("b");
+      }
+      w.i32(4, 0);
+      w.i64(5, 50);
+      w.field(12, thrift::kStruct);
+      w.last.push_back(0);
+      w.str(1, "max");
+      w.end_struct();  // skipped
+      if (c == 0) {
+        w.i64(14, 1000 + rg);
+        w.i32(15, 49);
+      }
+      w.end_struct();
+      w.end_struct();
+    }
+    w.i64(2, 10);
+    w.i64(3, 50);
+    w.end_struct();
+  }
+  w.str(6, "simdex test");
+  w.out.push_back(0);
+  return w.out;
+}
+
+}  // namespace
+
+TEST(BloomParquet, HeaderRoundTrip) {
+  filter f = sample_filter(32768, 1000);
+  auto bytes = serialize(f);
+  // numBytes 32768 -> zigzag 65536 -> a 3-byte varint: 17-byte header, as pyarrow writes.
+  EXPECT_EQ(bytes.size(), 32768u + 17);
+  std::size_t used = 0;
+  filter g = parse(bytes.data(), bytes.size(), &used);
+  EXPECT_EQ(used, bytes.size());
+  EXPECT_EQ(f, g);
+  for (int i = 0; i < 1000; ++i) EXPECT_TRUE(g.check(hash_int64(i)));
+}
+
+TEST(BloomParquet, HeaderErrors) {
+  auto good = serialize(sample_filter(64, 3));
+  // Every truncation is an error.
+  for (std::size_t n = 0; n < good.size(); ++n)
+    EXPECT_THROW(parse(good.data(), n), parse_error) << n;
+  auto with = [&](std::size_t at, std::uint8_t v) {
+    auto b = good;
+    b[at] = v;
+    return b;
+  };
+  // numBytes 48 (not a multiple of 32) -> zigzag 96 = 0x60.
+  auto b = with(1, 0x60);
+  try {
+    parse(b.data(), b.size());
+    FAIL();
+  } catch (const parse_error& e) {
+    EXPECT_EQ(e.offset(), 1u);
+    EXPECT_NE(std::string(e.what()).find("multiple of 32"), std::string::npos);
+  }
+  b = with(1, 0x01);  // zigzag -1
+  EXPECT_THROW(parse(b.data(), b.size()), parse_error);
+  // algorithm union member 2 instead of BLOCK: header is 0x15 0x80 0x01, then 0x1c 0x1c ...
+  b = with(4, 0x2c);
+  try {
+    parse(b.data(), b.size());
+    FAIL();
+  } catch (const parse_error& e) {
+    EXPECT_NE(std::string(e.what()).find("algorithm"), std::string::npos) << e.what();
+  }
+  b = with(8, 0x2c);  // hash
+  EXPECT_THROW(parse(b.data(), b.size()), parse_error);
+  b = with(12, 0x2c);  // compression
+  EXPECT_THROW(parse(b.data(), b.size()), parse_error);
+  b = with(0, 0x16);  // numBytes as i64: wrong type
+  EXPECT_THROW(parse(b.data(), b.size()), parse_error);
+}
+
+TEST(BloomParquet, HeaderFuzzNoCrash) {
+  auto good = serialize(sample_filter(64, 3));
+  std::mt19937_64 g(9);
+  for (int t = 0; t < 20000; ++t) {
+    auto b = good;
+    for (int k = 0; k < 3; ++k) b[g() % 20] = static_cast<std::uint8_t>(g());
+    try {
+      parse(b.data(), b.size());
+    } catch (const parse_error&) {
+    } catch (const std::invalid_argument&) {
+    }
+  }
+}
+
+TEST(BloomParquet, FileMetadata) {
+  auto meta = sample_footer();
+  footer_info info = parse_file_metadata(meta.data(), meta.size());
+  EXPECT_EQ(info.num_rows, 100);
+  EXPECT_EQ(info.num_row_groups, 2);
+  ASSERT_EQ(info.chunks.size(), 4u);
+  EXPECT_EQ(info.chunks[0].path, "a");
+  EXPECT_EQ(info.chunks[0].type, physical_type::int64);
+  EXPECT_EQ(info.chunks[0].bloom_offset, 1000);
+  EXPECT_EQ(info.chunks[0].bloom_length, 49);
+  EXPECT_EQ(info.chunks[1].path, "g.b");
+  EXPECT_EQ(info.chunks[1].type, physical_type::fixed_len_byte_array);
+  EXPECT_EQ(info.chunks[1].type_length, 16);
+  EXPECT_EQ(info.chunks[1].bloom_offset, -1);
+  EXPECT_EQ(info.chunks[2].row_group, 1);
+  EXPECT_EQ(info.chunks[2].bloom_offset, 1001);
+  for (std::size_t n = 0; n < meta.size(); ++n)
+    EXPECT_THROW(parse_file_metadata(meta.data(), n), parse_error) << n;
+}
+
+TEST(BloomParquet, FileMetadataFuzzNoCrash) {
+  auto meta = sample_footer();
+  std::mt19937_64 g(10);
+  for (int t = 0; t < 20000; ++t) {
+    auto b = meta;
+    for (int k = 0; k < 4; ++k) b[g() % b.size()] = static_cast<std::uint8_t>(g());
+    try {
+      parse_file_metadata(b.data(), b.size());
+    } catch (const parse_error&) {
+    }
+  }
+  // Deep nesting and huge list counts are refused without recursion blow-up or allocation.
+  std::vector<std::uint8_t> deep(10000, 0x1c);
+  EXPECT_THROW(parse_file_metadata(deep.data(), deep.size()), parse_error);
+  std::vector<std::uint8_t> huge = {0x29, 0xfc, 0xff, 0xff, 0xff, 0xff, 0x0f};
+  EXPECT_THROW(parse_file_metadata(huge.data(), huge.size()), parse_error);
+}
+
+TEST(BloomParquet, ReadFiltersFromFile) {
+  // A synthetic file: magic, a filter at offset 4, the footer pointing at it.
+  filter f = sample_filter(32, 2);
+  auto blob = serialize(f);
+  std::vector<std::uint8_t> file = {'P', 'A', 'R', '1'};
+  file.insert(file.end(), blob.begin(), blob.end());
+  writer w;
+  w.list(2, thrift::kStruct, 2);
+  w.begin_elem();
+  w.str(4, "schema");
+  w.i32(5, 1);
+  w.end_struct();
+  w.begin_elem();
+  w.i32(1, 2);
+  w.str(4, "x");
+  w.end_struct();
+  w.list(4, thrift::kStruct, 1);
+  w.begin_elem();
+  w.list(1, thrift::kStruct, 1);
+  w.begin_elem();
+  w.begin_struct(3);
+  w.i32(1, 2);
+  w.list(3, thrift::kBinary, 1);
+  w.raw_str("x");
+  w.i64(14, 4);
+  w.i32(15, static_cast<std::int32_t>(blob.size()));
+  w.end_struct();
+  w.end_struct();
+  w.end_struct();
+  w.out.push_back(0);
+  file.insert(file.end(), w.out.begin(), w.out.end());
+  std::uint32_t len = static_cast<std::uint32_t>(w.out.size());
+  for (int i = 0; i < 4; ++i) file.push_back(static_cast<std::uint8_t>(len >> (8 * i)));
+  for (char c : std::string("PAR1")) file.push_back(static_cast<std::uint8_t>(c));
+  std::string path = ::testing::TempDir() + "/simdex_bloom_test.parquet";
+  std::ofstream(path, std::ios::binary)
+      .write(reinterpret_cast<const char*>(file.data()), static_cast<std::streamsize>(file.size()));
+  auto filters = read_filters(path);
+  ASSERT_EQ(filters.size(), 1u);
+  EXPECT_EQ(filters[0].chunk.path, "x");
+  EXPECT_EQ(filters[0].bloom, f);
+  // Corrupt the magic and the footer length.
+  auto bad = file;
+  bad.back() = 'X';
+  std::ofstream(path, std::ios::binary | std::ios::trunc)
+      .write(reinterpret_cast<const char*>(bad.data()), static_cast<std::streamsize>(bad.size()));
+  EXPECT_THROW(read_filters(path), parse_error);
+  bad = file;
+  bad[bad.size() - 5] = 0x7f;
+  std::ofstream(path, std::ios::binary | std::ios::trunc)
+      .write(reinterpret_cast<const char*>(bad.data()), static_cast<std::streamsize>(bad.size()));
+  EXPECT_THROW(read_filters(path), parse_error);
+  std::remove(path.c_str());
+  EXPECT_THROW(read_filters(path), std::system_error);
+}
