@@ -1,0 +1,180 @@
+// Base85 codecs: RFC 1924 / git / Python `b85`, ZeroMQ Z85 and Adobe Ascii85, with scalar,
+// AVX2, AVX-512BW and AVX-512 VBMI kernels chosen once per process.
+//
+// Every variant maps 4 bytes (big-endian u32) to 5 digits, most significant first. A final
+// partial group of n = 1..3 bytes is zero-padded and written as n+1 chars (or 5 with `pad`);
+// on decode a final group of k = 2..4 chars is padded with digit 84 and gives k-1 bytes, and a
+// 1-char final group is an error. Any 5-char group worth more than 2^32-1 is an error.
+//
+// Output goes to caller-provided buffers sized with encoded_size() / max_decoded_size() (or
+// the streaming objects' max_output()); nothing here allocates per call.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+#include "simdex/cpu.h"
+
+namespace simdex::base85 {
+
+enum class variant : std::uint8_t {
+  b85,  // 0-9A-Za-z!#$%&()*+-;<=>?@^_`{|}~  (RFC 1924 charset, git, Mercurial, Python b85)
+  z85,  // 0-9a-zA-Z.-:+=^!/*?&<>()[]{}@%$#  (ZeroMQ RFC 32; tails as Python 3.13 z85encode)
+  a85,  // '!'..'u' (Adobe/btoa Ascii85): 'z' = 4 zero bytes, optional 'y' = 4 spaces
+};
+const char* variant_name(variant v) noexcept;  // "b85", "z85", "a85"
+
+enum class error_kind : std::uint8_t {
+  none,
+  invalid_char,  // a byte outside the alphabet and the ignore set, or a misplaced z/y/~
+  overflow,      // a group worth more than 2^32-1; position = the group's first char
+  bad_tail,      // the input ends badly: a 1-char final group, or (adobe) no closing "~>"
+  short_output,  // the one-shot output buffer is smaller than the documented bound
+};
+const char* error_name(error_kind k) noexcept;
+
+// 256-bit set of byte values (the chars a decoder skips).
+struct char_set {
+  std::array<std::uint64_t, 4> bits{};
+  constexpr char_set() = default;
+  constexpr explicit char_set(std::string_view chars) {
+    for (unsigned char c : chars) bits[c >> 6] |= std::uint64_t{1} << (c & 63);
+  }
+  constexpr bool contains(unsigned char c) const { return (bits[c >> 6] >> (c & 63)) & 1; }
+  constexpr bool empty() const { return (bits[0] | bits[1] | bits[2] | bits[3]) == 0; }
+};
+inline constexpr std::string_view kWhitespace = " \t\n\r\v";  // CPython a85decode's default
+
+struct encode_options {
+  variant var = variant::b85;
+  bool pad = false;          // write whole 5-char groups for a partial final group
+  bool fold_spaces = false;  // a85: write 'y' for 0x20202020 (btoa extension)
+  bool adobe = false;        // a85: frame with "<~" ... "~>"
+  std::size_t wrap = 0;      // > 0: insert '\n' after every `wrap` chars (CPython wrapcol)
+};
+
+struct decode_options {
+  variant var = variant::b85;
+  bool fold_spaces = false;  // a85: accept 'y' for four spaces
+  bool adobe = false;        // a85: skip a leading "<~", require a closing "~>"
+  char_set ignore;           // bytes skipped anywhere (CPython a85decode: kWhitespace)
+};
+// CPython's defaults for `v`: whitespace ignored for a85, nothing for b85/z85.
+decode_options default_decode_options(variant v);
+
+// Chars a one-shot encode of n bytes writes: exact for b85/z85, an upper bound for a85 (where
+// 'z'/'y' shorten the output). Includes framing and line breaks.
+std::size_t encoded_size(std::size_t n, const encode_options& opt);
+// Bytes a one-shot decode of n chars may write: exact for b85/z85 without skipped chars, an
+// upper bound otherwise (a85: each 'z' gives 4 bytes from 1 char).
+std::size_t max_decoded_size(std::size_t n, const decode_options& opt);
+// The same bound from the text itself: for a85 it counts the 'z'/'y' chars (one pass), so it
+// stays near 4/5 of the input instead of 4x.
+std::size_t max_decoded_size(std::string_view in, const decode_options& opt);
+
+struct result {
+  std::size_t written = 0;  // bytes or chars written to the output
+  error_kind error = error_kind::none;
+  std::uint64_t position = 0;  // byte offset of the error in the whole input stream
+  bool ok() const { return error == error_kind::none; }
+};
+
+// --- kernels ---------------------------------------------------------------------------------
+
+// Digit <-> char tables of one alphabet (see kernel_tables()).
+struct alphabet;
+const alphabet& alphabet_of(variant v) noexcept;
+
+// One variant of the bulk kernels; dispatch::pick chooses a table per process.
+struct kernels {
+  // Encodes whole groups in[4i..4i+4) -> out[5i..5i+5) for i < groups, stopping before the
+  // first group whose word is 0 (if stop_zero) or 0x20202020 (if stop_spaces); returns the
+  // number of groups written.
+  std::size_t (*encode)(const std::uint8_t* in, std::size_t groups, char* out, const alphabet& a,
+                        bool stop_zero, bool stop_spaces);
+  // Decodes whole groups in[5i..5i+5) -> out[4i..4i+4), stopping before the first group that
+  // has a char outside the alphabet or overflows; returns the number of groups written.
+  std::size_t (*decode)(const char* in, std::size_t groups, std::uint8_t* out, const alphabet& a);
+  // Copies the chars of in[0, n) with cls[c] == 0 (alphabet) to out, drops those with
+  // cls[c] == 1 (skipped), and stops before the first char with cls[c] == 2 (anything else) or
+  // right after the `cap`-th kept char; returns the kept count and sets `consumed` to the input
+  // length processed. cls[c] must be 2 for c >= 128. May write up to 64 bytes past out + cap.
+  std::size_t (*compact)(const char* in, std::size_t n, char* out, std::size_t cap,
+                         const std::uint8_t* cls, std::size_t& consumed);
+};
+const dispatch::by_level<kernels>& kernel_tables();
+const kernels& active_kernels();  // dispatch::pick(kernel_tables()), cached
+
+// --- streaming ---------------------------------------------------------------------------------
+
+// Encodes a byte stream given in chunks of any size. update() writes at most max_output(n)
+// chars, finish() at most kMaxFinish; the concatenation equals a one-shot encode.
+class encoder {
+ public:
+  static constexpr std::size_t kMaxFinish = 16;
+  explicit encoder(const encode_options& opt = {}, const kernels* k = nullptr);
+  std::size_t max_output(std::size_t n) const;
+  std::size_t update(const std::uint8_t* in, std::size_t n, char* out);
+  std::size_t finish(char* out);
+  const encode_options& options() const { return opt_; }
+
+ private:
+  std::size_t put(const char* s, std::size_t n, char* out);  // copies with line breaks
+  std::size_t encode_groups(const std::uint8_t* in, std::size_t groups, char* out);
+  std::size_t start(char* out);
+
+  encode_options opt_;
+  const kernels* k_;
+  const alphabet* a_;
+  std::size_t wrap_;
+  std::size_t column_ = 0;
+  std::uint8_t pending_[4] = {};
+  std::uint8_t npending_ = 0;
+  bool started_ = false;
+};
+
+// Decodes a char stream given in chunks of any size. update() writes at most max_output(n)
+// bytes, finish() at most kMaxFinish. After an error the decoder stays failed and returns it.
+class decoder {
+ public:
+  static constexpr std::size_t kMaxFinish = 4;
+  explicit decoder(const decode_options& opt, const kernels* k = nullptr);
+  std::size_t max_output(std::size_t n) const;
+  result update(const char* in, std::size_t n, std::uint8_t* out);
+  result finish(std::uint8_t* out);
+  std::uint64_t consumed() const { return pos_; }  // input bytes seen so far
+
+ private:
+  bool slow_char(unsigned char c, std::uint8_t*& out);
+  void fail(error_kind kind, std::uint64_t pos);
+  bool flush_group(std::uint8_t*& out, int keep);
+
+  std::size_t compacted(const char* in, std::size_t n, std::uint8_t* out, std::size_t& used);
+
+  decode_options opt_;
+  const kernels* k_;
+  const alphabet* a_;
+  alignas(64) std::uint8_t cls_[256];  // for compact(): 0 alphabet, 1 skipped, 2 other
+  std::uint64_t pos_ = 0;              // absolute offset of the next input byte
+  std::uint64_t group_start_ = 0;      // absolute offset of the pending group's first char
+  std::uint8_t digits_[5] = {};
+  std::uint8_t ndigits_ = 0;
+  bool lt_pending_ = false;     // adobe: a leading '<' that may open "<~"
+  bool tilde_pending_ = false;  // adobe: '~' seen, '>' must follow
+  bool ended_ = false;          // adobe: "~>" seen
+  bool cls_ready_ = false;
+  error_kind error_ = error_kind::none;
+  std::uint64_t error_pos_ = 0;
+};
+
+// --- one-shot ----------------------------------------------------------------------------------
+
+// out.size() must be >= encoded_size(in.size(), opt), else short_output and nothing written.
+result encode(std::span<const std::uint8_t> in, std::span<char> out, const encode_options& opt);
+// out.size() must be >= max_decoded_size(in, opt), else short_output.
+result decode(std::string_view in, std::span<std::uint8_t> out, const decode_options& opt);
+
+}  // namespace simdex::base85

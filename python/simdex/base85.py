@@ -1,0 +1,173 @@
+"""Base85 codecs with the signatures and results of Python's ``base64`` functions.
+
+``b85encode``/``b85decode``, ``a85encode``/``a85decode`` and ``z85encode``/``z85decode`` are
+drop-in replacements running the native SIMD core (the GIL is released on large inputs).
+Where CPython versions disagree, these follow the strict side (CPython 3.15): a final group of
+a single character raises ``ValueError`` instead of being dropped. Every ``ValueError`` names
+the byte position of the problem.
+
+For files and other streams: :class:`Encoder`, :class:`Decoder`, :func:`encode_file` and
+:func:`decode_file` work in chunks, in constant memory.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import BinaryIO, Union
+
+from ._simdex import base85 as _native
+
+__all__ = [
+    "b85encode", "b85decode", "a85encode", "a85decode", "z85encode", "z85decode",
+    "Encoder", "Decoder", "encode_file", "decode_file", "VARIANTS",
+]
+
+VARIANTS = ("b85", "z85", "a85")
+_A85_WHITESPACE = b" \t\n\r\v"
+
+
+def _bytes_like(b):
+    """A C-contiguous buffer of ``b`` (bytes-like only), as ``base64`` accepts for encoding."""
+    if isinstance(b, (bytes, bytearray)):
+        return b
+    m = memoryview(b)  # TypeError for non-buffers, as in base64
+    return m if m.c_contiguous else m.tobytes()
+
+
+def _wrap(wrapcol) -> int:
+    w = int(wrapcol)
+    if w < 0:
+        raise ValueError("wrapcol must be >= 0")
+    return w
+
+
+def _decode_input(s):
+    """``base64``'s rule for decoder input: bytes-like, or a str of ASCII characters."""
+    if isinstance(s, str):
+        try:
+            return s.encode("ascii")
+        except UnicodeEncodeError:
+            raise ValueError("string argument should contain only ASCII characters") from None
+    try:
+        return _bytes_like(s)
+    except TypeError:
+        raise TypeError("argument should be a bytes-like object or ASCII string, "
+                        f"not {s.__class__.__name__!r}") from None
+
+
+def b85encode(b, pad=False, *, wrapcol=0):
+    """Encode bytes-like ``b`` with the RFC 1924 / git alphabet (as ``base64.b85encode``)."""
+    return _native.encode(_bytes_like(b), "b85", pad=bool(pad), wrap=_wrap(wrapcol))
+
+
+def b85decode(b, *, ignorechars=b""):
+    """Decode b85 text (as ``base64.b85decode``); ValueError names the position of bad input."""
+    return _native.decode(_decode_input(b), "b85", ignore=_bytes_like(ignorechars))
+
+
+def z85encode(s, pad=False, *, wrapcol=0):
+    """Encode with the ZeroMQ Z85 alphabet (as ``base64.z85encode`` of Python 3.13+)."""
+    return _native.encode(_bytes_like(s), "z85", pad=bool(pad), wrap=_wrap(wrapcol))
+
+
+def z85decode(s, *, ignorechars=b""):
+    """Decode Z85 text (as ``base64.z85decode`` of Python 3.13+)."""
+    return _native.decode(_decode_input(s), "z85", ignore=_bytes_like(ignorechars))
+
+
+def a85encode(b, *, foldspaces=False, wrapcol=0, pad=False, adobe=False):
+    """Ascii85 encode (as ``base64.a85encode``): 'z' for zero groups, 'y' with ``foldspaces``,
+    lines of ``wrapcol`` chars, ``<~ ~>`` framing with ``adobe``."""
+    return _native.encode(_bytes_like(b), "a85", pad=bool(pad), fold_spaces=bool(foldspaces),
+                          adobe=bool(adobe), wrap=_wrap(wrapcol))
+
+
+def a85decode(b, *, foldspaces=False, adobe=False, ignorechars=_A85_WHITESPACE):
+    """Ascii85 decode (as ``base64.a85decode``)."""
+    data = _decode_input(b)
+    if adobe and bytes(memoryview(data)[-2:]) != b"~>":
+        raise ValueError("Ascii85 encoded byte sequences must end with b'~>'")
+    return _native.decode(data, "a85", fold_spaces=bool(foldspaces), adobe=bool(adobe),
+                          ignore=_bytes_like(ignorechars))
+
+
+class Encoder:
+    """Streaming encoder: ``update(chunk)`` returns the text so far, ``finish()`` the rest.
+
+    ``variant`` is "b85", "z85" or "a85"; the options are those of the one-shot functions.
+    """
+
+    def __init__(self, variant="b85", *, pad=False, foldspaces=False, adobe=False, wrapcol=0):
+        self._e = _native.Encoder(variant, pad=pad, fold_spaces=foldspaces, adobe=adobe,
+                                  wrap=_wrap(wrapcol))
+
+    def update(self, data) -> bytes:
+        return self._e.update(_bytes_like(data))
+
+    def finish(self) -> bytes:
+        return self._e.finish()
+
+
+class Decoder:
+    """Streaming decoder: ``update(chunk)`` returns the bytes so far, ``finish()`` the rest.
+
+    ``ignorechars`` defaults to whitespace for a85 and to nothing for b85/z85. A ValueError
+    names the position in the whole stream.
+    """
+
+    def __init__(self, variant="b85", *, foldspaces=False, adobe=False, ignorechars=None):
+        if ignorechars is None:
+            ignorechars = _A85_WHITESPACE if variant == "a85" else b""
+        self._d = _native.Decoder(variant, fold_spaces=foldspaces, adobe=adobe,
+                                  ignore=_bytes_like(ignorechars))
+
+    def update(self, data) -> bytes:
+        return self._d.update(_decode_input(data))
+
+    def finish(self) -> bytes:
+        return self._d.finish()
+
+    @property
+    def consumed(self) -> int:
+        """Input bytes seen so far."""
+        return self._d.consumed
+
+
+_File = Union[str, os.PathLike, BinaryIO]
+_CHUNK = 1 << 20
+
+
+def _pump(codec, src: _File, dst: _File, chunk_size: int) -> int:
+    def opened(f, mode):
+        return open(f, mode) if isinstance(f, (str, os.PathLike)) else None
+
+    fin, fout = opened(src, "rb"), opened(dst, "wb")
+    reader, writer = fin or src, fout or dst
+    written = 0
+    try:
+        while True:
+            block = reader.read(chunk_size)
+            if not block:
+                break
+            out = codec.update(block)
+            writer.write(out)
+            written += len(out)
+        out = codec.finish()
+        writer.write(out)
+        return written + len(out)
+    finally:
+        for f in (fin, fout):
+            if f is not None:
+                f.close()
+
+
+def encode_file(src: _File, dst: _File, variant="b85", *, chunk_size=_CHUNK, **options) -> int:
+    """Encode ``src`` into ``dst`` (paths or binary file objects) chunk by chunk; returns the
+    number of chars written. ``options``: pad, foldspaces, adobe, wrapcol."""
+    return _pump(Encoder(variant, **options), src, dst, chunk_size)
+
+
+def decode_file(src: _File, dst: _File, variant="b85", *, chunk_size=_CHUNK, **options) -> int:
+    """Decode ``src`` into ``dst`` chunk by chunk; returns the number of bytes written.
+    ``options``: foldspaces, adobe, ignorechars. Raises ValueError with the stream position."""
+    return _pump(Decoder(variant, **options), src, dst, chunk_size)

@@ -1,0 +1,202 @@
+"""simdex.base85 against CPython's base64 (on inputs where every Python version agrees), the
+Z85 spec vector, error positions, streaming and the CLI."""
+
+from __future__ import annotations
+
+import array
+import base64
+import os
+import random
+import subprocess
+import sys
+
+import pytest
+
+from simdex import base85 as b85
+
+HAS_Z85 = hasattr(base64, "z85encode")  # Python 3.13+
+
+
+def rand(n, seed):
+    return random.Random(seed).randbytes(n)
+
+
+SIZES = list(range(0, 70)) + [255, 256, 1000, 4093, 4096, 70000]
+
+
+@pytest.mark.parametrize("n", SIZES)
+def test_b85_matches_cpython(n):
+    data = rand(n, n)
+    for pad in (False, True):
+        ours = b85.b85encode(data, pad=pad)
+        assert ours == base64.b85encode(data, pad=pad)
+        assert b85.b85decode(ours) == base64.b85decode(ours)
+
+
+@pytest.mark.parametrize("n", SIZES)
+def test_a85_matches_cpython(n):
+    r = random.Random(n)
+    data = bytearray(rand(n, n))
+    for i in range(0, n - 3, 4):  # zero and space words exercise 'z' and 'y'
+        if r.random() < 0.2:
+            data[i:i + 4] = b"\0\0\0\0" if r.random() < 0.5 else b"    "
+    data = bytes(data)
+    for kw in (dict(), dict(foldspaces=True), dict(pad=True), dict(adobe=True),
+               dict(wrapcol=1), dict(wrapcol=2, adobe=True), dict(wrapcol=75, adobe=True, foldspaces=True),
+               dict(wrapcol=13, pad=True)):
+        ours = b85.a85encode(data, **kw)
+        assert ours == base64.a85encode(data, **kw), kw
+        dkw = {k: v for k, v in kw.items() if k in ("foldspaces", "adobe")}
+        assert b85.a85decode(ours, **dkw) == base64.a85decode(ours, **dkw), kw
+
+
+def test_z85_spec_vector():
+    raw = bytes([0x86, 0x4F, 0xD2, 0x6F, 0xB5, 0x59, 0xF7, 0x5B])
+    assert b85.z85encode(raw) == b"HelloWorld"
+    assert b85.z85decode(b"HelloWorld") == raw
+    assert b85.z85decode("HelloWorld") == raw
+
+
+@pytest.mark.skipif(not HAS_Z85, reason="base64.z85encode needs Python 3.13+")
+def test_z85_matches_cpython():  # pragma: no cover - runs on 3.13+
+    for n in SIZES:
+        data = rand(n, n)
+        assert b85.z85encode(data) == base64.z85encode(data)
+        assert b85.z85decode(base64.z85encode(data)) == data
+
+
+def test_z85_is_b85_with_another_alphabet():
+    # Holds on every Python: Z85 text is the b85 text under the alphabet mapping.
+    b = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz!#$%&()*+-;<=>?@^_`{|}~"
+    z = b"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#"
+    table = bytes.maketrans(b, z)
+    for n in SIZES:
+        data = rand(n, n + 1)
+        assert b85.z85encode(data) == base64.b85encode(data).translate(table)
+
+
+def test_any_bytes_like():
+    data = rand(400, 1)
+    want = base64.b85encode(data)
+    assert b85.b85encode(bytearray(data)) == want
+    assert b85.b85encode(memoryview(data)) == want
+    assert b85.b85encode(memoryview(data)[::2]) == base64.b85encode(data[::2])  # non-contiguous
+    arr = array.array("I", data)
+    assert b85.b85encode(arr) == base64.b85encode(arr)
+    assert b85.b85decode(memoryview(want)) == data
+    assert b85.b85decode(want.decode()) == data
+    with pytest.raises(TypeError):
+        b85.b85encode("text")
+    with pytest.raises(ValueError):
+        b85.b85decode("é")
+
+
+def test_errors_carry_position():
+    text = bytearray(base64.b85encode(rand(200, 2)))
+    for i in (0, 1, 63, 64, 79, 80, 150, len(text) - 1):
+        bad = bytearray(text)
+        bad[i] = ord('"')
+        with pytest.raises(ValueError, match=f"position {i}"):
+            b85.b85decode(bytes(bad))
+        with pytest.raises(ValueError):
+            base64.b85decode(bytes(bad))  # CPython agrees it is bad
+    with pytest.raises(ValueError, match="overflow in hunk starting at byte 85"):
+        b85.b85decode(b"0" * 85 + b"|NsC1" + b"0" * 100)
+    with pytest.raises(ValueError, match="1-character group"):
+        b85.b85decode(b"00000" + b"0")
+    with pytest.raises(ValueError, match="z inside Ascii85 5-tuple"):
+        b85.a85decode(b"!!z!!")
+    with pytest.raises(ValueError, match="Non-Ascii85 digit found: v"):
+        b85.a85decode(b"!!!!v")
+    with pytest.raises(ValueError, match="~>"):
+        b85.a85decode(b"<~!!!!!", adobe=True)
+    with pytest.raises(ValueError, match="overflow"):
+        b85.a85decode(b"s8W-\"")
+    with pytest.raises(ValueError, match="bad z85 character at position 4"):
+        b85.z85decode(b"0000~")
+
+
+@pytest.mark.parametrize("group", ["|NsC1", "}0000", "~0000", "~~~~~"])
+def test_overflow_inside_blocks(group):
+    # A bad group at every offset of a long input: CPython and simdex both reject it.
+    for at in range(0, 40):
+        text = (b"00000" * at + group.encode() + b"00000" * (40 - at))
+        with pytest.raises(ValueError, match=f"byte {5 * at}"):
+            b85.b85decode(text)
+        with pytest.raises(ValueError, match="overflow"):
+            base64.b85decode(text)
+
+
+def test_a85_ignorechars_and_framing():
+    data = rand(1000, 3)
+    text = base64.a85encode(data, wrapcol=60, adobe=True)
+    assert b85.a85decode(text, adobe=True) == data
+    assert b85.a85decode(text.replace(b"\n", b"\r\n"), adobe=True) == data
+    spaced = base64.a85encode(data).replace(b"A", b"A\x0c")
+    assert b85.a85decode(spaced, ignorechars=b"\x0c") == data
+    with pytest.raises(ValueError):
+        b85.a85decode(spaced)  # \f is not in the default ignore set, as in CPython
+    assert b85.b85decode(base64.b85encode(data) + b"\n", ignorechars=b"\n") == data
+
+
+def test_streaming_matches_one_shot():
+    r = random.Random(5)
+    for variant, enc in (("b85", b85.b85encode), ("z85", b85.z85encode), ("a85", b85.a85encode)):
+        data = rand(100000, 6)
+        e = b85.Encoder(variant)
+        d = b85.Decoder(variant)
+        text, back, i = b"", b"", 0
+        while i < len(data):
+            step = r.randrange(0, 5000)
+            text += e.update(data[i:i + step])
+            i += step
+        text += e.finish()
+        assert text == enc(data)
+        for j in range(0, len(text), 777):
+            back += d.update(text[j:j + 777])
+        back += d.finish()
+        assert back == data
+
+
+def test_streaming_error_position_is_absolute():
+    d = b85.Decoder("b85")
+    d.update(b"00000" * 300)
+    with pytest.raises(ValueError, match="position 1502"):
+        d.update(b"00" + b'"' + b"00")
+
+
+def test_file_helpers(tmp_path):
+    data = rand(3_000_000, 7)
+    src = tmp_path / "in.bin"
+    src.write_bytes(data)
+    b85.encode_file(src, tmp_path / "t.txt", "a85", wrapcol=76, adobe=True, chunk_size=65536)
+    assert (tmp_path / "t.txt").read_bytes() == base64.a85encode(data, wrapcol=76, adobe=True)
+    b85.decode_file(tmp_path / "t.txt", tmp_path / "out.bin", "a85", adobe=True, chunk_size=100001)
+    assert (tmp_path / "out.bin").read_bytes() == data
+
+
+def run_cli(*args, input=None):
+    return subprocess.run([sys.executable, "-m", "simdex", "base85", *args], input=input,
+                          capture_output=True)
+
+
+@pytest.mark.parametrize("variant", ["b85", "z85", "a85"])
+def test_cli_round_trip(tmp_path, variant):
+    data = rand(300_000, 8)
+    (tmp_path / "in").write_bytes(data)
+    r = run_cli("encode", "--variant", variant, "-i", str(tmp_path / "in"), "-o", str(tmp_path / "t"),
+                "--wrap", "76")
+    assert r.returncode == 0, r.stderr
+    text = (tmp_path / "t").read_bytes()
+    assert max(len(line) for line in text.splitlines()) == 76 and text.endswith(b"\n")
+    r = run_cli("decode", "--variant", variant, input=text)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == data
+
+
+def test_cli_reports_bad_input():
+    r = run_cli("decode", input=b"00000" * 10 + b"0\x01000")
+    assert r.returncode == 1
+    assert b"position 51" in r.stderr
+    r = run_cli("encode", "--variant", "b85", input=b"hello")
+    assert r.returncode == 0 and r.stdout == b"Xk~0{Zv"

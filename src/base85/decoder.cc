@@ -1,0 +1,215 @@
+// Streaming decoder. With no partial group pending, runs of whole groups go through the bulk
+// kernel straight from the input. Where skipped chars (line breaks) stop it, compact() removes
+// them block by block and the kernel decodes the compacted text. Anything else ('z'/'y',
+// framing, a chunk boundary, an error) is handled one char at a time until a group boundary,
+// and that path alone decides errors and their positions.
+#include <algorithm>
+
+#include "kernels.h"
+
+namespace simdex::base85 {
+
+decode_options default_decode_options(variant v) {
+  decode_options o;
+  o.var = v;
+  if (v == variant::a85) o.ignore = char_set(kWhitespace);
+  return o;
+}
+
+decoder::decoder(const decode_options& opt, const kernels* k)
+    : opt_(opt), k_(k ? k : &active_kernels()), a_(&alphabet_of(opt.var)) {
+  if (opt_.var != variant::a85) opt_.adobe = opt_.fold_spaces = false;
+}
+
+// Whole groups of in[0, n) with skipped chars (line breaks) removed, decoded through a staging
+// buffer. Returns bytes written and sets `used`; stops at any other char, or at a bad group,
+// which the char-by-char path then finds and places.
+std::size_t decoder::compacted(const char* in, std::size_t n, std::uint8_t* out,
+                               std::size_t& used) {
+  if (!cls_ready_) {  // built on first use: small inputs never pay for it
+    // Bytes >= 128 are never in an alphabet; skipping them is left to the char-by-char path.
+    for (int c = 0; c < 256; ++c)
+      cls_[c] = a_->dec[c] != kInvalid                                           ? 0
+                : c < 128 && opt_.ignore.contains(static_cast<unsigned char>(c)) ? 1
+                                                                                 : 2;
+    cls_ready_ = true;
+  }
+  constexpr std::size_t kStage = 4000;  // a multiple of 5
+  alignas(64) char buf[kStage + 64 + 4096];
+  std::size_t written = 0;
+  used = 0;
+  while (used < n) {
+    // Place the stage 2 KiB away from the input modulo 4 KiB: compaction loads and stores
+    // advance at nearly the same rate, and equal low 12 address bits stall loads (4K aliasing).
+    auto gap =
+        reinterpret_cast<std::uintptr_t>(in + used) + 2048 - reinterpret_cast<std::uintptr_t>(buf);
+    char* stage = buf + (gap & 4032);
+    std::size_t consumed = 0;
+    std::size_t m = k_->compact(in + used, n - used, stage, kStage, cls_, consumed);
+    std::size_t groups = m / 5;
+    if (groups == 0) break;
+    if (m % 5 != 0)  // end on a group boundary
+      m = k_->compact(in + used, n - used, stage, 5 * groups, cls_, consumed);
+    if (k_->decode(stage, groups, out + written, *a_) != groups) break;
+    written += 4 * groups;
+    used += consumed;
+    if (m != kStage) break;
+  }
+  return written;
+}
+
+std::size_t decoder::max_output(std::size_t n) const {
+  if (opt_.var == variant::a85) return 4 * n + 4;  // each 'z' is 4 bytes from 1 char
+  return (ndigits_ + n) / 5 * 4;
+}
+
+void decoder::fail(error_kind kind, std::uint64_t pos) {
+  error_ = kind;
+  error_pos_ = pos;
+}
+
+// Writes the pending group padded with digit 84, keeping `keep` bytes; false on overflow.
+bool decoder::flush_group(std::uint8_t*& out, int keep) {
+  for (int i = ndigits_; i < 5; ++i) digits_[i] = 84;
+  std::uint64_t v = digits_value(digits_);
+  if (v > 0xffffffffu) {
+    fail(error_kind::overflow, group_start_);
+    return false;
+  }
+  std::uint8_t word[4];
+  store_be32(word, static_cast<std::uint32_t>(v));
+  std::memcpy(out, word, static_cast<std::size_t>(keep));
+  out += keep;
+  ndigits_ = 0;
+  return true;
+}
+
+// Consumes one char at pos_ (not yet advanced); false after an error.
+bool decoder::slow_char(unsigned char c, std::uint8_t*& out) {
+  const std::uint64_t pos = pos_;
+  if (tilde_pending_) {
+    tilde_pending_ = false;
+    if (c != '>') {
+      fail(error_kind::invalid_char, pos - 1);
+      return false;
+    }
+    ended_ = true;
+    return true;
+  }
+  if (lt_pending_) {  // '<' at offset 0: "<~" is the opening frame, else '<' is a digit
+    lt_pending_ = false;
+    if (c == '~') return true;
+    digits_[0] = a_->dec[static_cast<unsigned char>('<')];
+    ndigits_ = 1;
+    group_start_ = 0;
+  }
+  if (ended_) {
+    if (opt_.ignore.contains(c)) return true;
+    fail(error_kind::invalid_char, pos);
+    return false;
+  }
+  if (std::uint8_t d = a_->dec[c]; d != kInvalid) {
+    if (opt_.adobe && pos == 0 && c == '<') {
+      lt_pending_ = true;
+      return true;
+    }
+    if (ndigits_ == 0) group_start_ = pos;
+    digits_[ndigits_++] = d;
+    return ndigits_ < 5 || flush_group(out, 4);
+  }
+  if (opt_.var == variant::a85 && (c == 'z' || (c == 'y' && opt_.fold_spaces))) {
+    if (ndigits_ != 0) {  // only whole groups fold
+      fail(error_kind::invalid_char, pos);
+      return false;
+    }
+    std::memset(out, c == 'z' ? 0 : 0x20, 4);
+    out += 4;
+    return true;
+  }
+  if (opt_.adobe && c == '~') {
+    tilde_pending_ = true;
+    return true;
+  }
+  if (opt_.ignore.contains(c)) return true;
+  fail(error_kind::invalid_char, pos);
+  return false;
+}
+
+result decoder::update(const char* in, std::size_t n, std::uint8_t* out) {
+  std::uint8_t* o = out;
+  std::size_t i = 0;
+  while (error_ == error_kind::none && i < n) {
+    bool plain =
+        ndigits_ == 0 && !lt_pending_ && !tilde_pending_ && !ended_ && !(opt_.adobe && pos_ == 0);
+    if (plain && n - i >= 5) {
+      std::size_t groups = (n - i) / 5;
+      std::size_t done = k_->decode(in + i, groups, o, *a_);
+      i += done * 5, pos_ += done * 5, o += done * 4;
+      if (done == groups && i == n) break;
+      if (!opt_.ignore.empty() && n - i >= 5) {
+        std::size_t used = 0;
+        if (std::size_t got = compacted(in + i, n - i, o, used); got > 0) {
+          i += used, pos_ += used, o += got;
+          continue;
+        }
+      }
+    }
+    // One char through the general path; a kernel stop lands here too, and an error in
+    // the group is found and placed by the same code.
+    if (!slow_char(static_cast<unsigned char>(in[i]), o)) break;
+    ++i, ++pos_;
+  }
+  if (error_ != error_kind::none) return {static_cast<std::size_t>(o - out), error_, error_pos_};
+  return {static_cast<std::size_t>(o - out), error_kind::none, 0};
+}
+
+result decoder::finish(std::uint8_t* out) {
+  std::uint8_t* o = out;
+  if (error_ == error_kind::none) {
+    if (lt_pending_) {  // a lone leading '<' is a digit
+      lt_pending_ = false;
+      digits_[0] = a_->dec[static_cast<unsigned char>('<')];
+      ndigits_ = 1;
+      group_start_ = 0;
+    }
+    if (tilde_pending_) {
+      fail(error_kind::bad_tail, pos_ - 1);
+    } else if (opt_.adobe && !ended_) {
+      fail(error_kind::bad_tail, pos_);
+    } else if (ndigits_ == 1) {
+      fail(error_kind::bad_tail, group_start_);
+    } else if (ndigits_ > 1) {
+      flush_group(o, ndigits_ - 1);
+    }
+  }
+  return {static_cast<std::size_t>(o - out), error_, error_ == error_kind::none ? 0 : error_pos_};
+}
+
+std::size_t max_decoded_size(std::size_t n, const decode_options& opt) {
+  if (opt.var == variant::a85) return 4 * n;
+  return n / 5 * 4 + (n % 5 > 1 ? n % 5 - 1 : 0);
+}
+
+}  // namespace simdex::base85
+
+namespace simdex::base85 {
+
+std::size_t max_decoded_size(std::string_view in, const decode_options& opt) {
+  if (opt.var != variant::a85) return max_decoded_size(in.size(), opt);
+  // Counted in blocks of 255 into a byte counter, a loop the compiler vectorizes.
+  const unsigned char y = opt.fold_spaces ? 'y' : 'z';
+  std::size_t folds = 0;
+  for (std::size_t i = 0; i < in.size(); i += 255) {
+    std::size_t end = std::min(in.size(), i + 255);
+    std::uint8_t block = 0;
+    for (std::size_t j = i; j < end; ++j) {
+      unsigned char c = static_cast<unsigned char>(in[j]);
+      block = static_cast<std::uint8_t>(block + ((c == 'z') | (c == y)));
+    }
+    folds += block;
+  }
+  // Whole groups of the other chars, a final group of at most 3 bytes, 4 bytes per fold.
+  return (in.size() - folds) / 5 * 4 + 3 + 4 * folds;
+}
+
+}  // namespace simdex::base85

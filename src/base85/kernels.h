@@ -1,0 +1,114 @@
+// Internals shared by the base85 kernel files: the alphabet tables and the one-group scalar
+// codec every level falls back to. Everything inline has internal linkage, so each level's
+// file keeps its own copy compiled with its own flags.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+#include "simdex/base85.h"
+
+namespace simdex::base85 {
+
+// 2^32-1 = 85 * 50529027: with x = the first four digits in base 85, a group overflows iff
+// x > kMaxPrefix, or x == kMaxPrefix and the last digit is not 0.
+inline constexpr std::uint32_t kMaxPrefix = 50529027;
+inline constexpr std::uint8_t kInvalid = 0xff;
+
+struct alphabet {
+  alignas(64) std::uint8_t enc[128];  // digit -> char; unused entries 0
+  alignas(64) std::uint8_t dec[256];  // char -> digit, kInvalid outside the alphabet
+  bool contiguous;                    // enc[d] == enc[0] + d (Ascii85): lookups are one add
+  // Digits [0,10), [10,36) and [36,62) are runs of consecutive chars (true of all three
+  // alphabets): enc[d] = d + run_offset[run] for d < 62, + run_offset[2] + punct_fix[d-62]
+  // above. punct_fix as two vpshufb rows, the second XORed with the first, so an index made
+  // negative by the subtraction of 16 selects zero and the XOR of both gives entry 16..22.
+  bool runs;
+  std::uint8_t run_offset[3];
+  alignas(16) std::uint8_t punct_fix_rows[2][16];
+};
+
+extern const kernels kScalarKernels;
+extern const kernels kAvx2Kernels;
+extern const kernels kAvx512Kernels;
+extern const kernels kAvx512VbmiKernels;
+
+// AVX2 compaction (avx2.cc), also the AVX-512BW level's: below VBMI2 there is no byte compress.
+std::size_t compact_avx2(const char* in, std::size_t n, char* out, std::size_t cap,
+                         const std::uint8_t* cls, std::size_t& consumed);
+
+namespace {
+
+inline std::uint32_t load_be32(const std::uint8_t* p) {
+  std::uint32_t v;
+  std::memcpy(&v, p, 4);
+  return __builtin_bswap32(v);
+}
+inline void store_be32(std::uint8_t* p, std::uint32_t v) {
+  v = __builtin_bswap32(v);
+  std::memcpy(p, &v, 4);
+}
+
+inline void encode_word(std::uint32_t w, char* out, const alphabet& a) {
+  for (int i = 4; i >= 0; --i) {
+    out[i] = static_cast<char>(a.enc[w % 85]);
+    w /= 85;
+  }
+}
+
+// Group value of five digits (each < 85) in 64 bits, so overflow is visible.
+inline std::uint64_t digits_value(const std::uint8_t d[5]) {
+  std::uint64_t v = 0;
+  for (int i = 0; i < 5; ++i) v = v * 85 + d[i];
+  return v;
+}
+
+// Decodes one 5-char group; false on a char outside the alphabet or an overflow.
+inline bool decode_group(const char* in, std::uint8_t* out, const alphabet& a) {
+  std::uint8_t d[5];
+  std::uint8_t bad = 0;
+  for (int i = 0; i < 5; ++i) bad |= d[i] = a.dec[static_cast<unsigned char>(in[i])];
+  if (bad & 0x80) return false;
+  std::uint64_t v = digits_value(d);
+  if (v > 0xffffffffu) return false;
+  store_be32(out, static_cast<std::uint32_t>(v));
+  return true;
+}
+
+inline bool is_stop(std::uint32_t w, bool stop_zero, bool stop_spaces) {
+  return (stop_zero && w == 0) || (stop_spaces && w == 0x20202020u);
+}
+
+// Scalar bulk loops; SIMD kernels finish their tails and failed blocks with them.
+inline std::size_t encode_groups_scalar(const std::uint8_t* in, std::size_t groups, char* out,
+                                        const alphabet& a, bool stop_zero, bool stop_spaces) {
+  for (std::size_t i = 0; i < groups; ++i) {
+    std::uint32_t w = load_be32(in + 4 * i);
+    if (is_stop(w, stop_zero, stop_spaces)) return i;
+    encode_word(w, out + 5 * i, a);
+  }
+  return groups;
+}
+
+inline std::size_t decode_groups_scalar(const char* in, std::size_t groups, std::uint8_t* out,
+                                        const alphabet& a) {
+  for (std::size_t i = 0; i < groups; ++i)
+    if (!decode_group(in + 5 * i, out + 4 * i, a)) return i;
+  return groups;
+}
+
+inline std::size_t compact_scalar(const char* in, std::size_t n, char* out, std::size_t cap,
+                                  const std::uint8_t* cls, std::size_t& consumed) {
+  std::size_t m = 0, i = 0;
+  for (; i < n && m < cap; ++i) {
+    std::uint8_t k = cls[static_cast<unsigned char>(in[i])];
+    if (k == 2) break;
+    out[m] = in[i];  // kept only if m advances
+    m += k == 0;
+  }
+  consumed = i;
+  return m;
+}
+
+}  // namespace
+}  // namespace simdex::base85

@@ -1,0 +1,77 @@
+// The three alphabets, built at compile time from their spec strings.
+#include "kernels.h"
+
+namespace simdex::base85 {
+namespace {
+
+constexpr alphabet make_alphabet(const char* chars) {
+  alphabet a{};
+  for (int i = 0; i < 256; ++i) a.dec[i] = kInvalid;
+  for (int d = 0; d < 85; ++d) {
+    a.enc[d] = static_cast<std::uint8_t>(chars[d]);
+    a.dec[static_cast<unsigned char>(chars[d])] = static_cast<std::uint8_t>(d);
+  }
+  a.contiguous = true;
+  for (int d = 0; d < 85; ++d) a.contiguous = a.contiguous && chars[d] == chars[0] + d;
+  constexpr int kRunStart[4] = {0, 10, 36, 62};
+  a.runs = true;
+  for (int r = 0; r < 3; ++r) {
+    a.run_offset[r] = static_cast<std::uint8_t>(chars[kRunStart[r]] - kRunStart[r]);
+    for (int d = kRunStart[r]; d < kRunStart[r + 1]; ++d)
+      a.runs = a.runs && chars[d] == chars[kRunStart[r]] + (d - kRunStart[r]);
+  }
+  std::uint8_t fix[32] = {};
+  for (int d = 62; d < 85; ++d)
+    fix[d - 62] = static_cast<std::uint8_t>(chars[d] - d - a.run_offset[2]);
+  for (int i = 0; i < 16; ++i) {
+    a.punct_fix_rows[0][i] = fix[i];
+    a.punct_fix_rows[1][i] = fix[16 + i] ^ fix[i];
+  }
+  return a;
+}
+
+constexpr char kB85[] =
+    "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz!#$%&()*+-;<=>?@^_`{|}~";
+constexpr char kZ85[] =
+    "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#";
+constexpr char kA85[] =
+    "!\"#$%&'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_`abcdefghijklmnopqrstu";
+static_assert(sizeof kB85 == 86 && sizeof kZ85 == 86 && sizeof kA85 == 86);
+
+constexpr alphabet kAlphabets[3] = {make_alphabet(kB85), make_alphabet(kZ85), make_alphabet(kA85)};
+// The vpshufb kernels (AVX2, AVX-512BW) encode through the runs.
+static_assert(kAlphabets[0].runs && kAlphabets[1].runs && kAlphabets[2].runs);
+
+}  // namespace
+
+const alphabet& alphabet_of(variant v) noexcept { return kAlphabets[static_cast<int>(v)]; }
+
+const char* variant_name(variant v) noexcept {
+  switch (v) {
+    case variant::b85:
+      return "b85";
+    case variant::z85:
+      return "z85";
+    case variant::a85:
+      return "a85";
+  }
+  return "?";
+}
+
+const char* error_name(error_kind k) noexcept {
+  switch (k) {
+    case error_kind::none:
+      return "none";
+    case error_kind::invalid_char:
+      return "invalid character";
+    case error_kind::overflow:
+      return "overflow";
+    case error_kind::bad_tail:
+      return "bad length or tail";
+    case error_kind::short_output:
+      return "output buffer too small";
+  }
+  return "?";
+}
+
+}  // namespace simdex::base85
