@@ -63,16 +63,16 @@ def run(components: list[str], mode: str = "quick", out: str = "bench-results", 
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     console = Console(stderr=True)
+    unknown = [c for c in components if c not in COMPONENTS]
+    if unknown:
+        console.print(f"[red]unknown component(s): {', '.join(unknown)}[/]; choose from {', '.join(COMPONENTS)}")
+        return 2
     have = available()
     if not have:
         console.print(f"[red]no benchmark programs found in {bench_dir()}[/] (set SIMDEX_BENCH_DIR or reinstall)")
         return 2
     wanted = components or have
-    unknown = [c for c in wanted if c not in COMPONENTS]
-    missing = [c for c in wanted if c in COMPONENTS and c not in have]
-    if unknown:
-        console.print(f"[red]unknown component(s): {', '.join(unknown)}[/]; choose from {', '.join(COMPONENTS)}")
-        return 2
+    missing = [c for c in wanted if c not in have]
     for c in missing:
         console.print(f"[yellow]skipping {c}: bench_{c} was not built[/]")
     outdir = Path(out)
