@@ -4,8 +4,9 @@
 // 32 groups instead of 8. Digit -> char: an offset per run of consecutive chars plus two
 // vpshufb rows for the 23 punctuation digits; char -> digit: one vpshufb per row of 16 chars
 // merged by a blend tree on bits 4-6 of the char; Ascii85's contiguous alphabet is one add.
-// Arithmetic as in avx512_common.h. Compaction (dropping line breaks before decoding)
-// left-packs 8-byte chunks with vpshufb masks from a 256-entry table.
+// Decode arithmetic as in avx512_common.h; encode has its own digit split and output layout
+// (split_digits, emit8), cheaper in multiplies, shifts and shuffles. Compaction (dropping line
+// breaks before decoding) left-packs 8-byte chunks with vpshufb masks from a 256-entry table.
 #include <immintrin.h>
 
 #include "kernels.h"
@@ -18,29 +19,37 @@ namespace {
 inline __m256i load(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
 inline void store16(char* p, __m128i v) { _mm_storeu_si128(reinterpret_cast<__m128i*>(p), v); }
 
+// A vector the optimizer cannot see through. The encode loop needs more constants than there
+// are ymm registers, and gcc rebuilds a literal splat inside it (mov, vmovd, vpbroadcast) where
+// reloading a spilled opaque one is a single load.
+inline __m256i opaque(__m256i v) {
+  __asm__("" : "+x"(v));
+  return v;
+}
+
 // Digit -> char (operator() of the enc_* types) and char -> digit with a flag vector whose
 // bit 7 marks an invalid char (the dec_* types).
-// Runs of consecutive chars (b85, z85): two compares pick the run's offset, and two vpshufb
-// rows add the fix for the 23 punctuation digits (zero below 62, whose index is negative).
+// Runs of consecutive chars (b85, z85): two blends on bit 7 of d + (128 - first digit of the
+// run) pick the run's offset, and two vpshufb rows add the fix for the 23 punctuation digits
+// (zero below 62, whose index is negative).
 struct enc_runs {
-  __m256i off0, step1, step2, fix0, fix1;
+  __m256i off0, off1, off2, fix0, fix1;
+  __m256i from10 = opaque(_mm256_set1_epi8(128 - 10)), from36 = opaque(_mm256_set1_epi8(128 - 36));
+  __m256i minus62 = opaque(_mm256_set1_epi8(-62)), minus78 = opaque(_mm256_set1_epi8(-78));
   explicit enc_runs(const alphabet& a)
       : off0(_mm256_set1_epi8(static_cast<char>(a.run_offset[0]))),
-        step1(_mm256_set1_epi8(static_cast<char>(a.run_offset[1] - a.run_offset[0]))),
-        step2(_mm256_set1_epi8(static_cast<char>(a.run_offset[2] - a.run_offset[1]))),
+        off1(_mm256_set1_epi8(static_cast<char>(a.run_offset[1]))),
+        off2(_mm256_set1_epi8(static_cast<char>(a.run_offset[2]))),
         fix0(_mm256_broadcastsi128_si256(
             _mm_load_si128(reinterpret_cast<const __m128i*>(a.punct_fix_rows[0])))),
         fix1(_mm256_broadcastsi128_si256(
             _mm_load_si128(reinterpret_cast<const __m128i*>(a.punct_fix_rows[1])))) {}
   __m256i operator()(__m256i d) const {
-    __m256i off =
-        _mm256_add_epi8(_mm256_and_si256(_mm256_cmpgt_epi8(d, _mm256_set1_epi8(9)), step1),
-                        _mm256_and_si256(_mm256_cmpgt_epi8(d, _mm256_set1_epi8(35)), step2));
-    __m256i idx = _mm256_sub_epi8(d, _mm256_set1_epi8(62));
-    __m256i fix =
-        _mm256_xor_si256(_mm256_shuffle_epi8(fix0, idx),
-                         _mm256_shuffle_epi8(fix1, _mm256_sub_epi8(idx, _mm256_set1_epi8(16))));
-    return _mm256_add_epi8(_mm256_add_epi8(d, off0), _mm256_add_epi8(off, fix));
+    __m256i off = _mm256_blendv_epi8(off0, off1, _mm256_add_epi8(d, from10));
+    off = _mm256_blendv_epi8(off, off2, _mm256_add_epi8(d, from36));
+    __m256i fix = _mm256_xor_si256(_mm256_shuffle_epi8(fix0, _mm256_add_epi8(d, minus62)),
+                                   _mm256_shuffle_epi8(fix1, _mm256_add_epi8(d, minus78)));
+    return _mm256_add_epi8(_mm256_add_epi8(d, off), fix);
   }
 };
 
@@ -91,41 +100,77 @@ inline __m256i bswap32(__m256i v) {
   return _mm256_shuffle_epi8(v, s);
 }
 
-inline __m256i div7225(__m256i n) {
-  const __m256i m = _mm256_set1_epi64x(kDiv7225);
-  __m256i even = _mm256_srli_epi64(_mm256_mul_epu32(n, m), kDiv7225Shift);
-  __m256i odd =
-      _mm256_srli_epi64(_mm256_mul_epu32(_mm256_srli_epi64(n, 32), m), kDiv7225Shift - 32);
-  return _mm256_blend_epi32(even, odd, 0xaa);
-}
-
 // --- encode ----------------------------------------------------------------------------------
 
-// Digits of 8 big-endian words: x lanes hold [d3 d4 d1 d2], d0 lanes hold d0 (< 83).
-inline void digits8(__m256i raw, __m256i& x, __m256i& d0) {
-  const __m256i k7225 = _mm256_set1_epi32(7225);
-  __m256i n = bswap32(raw);
-  __m256i q2 = div7225(n);
-  __m256i lo = _mm256_sub_epi32(n, _mm256_mullo_epi32(q2, k7225));
-  d0 = _mm256_cvttps_epi32(_mm256_fmadd_ps(_mm256_cvtepi32_ps(q2), _mm256_set1_ps(kInv7225),
-                                           _mm256_set1_ps(kInv7225 / 2)));
-  __m256i mid = _mm256_sub_epi32(q2, _mm256_mullo_epi32(d0, k7225));
-  __m256i pair = _mm256_or_si256(lo, _mm256_slli_epi32(mid, 16));
-  __m256i q = _mm256_srli_epi16(_mm256_mulhi_epu16(pair, _mm256_set1_epi16(kDiv85)), 4);
-  __m256i r = _mm256_sub_epi16(pair, _mm256_mullo_epi16(q, _mm256_set1_epi16(85)));
-  x = _mm256_or_si256(q, _mm256_slli_epi16(r, 8));
+// Layout of 8 groups (two lanes of 4): the word of group g sits in dword kWordAt[g] of its lane,
+// so that lane 0's last group (chars 16..19) lands in dword 2 and lane 1's (chars 36..39) in
+// dword 3: one 32-byte store of the X chars at char 8 then puts both in place (see emit8).
+constexpr int kWordAt[8] = {0, 1, 3, 2, 0, 1, 2, 3};
+// The dwords of those last groups, one bit per dword of the vector (vpblendd mask).
+constexpr int kLastWords = 1 << kWordAt[3] | 1 << (4 + kWordAt[7]);
+
+struct enc_tables {
+  alignas(32) std::uint8_t load[32];  // bswap32 of the input words into kWordAt order
+  alignas(32) std::uint8_t head[32];  // chars 0..15 of a lane from X (d1 d2 d3 d4) with the
+                                      // lane's 4 d0 chars in its last group's dword
+};
+
+constexpr enc_tables make_enc_tables() {
+  enc_tables t{};
+  for (int lane = 0; lane < 2; ++lane)
+    for (int j = 0; j < 16; ++j) {
+      int g = j / 5, k = j % 5, w = kWordAt[4 * lane + g], last = kWordAt[4 * lane + 3];
+      t.load[16 * lane + 4 * kWordAt[4 * lane + j / 4] + 3 - j % 4] = static_cast<std::uint8_t>(j);
+      t.head[16 * lane + j] = static_cast<std::uint8_t>(k == 0 ? 4 * last + w : 4 * w + k - 1);
+    }
+  return t;
+}
+constexpr enc_tables kEnc = make_enc_tables();
+
+// Digits of 8 groups in kWordAt order: x lanes hold [d1 d2 d3 d4], d0 lanes hold d0 (< 83).
+// q2 = n / 85^2 by 64-bit multiply-high (even and odd dwords apart), d0 = q2 / 85^2 by a float
+// FMA. The remainders mid = q2 - 85^2 d0 (d1 d2) and lo = n - 85^2 q2 (d3 d4) are both < 85^2,
+// so one wrapping expression gives them as the 16-bit halves mid | lo << 16, which divide by
+// 85 together; and q | (w - 85 q) << 8 for each half w is (w << 8) + q (1 - 85 * 256) mod 2^16.
+struct split_digits {
+  __m256i div7225 = opaque(_mm256_set1_epi64x(kDiv7225));
+  __m256i lo_up = opaque(_mm256_set1_epi32(1 - 7225 * 65536)),
+          k7225 = opaque(_mm256_set1_epi32(7225));
+  __m256i div85 = opaque(_mm256_set1_epi16(static_cast<short>(kDiv85)));
+  __m256i join = opaque(_mm256_set1_epi16(1 - 85 * 256));
+  void operator()(__m256i raw, __m256i& x, __m256i& d0) const {
+    __m256i n = _mm256_shuffle_epi8(raw, load(kEnc.load));
+    __m256i even = _mm256_srli_epi64(_mm256_mul_epu32(n, div7225), kDiv7225Shift);
+    __m256i odd = _mm256_srli_epi64(_mm256_mul_epu32(_mm256_shuffle_epi32(n, 0xf5), div7225),
+                                    kDiv7225Shift - 32);
+    __m256i q2 = _mm256_blend_epi32(even, odd, 0xaa);
+    d0 = _mm256_cvttps_epi32(_mm256_fmadd_ps(_mm256_cvtepi32_ps(q2), _mm256_set1_ps(kInv7225),
+                                             _mm256_set1_ps(kInv7225 / 2)));
+    __m256i pair =
+        _mm256_sub_epi32(_mm256_add_epi32(_mm256_slli_epi32(n, 16), _mm256_mullo_epi32(q2, lo_up)),
+                         _mm256_mullo_epi32(d0, k7225));
+    __m256i q = _mm256_srli_epi16(_mm256_mulhi_epu16(pair, div85), 4);
+    x = _mm256_add_epi16(_mm256_slli_epi16(pair, 8), _mm256_mullo_epi16(q, join));
+  }
+};
+
+// d0 of 4 steps in one vector, step s in dword s of each lane (byte w: the group in dword w;
+// values < 83: no saturation), so that they share one alphabet lookup.
+inline __m256i pack4(__m256i d0, __m256i d1, __m256i d2, __m256i d3) {
+  return _mm256_packus_epi16(_mm256_packus_epi32(d0, d1), _mm256_packus_epi32(d2, d3));
 }
 
-// Writes 40 chars from X chars and D0 chars (byte 4g of each lane).
+// Writes the 40 chars of 8 groups from their X chars and D0 chars (packed, step s). The X
+// chars go out as they are at char 8, which leaves chars 16..19 and 36..39 final. Their dwords
+// then take the step's d0 chars (vpshufd and vpblendd, which issue on more ports than
+// vpshufb), and one vpshufb gives chars 0..15 and 20..35 of the lanes, overwriting the rest.
+template <int s>
 inline void emit8(__m256i xc, __m256i dc, char* o) {
-  __m256i ca = _mm256_or_si256(_mm256_shuffle_epi8(xc, load(kLayout.enc_a_x)),
-                               _mm256_shuffle_epi8(dc, load(kLayout.enc_a_d)));
-  __m256i cb = _mm256_or_si256(_mm256_shuffle_epi8(xc, load(kLayout.enc_b_x)),
-                               _mm256_shuffle_epi8(dc, load(kLayout.enc_b_d)));
-  store16(o, _mm256_castsi256_si128(ca));  // chars 0..15 and 4..19 of each lane, overlapping
-  store16(o + 4, _mm256_castsi256_si128(cb));
-  store16(o + 20, _mm256_extracti128_si256(ca, 1));
-  store16(o + 24, _mm256_extracti128_si256(cb, 1));
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(o + 8), xc);
+  __m256i m = _mm256_blend_epi32(xc, _mm256_shuffle_epi32(dc, s * 0x55), kLastWords);
+  __m256i head = _mm256_shuffle_epi8(m, load(kEnc.head));
+  store16(o, _mm256_castsi256_si128(head));
+  store16(o + 20, _mm256_extracti128_si256(head, 1));
 }
 
 inline bool has_stop(__m256i raw, bool stop_zero, bool stop_spaces) {
@@ -140,6 +185,7 @@ template <class ToChar>
 std::size_t encode_impl(const std::uint8_t* in, std::size_t groups, char* out, const alphabet& a,
                         bool stop_zero, bool stop_spaces) {
   const ToChar to_char(a);
+  const split_digits digits8;
   const bool stops = stop_zero || stop_spaces;
   std::size_t i = 0;
   for (; i + 32 <= groups; i += 32) {
@@ -152,21 +198,19 @@ std::size_t encode_impl(const std::uint8_t* in, std::size_t groups, char* out, c
     }
     if (stop) return i + encode_groups_scalar(p, 32, out + 5 * i, a, stop_zero, stop_spaces);
     for (int j = 0; j < 4; ++j) digits8(raw[j], x[j], d[j]);
-    __m256i dc = to_char(
-        _mm256_or_si256(_mm256_or_si256(d[0], _mm256_slli_epi32(d[1], 8)),
-                        _mm256_or_si256(_mm256_slli_epi32(d[2], 16), _mm256_slli_epi32(d[3], 24))));
+    __m256i dc = to_char(pack4(d[0], d[1], d[2], d[3]));
     char* o = out + 5 * i;
-    emit8(to_char(x[0]), dc, o);
-    emit8(to_char(x[1]), _mm256_srli_epi32(dc, 8), o + 40);
-    emit8(to_char(x[2]), _mm256_srli_epi32(dc, 16), o + 80);
-    emit8(to_char(x[3]), _mm256_srli_epi32(dc, 24), o + 120);
+    emit8<0>(to_char(x[0]), dc, o);
+    emit8<1>(to_char(x[1]), dc, o + 40);
+    emit8<2>(to_char(x[2]), dc, o + 80);
+    emit8<3>(to_char(x[3]), dc, o + 120);
   }
   for (; i + 8 <= groups; i += 8) {
     __m256i raw = load(in + 4 * i), x, d;
     if (stops && has_stop(raw, stop_zero, stop_spaces))
       return i + encode_groups_scalar(in + 4 * i, 8, out + 5 * i, a, stop_zero, stop_spaces);
     digits8(raw, x, d);
-    emit8(to_char(x), to_char(d), out + 5 * i);
+    emit8<0>(to_char(x), to_char(pack4(d, d, d, d)), out + 5 * i);
   }
   return i + encode_groups_scalar(in + 4 * i, groups - i, out + 5 * i, a, stop_zero, stop_spaces);
 }

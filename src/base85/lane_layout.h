@@ -1,5 +1,6 @@
 // Per-128-bit-lane byte layouts of 4 groups (16 bytes <-> 20 chars) for the vpshufb-based
-// kernels (AVX2, AVX-512BW); tables hold two lanes, broadcast as needed. Internal linkage.
+// kernels (decode: AVX2 and AVX-512BW; encode: AVX-512BW, avx2.cc has its own); tables hold
+// two lanes, broadcast as needed. Internal linkage.
 #pragma once
 
 #include <cstdint>
