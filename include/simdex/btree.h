@@ -1,0 +1,373 @@
+// simdex::btree_set<K> / btree_map<K, V>: ordered set and map of fixed-width keys.
+//
+//   simdex::btree_set<std::uint64_t> s;             // 2 MiB huge-page arena by default
+//   s.insert(42); s.contains(42); s.erase(42);
+//   for (auto it = s.lower_bound(10); it != s.end(); ++it) use(*it);
+//   s.contains_batch(queries, out);                  // many misses in flight
+//   simdex::btree_map<std::int64_t, double> m({.pages = simdex::page_size::small});
+//   m.insert(7, 1.5); if (auto it = m.find(7); it != m.end()) it.value() += 1;
+//
+// API summary (K: uint32_t, int32_t, uint64_t, int64_t, float, double; V: trivially
+// copyable, at most 16 bytes):
+//   insert / erase / contains / find / lower_bound / upper_bound / predecessor / successor,
+//   begin / end (bidirectional iterators), erase(it) -> next, erase(first, last),
+//   rank(k) (#keys < k) / nth(i), size, clear,
+//   build_sorted(span) (strictly ascending, else std::invalid_argument with the position),
+//   build(span) (any order, duplicates dropped), batch insert / erase / contains /
+//   lower_bound / rank over spans, memory_usage(), huge_bytes(), validate().
+// Floats are ordered by IEEE totalOrder (-0.0 and +0.0 are two distinct keys, -0.0 first);
+// a NaN key throws std::invalid_argument.
+//
+// Iterator invalidation: any insert or erase (single, batch, range, build, clear) invalidates
+// every iterator, except the iterator that erase(it) / erase(first, last) returns. Iterators
+// are (page, block, slot) positions; they never copy keys out of the tree.
+// Not thread-safe: concurrent readers are fine only while no thread modifies the tree.
+//
+// Layout (see docs/btree.md): inner nodes of 64 children searched with SIMD; leaves are 4 KiB
+// pages holding an in-page index over 16-key blocks; the search code is instantiated per ISA
+// level (scalar, AVX2, AVX-512) and chosen once when the tree is constructed.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "simdex/btree/detail.h"
+#include "simdex/cpu.h"
+#include "simdex/memory.h"
+
+namespace simdex {
+
+struct btree_options {
+  page_size pages = page_size::huge;  // arena backing: 2 MiB THP or 4 KiB pages
+  std::optional<isa> level = std::nullopt;  // force one ISA level's code (tests); default: best
+};
+
+template <class K, class V>
+class basic_btree {
+  static_assert(btree_detail::is_key_type<K>, "key must be u32, i32, u64, i64, float or double");
+  static_assert(btree_detail::value_traits<V>::ok,
+                "value must be trivially copyable and at most 16 bytes");
+
+ protected:
+  using codec = btree_detail::codec<K>;
+  using S = typename codec::stored;
+  static constexpr std::size_t VS = btree_detail::value_slot<V>;
+  using tree_t = btree_detail::tree<S, VS>;
+  using ops_t = btree_detail::ops<S, VS>;
+  using L = btree_detail::leaf_layout<S, VS>;
+
+ public:
+  using key_type = K;
+  using size_type = std::size_t;
+
+  class iterator {
+   public:
+    using iterator_category = std::bidirectional_iterator_tag;
+    using difference_type = std::ptrdiff_t;
+    using value_type = std::conditional_t<std::is_void_v<V>, K, std::pair<K, V>>;
+    iterator() = default;
+
+    K key() const noexcept { return codec::decode(L::keys(p_.page, p_.block)[p_.slot]); }
+    template <class W = V>
+      requires(!std::is_void_v<W>)
+    W& value() const noexcept {
+      return *reinterpret_cast<W*>(L::vals(p_.page, p_.block) + p_.slot * VS);
+    }
+    value_type operator*() const noexcept {
+      if constexpr (std::is_void_v<V>)
+        return key();
+      else
+        return {key(), value()};
+    }
+    iterator& operator++() noexcept {
+      const auto* h = L::hdr(p_.page);
+      if (++p_.slot < L::cnt(p_.page)[p_.block]) return *this;
+      p_.slot = 0;
+      if (++p_.block < h->nb) return *this;
+      p_.block = 0;
+      p_.page = h->next;
+      return *this;
+    }
+    iterator& operator--() noexcept {  // --begin() gives end()
+      if (p_.page == nullptr) {
+        p_.page = t_->last;
+      } else if (p_.slot > 0) {
+        --p_.slot;
+        return *this;
+      } else if (p_.block > 0) {
+        --p_.block;
+        p_.slot = L::cnt(p_.page)[p_.block] - 1u;
+        return *this;
+      } else {
+        p_.page = L::hdr(p_.page)->prev;
+      }
+      if (p_.page == nullptr) return *this;
+      p_.block = L::hdr(p_.page)->nb - 1u;
+      p_.slot = L::cnt(p_.page)[p_.block] - 1u;
+      return *this;
+    }
+    iterator operator++(int) noexcept { iterator r = *this; ++*this; return r; }
+    iterator operator--(int) noexcept { iterator r = *this; --*this; return r; }
+    friend bool operator==(const iterator& a, const iterator& b) noexcept {
+      return a.p_.page == b.p_.page && a.p_.block == b.p_.block && a.p_.slot == b.p_.slot;
+    }
+
+   private:
+    friend class basic_btree;
+    iterator(const tree_t* t, btree_detail::pos p) noexcept : t_(t), p_(p) {}
+    const tree_t* t_ = nullptr;
+    btree_detail::pos p_;
+  };
+  using const_iterator = iterator;
+
+  explicit basic_btree(btree_options o = {}) : t_(o.pages), ops_(&pick(o)) {}
+  basic_btree(basic_btree&& o) noexcept : t_(std::move(o.t_)), ops_(o.ops_) { o.reset_moved(); }
+  basic_btree& operator=(basic_btree&& o) noexcept {
+    if (this != &o) {
+      btree_detail::destroy(t_);
+      t_ = std::move(o.t_);
+      ops_ = o.ops_;
+      o.reset_moved();
+    }
+    return *this;
+  }
+  basic_btree(const basic_btree&) = delete;
+  basic_btree& operator=(const basic_btree&) = delete;
+  ~basic_btree() { btree_detail::destroy(t_); }
+
+  std::size_t size() const noexcept { return t_.size; }
+  bool empty() const noexcept { return t_.size == 0; }
+  void clear() noexcept { btree_detail::destroy(t_); }
+
+  bool contains(K k) const { return ops_->find(t_, codec::encode(k)).page != nullptr; }
+  iterator find(K k) const { return {&t_, ops_->find(t_, codec::encode(k))}; }
+  iterator lower_bound(K k) const { return {&t_, ops_->lower_bound(t_, codec::encode(k))}; }
+  iterator upper_bound(K k) const { return {&t_, ops_->upper_bound(t_, codec::encode(k))}; }
+  // Largest key < k / smallest key > k; end() when there is none.
+  iterator predecessor(K k) const {
+    iterator it = lower_bound(k);
+    if (it == begin()) return end();
+    return --it;
+  }
+  iterator successor(K k) const { return upper_bound(k); }
+  iterator begin() const noexcept { return {&t_, {t_.first, 0, 0}}; }
+  iterator end() const noexcept { return {&t_, {}}; }
+
+  // Number of keys < k, and the i-th smallest key (end() when i >= size()).
+  std::size_t rank(K k) const { return ops_->rank(t_, codec::encode(k)); }
+  iterator nth(std::size_t i) const { return {&t_, ops_->select(t_, i)}; }
+
+  bool erase(K k) { return ops_->erase(t_, codec::encode(k)); }
+  // Erases the key at `it` (which must be dereferenceable); returns the next position.
+  iterator erase(iterator it) {
+    K k = it.key();
+    ops_->erase(t_, codec::encode(k));
+    return upper_bound(k);
+  }
+  // Erases [first, last); returns the position after the last erased key.
+  iterator erase(iterator first, iterator last) {
+    if (first == last) return last;
+    if (last == end()) {
+      // Erase the tail [first, end) as a sorted batch.
+      std::vector<S> ks;
+      for (iterator it = first; it != last; ++it) ks.push_back(L::keys(it.p_.page, it.p_.block)[it.p_.slot]);
+      ops_->erase_sorted(t_, ks.data(), ks.size());
+      return end();
+    }
+    K stop = last.key();
+    std::vector<S> ks;
+    for (iterator it = first; it != last; ++it) ks.push_back(L::keys(it.p_.page, it.p_.block)[it.p_.slot]);
+    ops_->erase_sorted(t_, ks.data(), ks.size());
+    return lower_bound(stop);
+  }
+
+  // Batch operations over spans: keys need not be sorted. Inserts/erases sort a copy first
+  // and walk the leaves in order; lookups interleave many descents (group prefetching).
+  std::size_t erase_batch(std::span<const K> keys) {
+    std::vector<S> ks = encode_all(keys);
+    std::size_t n = btree_detail::sort_unique<S>(ks.data(), nullptr, 0, ks.size(), false);
+    return ops_->erase_sorted(t_, ks.data(), n);
+  }
+  void contains_batch(std::span<const K> keys, bool* out) const {
+    std::vector<S> ks = encode_all(keys);
+    if (use_sweep(ks.size())) return sweep(ks, out, nullptr);
+    ops_->contains_batch(t_, ks.data(), ks.size(), out);
+  }
+  void lower_bound_batch(std::span<const K> keys, iterator* out) const {
+    std::vector<S> ks = encode_all(keys);
+    std::vector<btree_detail::pos> ps(ks.size());
+    ops_->lower_bound_batch(t_, ks.data(), ks.size(), ps.data(), nullptr);
+    for (std::size_t i = 0; i < ps.size(); ++i) out[i] = iterator(&t_, ps[i]);
+  }
+  void rank_batch(std::span<const K> keys, std::uint64_t* out) const {
+    std::vector<S> ks = encode_all(keys);
+    if (use_sweep(ks.size())) return sweep(ks, nullptr, out);
+    std::vector<btree_detail::pos> ps(ks.size());
+    ops_->lower_bound_batch(t_, ks.data(), ks.size(), ps.data(), out);
+  }
+
+  // Bytes the tree holds: its arena's 2 MiB regions plus this object.
+  std::size_t memory_usage() const noexcept { return t_.mem.mapped_bytes() + sizeof(*this); }
+  // Bytes of the arena backed by transparent huge pages right now (slow: reads smaps).
+  std::size_t huge_bytes() const { return t_.mem.huge_bytes(); }
+  page_size pages() const noexcept { return t_.mem.pages(); }
+  const char* isa() const noexcept { return ops_->level_name; }
+  std::size_t height() const noexcept { return t_.root ? t_.height + 1 : 0; }
+  std::size_t leaf_pages() const noexcept { return t_.leaves; }
+  // Full structure check; empty string when every invariant holds, else what is broken.
+  std::string validate() const { return btree_detail::validate(t_); }
+
+ protected:
+  static const ops_t& pick(const btree_options& o) {
+    if (!o.level) return btree_detail::active_ops<S, VS>();
+    const ops_t* t = dispatch::exact(btree_detail::tables<S, VS>(), *o.level);
+    if (t == nullptr)
+      throw std::invalid_argument(std::string("simdex::btree: no usable variant for level ") +
+                                  isa_name(*o.level));
+    return *t;
+  }
+  static std::vector<S> encode_all(std::span<const K> keys) {
+    std::vector<S> ks(keys.size());
+    for (std::size_t i = 0; i < keys.size(); ++i) ks[i] = codec::encode(keys[i]);
+    return ks;
+  }
+  // Checks strictly ascending input; throws naming the first bad position.
+  static void check_sorted(const std::vector<S>& ks) {
+    for (std::size_t i = 1; i < ks.size(); ++i)
+      if (!(ks[i - 1] < ks[i]))
+        throw std::invalid_argument("simdex::btree: build_sorted input not strictly ascending at position " +
+                                    std::to_string(i));
+  }
+  // Large batches (one query per 32 keys or more) are cheaper sorted: the leaves are
+  // then walked in order and each page is fetched once.
+  bool use_sweep(std::size_t n) const noexcept {
+    return n >= 4096 && n <= 0xffffffffu && n * 32 >= t_.size;
+  }
+  void sweep(std::vector<S>& ks, bool* found, std::uint64_t* ranks) const {
+    std::size_t n = ks.size();
+    std::vector<std::uint32_t> at(n);
+    btree_detail::sort_with_index<S>(ks.data(), at.data(), n);
+    std::unique_ptr<bool[]> f(found ? new bool[n] : nullptr);
+    std::unique_ptr<std::uint64_t[]> r(ranks ? new std::uint64_t[n] : nullptr);
+    ops_->lookup_sorted(t_, ks.data(), n, f.get(), r.get());
+    for (std::size_t i = 0; i < n; ++i) {
+      if (found) found[at[i]] = f[i];
+      if (ranks) ranks[at[i]] = r[i];
+    }
+  }
+  void reset_moved() noexcept {
+    t_.root = 0;
+    t_.height = 0;
+    t_.size = 0;
+    t_.first = t_.last = nullptr;
+    t_.leaves = t_.inners = 0;
+  }
+
+  tree_t t_;
+  const ops_t* ops_;
+};
+
+template <class K>
+class btree_set : public basic_btree<K, void> {
+  using base = basic_btree<K, void>;
+  using typename base::S;
+  using base::ops_;
+  using base::t_;
+
+ public:
+  using value_type = K;
+  using base::base;
+
+  // True when k was not present.
+  bool insert(K k) { return ops_->insert(t_, base::codec::encode(k), nullptr, false); }
+  // Returns how many keys were new.
+  std::size_t insert_batch(std::span<const K> keys) {
+    std::vector<S> ks = base::encode_all(keys);
+    std::size_t n = btree_detail::sort_unique<S>(ks.data(), nullptr, 0, ks.size(), false);
+    return ops_->insert_sorted(t_, ks.data(), nullptr, n, false);
+  }
+  // Replace the contents. build_sorted wants strictly ascending keys.
+  void build_sorted(std::span<const K> keys) {
+    std::vector<S> ks = base::encode_all(keys);
+    base::check_sorted(ks);
+    this->clear();
+    ops_->build_sorted(t_, ks.data(), nullptr, ks.size());
+  }
+  void build(std::span<const K> keys) {
+    std::vector<S> ks = base::encode_all(keys);
+    std::size_t n = btree_detail::sort_unique<S>(ks.data(), nullptr, 0, ks.size(), false);
+    this->clear();
+    ops_->build_sorted(t_, ks.data(), nullptr, n);
+  }
+};
+
+template <class K, class V>
+class btree_map : public basic_btree<K, V> {
+  using base = basic_btree<K, V>;
+  using typename base::S;
+  using base::ops_;
+  using base::t_;
+  using base::VS;
+
+ public:
+  using mapped_type = V;
+  using base::base;
+
+  // insert keeps an existing value; insert_or_assign overwrites it. Both: true if k was new.
+  bool insert(K k, const V& v) { return put(k, v, false); }
+  bool insert_or_assign(K k, const V& v) { return put(k, v, true); }
+  std::optional<V> get(K k) const {
+    auto it = this->find(k);
+    if (it == this->end()) return std::nullopt;
+    return it.value();
+  }
+  // keys[i] -> values[i]; for duplicate keys in the batch the last one wins when assign.
+  std::size_t insert_batch(std::span<const K> keys, std::span<const V> values, bool assign = false) {
+    if (keys.size() != values.size())
+      throw std::invalid_argument("simdex::btree_map::insert_batch: keys and values differ in length");
+    std::vector<S> ks = base::encode_all(keys);
+    std::vector<std::byte> vs = pack_values(values);
+    std::size_t n = btree_detail::sort_unique<S>(ks.data(), vs.data(), VS, ks.size(), assign);
+    return ops_->insert_sorted(t_, ks.data(), vs.data(), n, assign);
+  }
+  void build_sorted(std::span<const K> keys, std::span<const V> values) {
+    if (keys.size() != values.size())
+      throw std::invalid_argument("simdex::btree_map::build_sorted: keys and values differ in length");
+    std::vector<S> ks = base::encode_all(keys);
+    base::check_sorted(ks);
+    std::vector<std::byte> vs = pack_values(values);
+    this->clear();
+    ops_->build_sorted(t_, ks.data(), vs.data(), ks.size());
+  }
+  void build(std::span<const K> keys, std::span<const V> values) {
+    if (keys.size() != values.size())
+      throw std::invalid_argument("simdex::btree_map::build: keys and values differ in length");
+    std::vector<S> ks = base::encode_all(keys);
+    std::vector<std::byte> vs = pack_values(values);
+    std::size_t n = btree_detail::sort_unique<S>(ks.data(), vs.data(), VS, ks.size(), true);
+    this->clear();
+    ops_->build_sorted(t_, ks.data(), vs.data(), n);
+  }
+
+ private:
+  bool put(K k, const V& v, bool assign) {
+    S s = base::codec::encode(k);
+    alignas(16) std::byte slot[VS] = {};  // the tree copies whole VS-byte slots
+    std::memcpy(slot, &v, sizeof(V));
+    return ops_->insert(t_, s, slot, assign);
+  }
+  static std::vector<std::byte> pack_values(std::span<const V> values) {
+    std::vector<std::byte> vs(values.size() * VS);
+    for (std::size_t i = 0; i < values.size(); ++i) std::memcpy(vs.data() + i * VS, &values[i], sizeof(V));
+    return vs;
+  }
+};
+
+}  // namespace simdex

@@ -1,0 +1,188 @@
+"""SortedSet / SortedDict against sortedcontainers and plain Python references."""
+
+import math
+import random
+
+import numpy as np
+import pytest
+from sortedcontainers import SortedList
+
+from simdex.btree import SortedDict, SortedSet
+
+
+@pytest.mark.parametrize("dtype", ["int64", "uint64", "float64"])
+@pytest.mark.parametrize("pages", ["2m", "4k"])
+def test_set_differential(dtype, pages):
+    rng = random.Random(5)
+    s = SortedSet(dtype=dtype, pages=pages)
+    ref = SortedList()
+
+    def key():
+        k = rng.randrange(0, 5000)
+        if dtype == "float64":
+            return (k - 2500) * 0.25
+        if dtype == "int64":
+            return k - 2500
+        return k
+
+    for _ in range(30000):
+        k = key()
+        op = rng.random()
+        if op < 0.5:
+            s.add(k)
+            if k not in ref:
+                ref.add(k)
+        elif op < 0.8:
+            s.discard(k)
+            ref.discard(k)
+        else:
+            assert (k in s) == (k in ref)
+            assert s.bisect_left(k) == ref.bisect_left(k)
+            assert s.bisect_right(k) == ref.bisect_right(k)
+    assert len(s) == len(ref)
+    assert list(s) == list(ref)
+    assert list(reversed(s)) == list(reversed(ref))
+    s.validate()
+    for i in (0, 1, len(ref) // 2, -1, -2):
+        assert s[i] == ref[i]
+    assert list(s[10:20]) == list(ref[10:20])
+    lo, hi = key(), key()
+    assert list(s.irange(lo, hi)) == list(ref.irange(lo, hi))
+    assert list(s.irange(lo, hi, (False, False), reverse=True)) == list(ref.irange(lo, hi, (False, False), reverse=True))
+    assert list(s.irange(None, hi)) == list(ref.irange(None, hi))
+    q = np.array([key() for _ in range(2000)], dtype=dtype)
+    assert s.contains_many(q).tolist() == [x in ref for x in q.tolist()]
+    assert s.bisect_many(q).tolist() == [ref.bisect_left(x) for x in q.tolist()]
+    assert s.bisect_many(q, side="right").tolist() == [ref.bisect_right(x) for x in q.tolist()]
+    arr = np.asarray(list(ref), dtype=dtype)
+    assert np.array_equal(s.range(lo, hi), arr[(arr >= lo) & (arr < hi)])
+    assert np.array_equal(s.to_numpy(), arr)
+    added = s.add_many(q)
+    assert added == len(set(q.tolist()) - set(ref))
+    removed = s.discard_many(q[:500])
+    for x in q.tolist():
+        if x not in ref:
+            ref.add(x)
+    for x in set(q[:500].tolist()):
+        ref.discard(x)
+    assert removed == len(set(q[:500].tolist()))
+    assert list(s) == list(ref)
+    s.validate()
+
+
+def test_set_api():
+    s = SortedSet([3, 1, 2, 3])
+    assert list(s) == [1, 2, 3] and len(s) == 3 and bool(s)
+    with pytest.raises(KeyError):
+        s.remove(10)
+    s.remove(2)
+    assert s.index(3) == 1
+    with pytest.raises(ValueError):
+        s.index(2)
+    assert s.pop() == 3 and list(s) == [1]
+    with pytest.raises(IndexError):
+        s[5]
+    s.clear()
+    assert len(s) == 0 and not s
+    assert s == SortedSet() and SortedSet([1, 2]) == {1, 2}
+    c = SortedSet([4, 5]).copy()
+    assert list(c) == [4, 5]
+    assert "SortedSet" in repr(c)
+    assert isinstance(c, SortedSet)
+
+
+def test_floats_and_errors():
+    f = SortedSet(dtype="float64")
+    for x in (0.0, -0.0, math.inf, -math.inf, 1.5):
+        f.add(x)
+    got = list(f)
+    assert got[0] == -math.inf and got[-1] == math.inf
+    assert math.copysign(1, got[1]) == -1 and math.copysign(1, got[2]) == 1
+    with pytest.raises(ValueError, match="NaN"):
+        f.add(float("nan"))
+    with pytest.raises(ValueError, match="NaN"):
+        f.add_many([1.0, float("nan")])
+    u = SortedSet(dtype="uint64")
+    with pytest.raises(ValueError, match="position 1"):
+        u.add_many([1, -1])
+    with pytest.raises(TypeError):
+        SortedSet(dtype="int64").add_many([1.5])
+    with pytest.raises(ValueError):
+        SortedSet(dtype="int8")
+    with pytest.raises(ValueError):
+        SortedSet(pages="1g")
+    u.add(2**64 - 1)
+    assert list(u) == [2**64 - 1]
+
+
+def test_iteration_guard():
+    s = SortedSet(range(100))
+    it = iter(s)
+    next(it)
+    s.add(1000)
+    with pytest.raises(RuntimeError):
+        next(it)
+
+
+def test_large_batches():
+    rng = np.random.default_rng(1)
+    keys = rng.integers(-(2**62), 2**62, 300000, dtype=np.int64)
+    s = SortedSet(keys)
+    u = np.unique(keys)
+    assert len(s) == len(u)
+    assert np.array_equal(s.to_numpy(), u)
+    q = rng.integers(-(2**62), 2**62, 100000, dtype=np.int64)
+    q[::2] = keys[:50000]
+    assert np.array_equal(s.contains_many(q), np.isin(q, u))
+    assert np.array_equal(s.bisect_many(q), np.searchsorted(u, q))
+    assert s.discard_many(keys[:1000]) == len(np.unique(keys[:1000]))
+    s.validate()
+    assert s.memory_usage() > 0 and s.isa in ("scalar", "avx2", "avx512") and s.pages == "2m"
+
+
+@pytest.mark.parametrize("dtype", ["int64", "uint64", "float64"])
+def test_dict(dtype):
+    rng = random.Random(9)
+    d = SortedDict(dtype=dtype)
+    ref = {}
+    for _ in range(20000):
+        k = rng.randrange(0, 3000)
+        if dtype == "float64":
+            k = k / 7
+        op = rng.random()
+        if op < 0.5:
+            v = object() if op < 0.1 else rng.random()
+            d[k] = v
+            ref[k] = v
+        elif op < 0.75:
+            assert d.pop(k, None) is ref.pop(k, None)
+        else:
+            assert d.get(k) is ref.get(k)
+            assert (k in d) == (k in ref)
+    assert len(d) == len(ref)
+    assert list(d) == sorted(ref)
+    assert list(d.keys()) == sorted(ref)
+    assert list(d.values()) == [ref[k] for k in sorted(ref)]
+    assert list(d.items()) == sorted(ref.items(), key=lambda kv: kv[0])
+    k0 = min(ref)
+    assert d.peekitem(0) == (k0, ref[k0])
+    with pytest.raises(KeyError):
+        d[10**6]
+    with pytest.raises(KeyError):
+        del d[10**6]
+    assert d.setdefault(10**6, "x") == "x" and d[10**6] == "x"
+    del d[10**6]
+    d.validate()
+    assert d == ref
+    d.clear()
+    assert len(d) == 0
+
+
+def test_dict_init_and_ranges():
+    d = SortedDict({3: "c", 1: "a", 2: "b"})
+    assert list(d.items()) == [(1, "a"), (2, "b"), (3, "c")]
+    assert list(d.irange(2)) == [2, 3]
+    assert list(d.irange_items(1, 2)) == [(1, "a"), (2, "b")]
+    assert d.bisect_left(2) == 1
+    assert d.popitem() == (3, "c")
+    assert d.contains_many([1, 3]).tolist() == [True, False]

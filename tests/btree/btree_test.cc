@@ -1,0 +1,498 @@
+// Differential tests of simdex::btree_set / btree_map against std::set / std::map, at every
+// ISA level this machine runs (each level's instantiation directly, in one process), with
+// the structure validator after every phase.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <random>
+#include <set>
+#include <vector>
+
+#include "isa_levels.h"
+#include "simdex/btree.h"
+
+namespace {
+
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SIMDEX_TEST_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define SIMDEX_TEST_ASAN 1
+#endif
+#ifdef SIMDEX_TEST_ASAN
+constexpr std::size_t kScale = 10;
+#else
+constexpr std::size_t kScale = 1;
+#endif
+
+using simdex::isa;
+
+// Levels with their own table for this (key, value) shape.
+template <class K, class V>
+std::vector<isa> levels() {
+  using S = typename simdex::btree_detail::codec<K>::stored;
+  constexpr std::size_t VS = simdex::btree_detail::value_slot<V>;
+  std::vector<isa> out;
+  for (auto& [l, t] : simdex::testing::usable_levels(simdex::btree_detail::tables<S, VS>())) out.push_back(l);
+  return out;
+}
+
+// Keys from a domain of `domain` values spread over the type's range, plus the extremes.
+template <class K>
+K make_key(std::uint64_t r, std::uint64_t domain) {
+  using lim = std::numeric_limits<K>;
+  std::uint64_t pick = r % 1000;
+  std::uint64_t i = (r >> 10) % domain;
+  if constexpr (std::is_floating_point_v<K>) {
+    switch (pick) {
+      case 0: return lim::infinity();
+      case 1: return -lim::infinity();
+      case 2: return K(0.0);
+      case 3: return K(-0.0);
+      case 4: return lim::max();
+      case 5: return lim::lowest();
+      case 6: return lim::denorm_min();
+      case 7: return -lim::denorm_min();
+      default: return K((static_cast<double>(i) - static_cast<double>(domain) / 2) * 0.37);
+    }
+  } else {
+    switch (pick) {
+      case 0: return lim::max();
+      case 1: return lim::min();
+      case 2: return K(lim::max() - 1);
+      case 3: return K(lim::min() + 1);
+      case 4: return K(0);
+      default: {
+        // Spread the domain across the whole range (both signs for signed types).
+        using U = std::make_unsigned_t<K>;
+        U stride = static_cast<U>(lim::max() / static_cast<K>(domain > 1 ? domain : 1));
+        if constexpr (std::is_signed_v<K>)
+          return static_cast<K>(static_cast<K>(i) * static_cast<K>(stride / 2 + 1) - lim::max() / 2);
+        else
+          return static_cast<K>(static_cast<U>(i) * stride);
+      }
+    }
+  }
+}
+
+template <class K>
+bool same_key(K a, K b) {
+  if constexpr (std::is_floating_point_v<K>)
+    return std::memcmp(&a, &b, sizeof(K)) == 0;
+  else
+    return a == b;
+}
+
+// std::set ordering that matches IEEE totalOrder (so -0.0 < +0.0).
+template <class K>
+struct total_less {
+  bool operator()(K a, K b) const {
+    using C = simdex::btree_detail::codec<K>;
+    return C::encode(a) < C::encode(b);
+  }
+};
+
+template <class K, class V>
+struct value_of {
+  static V make(std::uint64_t r) {
+    V v{};
+    std::memcpy(&v, &r, sizeof(V) < 8 ? sizeof(V) : 8);
+    return v;
+  }
+};
+
+template <class Tree>
+void expect_valid(const Tree& t, const char* phase) {
+  std::string why = t.validate();
+  ASSERT_EQ(why, "") << "phase " << phase;
+}
+
+// One full differential run of a set at one level.
+template <class K>
+void run_set(isa level, std::uint64_t seed, std::size_t ops, std::uint64_t domain) {
+  SCOPED_TRACE(std::string("level ") + simdex::isa_name(level) + " domain " + std::to_string(domain));
+  simdex::btree_set<K> t({.pages = seed & 1 ? simdex::page_size::huge : simdex::page_size::small, .level = level});
+  ASSERT_STREQ(t.isa(), level == isa::avx512 ? "avx512" : level == isa::avx2 ? "avx2" : "scalar");
+  std::set<K, total_less<K>> ref;
+  std::mt19937_64 rng(seed);
+  auto check_iter = [&](const char* phase) {
+    expect_valid(t, phase);
+    ASSERT_EQ(t.size(), ref.size()) << phase;
+    auto it = t.begin();
+    for (K k : ref) {
+      ASSERT_TRUE(it != t.end()) << phase;
+      ASSERT_TRUE(same_key(*it, k)) << phase;
+      ++it;
+    }
+    ASSERT_TRUE(it == t.end()) << phase;
+    // Backwards from end().
+    auto rit = t.end();
+    for (auto r = ref.rbegin(); r != ref.rend(); ++r) {
+      --rit;
+      ASSERT_TRUE(same_key(*rit, *r)) << phase;
+    }
+  };
+  auto one_op = [&](std::uint64_t r, int insert_weight) {
+    K k = make_key<K>(rng(), domain);
+    int op = static_cast<int>(r % 100);
+    if (op < insert_weight) {
+      ASSERT_EQ(t.insert(k), ref.insert(k).second);
+    } else if (op < 70) {
+      ASSERT_EQ(t.erase(k), ref.erase(k) == 1);
+    } else if (op < 80) {
+      ASSERT_EQ(t.contains(k), ref.count(k) == 1);
+    } else if (op < 86) {
+      auto a = t.lower_bound(k);
+      auto b = ref.lower_bound(k);
+      ASSERT_EQ(a == t.end(), b == ref.end());
+      if (b != ref.end()) {
+        ASSERT_TRUE(same_key(*a, *b));
+      }
+    } else if (op < 90) {
+      auto a = t.upper_bound(k);
+      auto b = ref.upper_bound(k);
+      ASSERT_EQ(a == t.end(), b == ref.end());
+      if (b != ref.end()) {
+        ASSERT_TRUE(same_key(*a, *b));
+      }
+    } else if (op < 94) {
+      auto a = t.predecessor(k);
+      auto b = ref.lower_bound(k);
+      bool none = b == ref.begin();
+      ASSERT_EQ(a == t.end(), none);
+      if (!none) {
+        ASSERT_TRUE(same_key(*a, *std::prev(b)));
+      }
+    } else if (op < 97) {
+      if (ref.size() > 3000) return;  // std::distance is linear: rank is checked in bulk below
+      std::size_t rk = t.rank(k);
+      ASSERT_EQ(rk, static_cast<std::size_t>(std::distance(ref.begin(), ref.lower_bound(k))));
+    } else if (op < 99) {
+      auto f = t.find(k);
+      ASSERT_EQ(f == t.end(), ref.count(k) == 0);
+      if (f != t.end()) {
+        ASSERT_TRUE(same_key(*f, k));
+      }
+    } else if (!ref.empty()) {
+      // erase(iterator) returns the next position.
+      auto b = ref.lower_bound(k);
+      if (b == ref.end()) b = ref.begin();
+      auto a = t.find(*b);
+      ASSERT_TRUE(a != t.end());
+      auto next = t.erase(a);
+      auto rnext = ref.erase(b);
+      ASSERT_EQ(next == t.end(), rnext == ref.end());
+      if (rnext != ref.end()) {
+        ASSERT_TRUE(same_key(*next, *rnext));
+      }
+    }
+  };
+  // Grow, churn, shrink.
+  for (std::size_t i = 0; i < ops / 2; ++i) ASSERT_NO_FATAL_FAILURE(one_op(rng(), 60));
+  ASSERT_NO_FATAL_FAILURE(check_iter("grow"));
+  for (std::size_t i = 0; i < ops / 4; ++i) ASSERT_NO_FATAL_FAILURE(one_op(rng(), 35));
+  ASSERT_NO_FATAL_FAILURE(check_iter("churn"));
+  for (std::size_t i = 0; i < ops / 4; ++i) ASSERT_NO_FATAL_FAILURE(one_op(rng(), 15));
+  ASSERT_NO_FATAL_FAILURE(check_iter("shrink"));
+  // nth / rank over everything.
+  {
+    std::size_t i = 0;
+    for (K k : ref) {
+      auto it = t.nth(i);
+      ASSERT_TRUE(same_key(*it, k));
+      ASSERT_EQ(t.rank(k), i);
+      ++i;
+    }
+    ASSERT_TRUE(t.nth(ref.size()) == t.end());
+  }
+  // Batches.
+  std::vector<K> batch(2000 + domain % 3000);
+  for (K& k : batch) k = make_key<K>(rng(), domain);
+  std::size_t added = t.insert_batch(batch);
+  std::size_t expect_added = 0;
+  for (K k : batch) expect_added += ref.insert(k).second;
+  ASSERT_EQ(added, expect_added);
+  ASSERT_NO_FATAL_FAILURE(check_iter("insert_batch"));
+  for (K& k : batch) k = make_key<K>(rng(), domain);
+  // Twice: below 4096 queries the batch descends interleaved, above it is sorted and swept.
+  for (std::size_t bsize : {batch.size(), std::size_t{6000}}) {
+    batch.resize(bsize);
+    for (K& k : batch) k = make_key<K>(rng(), domain);
+    std::unique_ptr<bool[]> found(new bool[batch.size()]);
+    t.contains_batch(batch, found.get());
+    std::vector<std::uint64_t> ranks(batch.size());
+    t.rank_batch(batch, ranks.data());
+    std::vector<typename simdex::btree_set<K>::iterator> lbs(batch.size());
+    t.lower_bound_batch(batch, lbs.data());
+    std::vector<K> sorted(ref.begin(), ref.end());
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+      ASSERT_EQ(found[i], ref.count(batch[i]) == 1);
+      auto b = ref.lower_bound(batch[i]);
+      ASSERT_EQ(ranks[i], static_cast<std::uint64_t>(
+                              std::lower_bound(sorted.begin(), sorted.end(), batch[i], total_less<K>()) - sorted.begin()));
+      ASSERT_EQ(lbs[i] == t.end(), b == ref.end());
+      if (b != ref.end()) {
+        ASSERT_TRUE(same_key(*lbs[i], *b));
+      }
+    }
+  }
+  std::size_t gone = t.erase_batch(batch);
+  std::size_t expect_gone = 0;
+  for (K k : batch) expect_gone += ref.erase(k);
+  ASSERT_EQ(gone, expect_gone);
+  ASSERT_NO_FATAL_FAILURE(check_iter("erase_batch"));
+  // Range erase in the middle, then the tail.
+  if (ref.size() > 10) {
+    auto rf = std::next(ref.begin(), static_cast<long>(ref.size() / 4));
+    auto rl = std::next(rf, static_cast<long>(ref.size() / 3));
+    auto first = t.find(*rf), last = t.find(*rl);
+    auto next = t.erase(first, last);
+    K stop = *rl;
+    ref.erase(rf, rl);
+    ASSERT_TRUE(same_key(*next, stop));
+    ASSERT_NO_FATAL_FAILURE(check_iter("range erase"));
+    auto tail = t.find(*std::next(ref.begin(), static_cast<long>(ref.size() / 2)));
+    ref.erase(std::next(ref.begin(), static_cast<long>(ref.size() / 2)), ref.end());
+    ASSERT_TRUE(t.erase(tail, t.end()) == t.end());
+    ASSERT_NO_FATAL_FAILURE(check_iter("tail erase"));
+  }
+  // Drain to empty, then reuse.
+  std::vector<K> rest(ref.begin(), ref.end());
+  std::shuffle(rest.begin(), rest.end(), rng);
+  for (K k : rest) ASSERT_TRUE(t.erase(k));
+  ref.clear();
+  ASSERT_NO_FATAL_FAILURE(check_iter("drained"));
+  ASSERT_TRUE(t.begin() == t.end());
+  for (std::size_t i = 0; i < 500; ++i) ASSERT_NO_FATAL_FAILURE(one_op(rng(), 70));
+  ASSERT_NO_FATAL_FAILURE(check_iter("reuse"));
+}
+
+template <class K>
+class BtreeSet : public ::testing::Test {};
+using KeyTypes = ::testing::Types<std::uint32_t, std::int32_t, std::uint64_t, std::int64_t, float, double>;
+TYPED_TEST_SUITE(BtreeSet, KeyTypes);
+
+TYPED_TEST(BtreeSet, DifferentialSmallDomain) {
+  // Small domains keep the tree a few pages wide: many splits, merges, empty pages.
+  std::uint64_t seed = 1;
+  for (isa l : levels<TypeParam, void>())
+    for (std::uint64_t domain : {300u, 5000u}) run_set<TypeParam>(l, seed++, 60000 / kScale, domain);
+}
+
+TYPED_TEST(BtreeSet, DifferentialLargeDomain) {
+  std::uint64_t seed = 100;
+  for (isa l : levels<TypeParam, void>()) run_set<TypeParam>(l, seed++, 160000 / kScale, 1u << 30);
+}
+
+TYPED_TEST(BtreeSet, SequentialAndBuild) {
+  using K = TypeParam;
+  for (isa l : levels<K, void>()) {
+    SCOPED_TRACE(simdex::isa_name(l));
+    std::size_t n = 150000 / kScale;
+    std::vector<K> keys;
+    for (std::size_t i = 0; i < n; ++i) keys.push_back(static_cast<K>(i * 3));
+    simdex::btree_set<K> up({.level = l}), down({.level = l}), built({.level = l}), unsorted({.level = l});
+    for (K k : keys) ASSERT_TRUE(up.insert(k));
+    for (auto it = keys.rbegin(); it != keys.rend(); ++it) ASSERT_TRUE(down.insert(*it));
+    built.build_sorted(keys);
+    std::vector<K> shuffled = keys;
+    shuffled.insert(shuffled.end(), keys.begin(), keys.begin() + 100);  // duplicates dropped
+    std::shuffle(shuffled.begin(), shuffled.end(), std::mt19937_64(7));
+    unsorted.build(shuffled);
+    for (auto* t : {&up, &down, &built, &unsorted}) {
+      expect_valid(*t, "sequential");
+      ASSERT_EQ(t->size(), n);
+      std::size_t i = 0;
+      for (K k : *t) ASSERT_TRUE(same_key(k, keys[i++]));
+    }
+    // Appends fill pages: close to 4 KiB per 928 (4-byte) / 464 (8-byte) keys.
+    double per_key = double(up.leaf_pages() * 4096) / double(n);
+    EXPECT_LT(per_key, sizeof(K) * 1.25) << "append splits should leave full pages";
+    std::vector<K> bad = {K(1), K(3), K(2)};
+    EXPECT_THROW(built.build_sorted(bad), std::invalid_argument);
+    // Random inserts then erase everything in random order, validating along the way.
+    simdex::btree_set<K> r({.level = l});
+    std::mt19937_64 rng(3);
+    std::shuffle(shuffled.begin(), shuffled.end(), rng);
+    for (std::size_t i = 0; i < shuffled.size(); ++i) {
+      r.insert(shuffled[i]);
+      if (i % 50000 == 0) expect_valid(r, "random insert");
+    }
+    expect_valid(r, "random insert");
+    ASSERT_EQ(r.size(), n);
+    std::shuffle(keys.begin(), keys.end(), rng);
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      ASSERT_TRUE(r.erase(keys[i]));
+      if (i % 50000 == 0) expect_valid(r, "random erase");
+    }
+    expect_valid(r, "random erase");
+    ASSERT_TRUE(r.empty());
+  }
+}
+
+// Deep trees: enough keys for three inner levels' worth of splits on 8-byte keys.
+TEST(BtreeDeep, ManyKeys) {
+  std::size_t n = 3000000 / kScale;
+  simdex::btree_set<std::uint64_t> t;
+  std::mt19937_64 rng(11);
+  std::vector<std::uint64_t> keys(n);
+  for (auto& k : keys) k = rng();
+  t.insert_batch(keys);
+  expect_valid(t, "deep batch");
+  EXPECT_GE(t.height(), 3u);
+  std::unique_ptr<bool[]> found(new bool[n]);
+  t.contains_batch(keys, found.get());
+  for (std::size_t i = 0; i < n; ++i) ASSERT_TRUE(found[i]);
+  std::vector<std::uint64_t> half(keys.begin(), keys.begin() + static_cast<long>(n / 2));
+  t.erase_batch(half);
+  expect_valid(t, "deep erase");
+  std::set<std::uint64_t> ref(keys.begin() + static_cast<long>(n / 2), keys.end());
+  ASSERT_EQ(t.size(), ref.size());
+  auto it = t.begin();
+  for (auto k : ref) ASSERT_EQ(*it++, k);
+}
+
+TEST(BtreeBoundary, FloatsAndNaN) {
+  simdex::btree_set<double> t;
+  EXPECT_THROW(t.insert(std::nan("")), std::invalid_argument);
+  EXPECT_THROW((void)t.contains(std::nan("")), std::invalid_argument);
+  EXPECT_TRUE(t.insert(0.0));
+  EXPECT_TRUE(t.insert(-0.0));  // distinct in totalOrder
+  EXPECT_TRUE(t.insert(std::numeric_limits<double>::infinity()));
+  EXPECT_TRUE(t.insert(-std::numeric_limits<double>::infinity()));
+  EXPECT_EQ(t.size(), 4u);
+  std::vector<double> got(t.begin(), t.end());
+  ASSERT_EQ(got.size(), 4u);
+  EXPECT_TRUE(std::signbit(got[1]) && got[1] == 0.0);
+  EXPECT_TRUE(!std::signbit(got[2]) && got[2] == 0.0);
+  EXPECT_EQ(got[0], -std::numeric_limits<double>::infinity());
+  std::vector<float> withnan = {1.0f, std::nanf(""), 2.0f};
+  simdex::btree_set<float> f;
+  EXPECT_THROW(f.insert_batch(withnan), std::invalid_argument);
+  EXPECT_TRUE(f.empty());
+}
+
+TEST(BtreeBoundary, IntegerExtremes) {
+  simdex::btree_set<std::uint32_t> t;
+  for (std::uint32_t k : {0u, 1u, 0xffffffffu, 0xfffffffeu, 0x80000000u, 0x7fffffffu}) EXPECT_TRUE(t.insert(k));
+  EXPECT_TRUE(t.contains(0xffffffffu));
+  EXPECT_EQ(*t.lower_bound(0xffffffffu), 0xffffffffu);
+  EXPECT_TRUE(t.upper_bound(0xffffffffu) == t.end());
+  EXPECT_TRUE(t.predecessor(0u) == t.end());
+  EXPECT_EQ(*t.begin(), 0u);
+  EXPECT_EQ(*--t.end(), 0xffffffffu);
+  EXPECT_EQ(t.validate(), "");
+  simdex::btree_set<std::int64_t> s;
+  auto mn = std::numeric_limits<std::int64_t>::min(), mx = std::numeric_limits<std::int64_t>::max();
+  EXPECT_TRUE(s.insert(mx));
+  EXPECT_TRUE(s.insert(mn));
+  EXPECT_FALSE(s.contains(mx - 1));
+  EXPECT_TRUE(s.contains(mx));
+  EXPECT_EQ(*s.begin(), mn);
+  EXPECT_TRUE(s.erase(mx));
+  EXPECT_FALSE(s.contains(mx));
+}
+
+// Maps: values travel with their keys through every split, shift and merge.
+template <class K, class V>
+void run_map(isa level, std::uint64_t seed, std::size_t ops, std::uint64_t domain) {
+  SCOPED_TRACE(simdex::isa_name(level));
+  simdex::btree_map<K, V> t({.level = level});
+  std::map<K, V, total_less<K>> ref;
+  std::mt19937_64 rng(seed);
+  for (std::size_t i = 0; i < ops; ++i) {
+    K k = make_key<K>(rng(), domain);
+    std::uint64_t r = rng();
+    V v = value_of<K, V>::make(r);
+    int op = static_cast<int>(r % 10);
+    if (op < 4) {
+      bool inserted = ref.find(k) == ref.end();
+      ASSERT_EQ(t.insert(k, v), inserted);
+      if (inserted) ref[k] = v;
+    } else if (op < 5) {
+      ASSERT_EQ(t.insert_or_assign(k, v), ref.find(k) == ref.end());
+      ref[k] = v;
+    } else if (op < 8) {
+      ASSERT_EQ(t.erase(k), ref.erase(k) == 1);
+    } else {
+      auto g = t.get(k);
+      auto it = ref.find(k);
+      ASSERT_EQ(g.has_value(), it != ref.end());
+      if (g) {
+        ASSERT_EQ(std::memcmp(&*g, &it->second, sizeof(V)), 0);
+      }
+    }
+  }
+  expect_valid(t, "map ops");
+  std::vector<K> ks;
+  std::vector<V> vs;
+  for (int i = 0; i < 3000; ++i) {
+    ks.push_back(make_key<K>(rng(), domain));
+    vs.push_back(value_of<K, V>::make(rng()));
+  }
+  t.insert_batch(ks, vs, true);
+  for (std::size_t i = 0; i < ks.size(); ++i) ref[ks[i]] = vs[i];
+  expect_valid(t, "map batch");
+  ASSERT_EQ(t.size(), ref.size());
+  auto it = t.begin();
+  for (auto& [k, v] : ref) {
+    ASSERT_TRUE(same_key(it.key(), k));
+    ASSERT_EQ(std::memcmp(&it.value(), &v, sizeof(V)), 0);
+    ++it;
+  }
+  // Build from unsorted with duplicates: the last value wins.
+  simdex::btree_map<K, V> b({.level = level});
+  b.build(ks, vs);
+  std::map<K, V, total_less<K>> last;
+  for (std::size_t i = 0; i < ks.size(); ++i) last[ks[i]] = vs[i];
+  expect_valid(b, "map build");
+  ASSERT_EQ(b.size(), last.size());
+  for (auto& [k, v] : last) {
+    V got = *b.get(k);
+    ASSERT_EQ(std::memcmp(&got, &v, sizeof(V)), 0);
+  }
+}
+
+struct v16 {
+  std::uint64_t a, b;
+};
+struct v3 {
+  std::uint8_t x[3];
+};
+
+TEST(BtreeMap, Values) {
+  for (isa l : levels<std::uint32_t, std::uint64_t>()) {
+    run_map<std::uint32_t, std::uint64_t>(l, 1, 100000 / kScale, 20000);
+    run_map<std::int64_t, v16>(l, 2, 100000 / kScale, 20000);
+    run_map<double, std::uint16_t>(l, 3, 100000 / kScale, 3000);
+    run_map<float, v3>(l, 4, 100000 / kScale, 50000);
+    run_map<std::uint64_t, double>(l, 5, 100000 / kScale, 1u << 30);
+  }
+}
+
+TEST(BtreeMisc, MoveMemoryAndPages) {
+  simdex::btree_set<std::uint32_t> a({.pages = simdex::page_size::small});
+  for (std::uint32_t i = 0; i < 100000; ++i) a.insert(i * 7);
+  EXPECT_GE(a.memory_usage(), a.leaf_pages() * 4096);
+  EXPECT_EQ(a.pages(), simdex::page_size::small);
+  simdex::btree_set<std::uint32_t> b(std::move(a));
+  EXPECT_EQ(b.size(), 100000u);
+  EXPECT_EQ(a.size(), 0u);
+  EXPECT_TRUE(a.insert(5));  // a moved-from tree is empty and usable
+  EXPECT_EQ(a.validate(), "");
+  EXPECT_EQ(b.validate(), "");
+  a = std::move(b);
+  EXPECT_EQ(a.size(), 100000u);
+  EXPECT_TRUE(a.contains(7 * 99999));
+  a.clear();
+  EXPECT_TRUE(a.empty());
+  EXPECT_EQ(a.validate(), "");
+  EXPECT_THROW(simdex::btree_set<std::uint32_t>({.level = simdex::isa::sse42}), std::invalid_argument);
+}
+
+}  // namespace
