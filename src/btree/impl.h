@@ -53,11 +53,22 @@ struct impl {
   static void prefetch_child(std::uintptr_t c) noexcept {
     if (c & kLeafTag)
       prefetch_lines(untag(c), 1, LL::kIdxLines);
+    else if constexpr (IL::kSummary)
+      __builtin_prefetch(untag(c) + IL::kSumOff);
     else
       prefetch_lines(untag(c), 0, IL::kKeysBytes / kLine);
   }
   static unsigned inner_child(const std::byte* in, S k) noexcept {
-    return KN::count_le(IL::keys(in), IL::n(in) - 1, k);
+    unsigned m = IL::n(in) - 1;
+    if constexpr (IL::kSummary) {
+      // Separators 0..8j-1 are <= k and 8j+7.. are > k (unused slots hold kMax, hence the
+      // clamp for k == kMax).
+      unsigned j = KN::count_le(IL::summary(in), IL::kSumKeys, k);
+      unsigned c = 8 * j + KN::count_le(IL::keys(in) + 8 * j, 7, k);
+      return c < m ? c : m;
+    } else {
+      return KN::count_le(IL::keys(in), m, k);
+    }
   }
   // Block of page p whose range holds k (the last block whose first key <= k, or 0).
   static unsigned leaf_block(std::byte* p, S k) noexcept {
@@ -93,6 +104,7 @@ struct impl {
     std::memset(in, 0, kInnerBytes);
     S* ks = IL::keys(in);
     for (unsigned i = 0; i + 1 < kF; ++i) ks[i] = kMax;
+    IL::summarize(in);
     ++t.inners;
     return in;
   }
@@ -519,6 +531,7 @@ struct impl {
       std::byte* r = new_inner(t);
       IL::n(r) = 2;
       IL::keys(r)[0] = sep;
+      IL::summarize(r);
       IL::child(r)[0] = t.root;
       IL::child(r)[1] = c;
       IL::count(r)[0] = t.size - moved;
@@ -546,6 +559,8 @@ struct impl {
     for (unsigned j = hsplit - 1; j + 1 < kF; ++j) IL::keys(in)[j] = kMax;
     IL::n(in) = hsplit;
     IL::n(r) = rn;
+    IL::summarize(in);
+    IL::summarize(r);
     if (i < hsplit)
       insert_slot(in, i + 1, sep, c, moved);
     else
@@ -562,6 +577,7 @@ struct impl {
     IL::child(in)[j] = c;
     IL::count(in)[j] = count;
     IL::n(in) = n + 1;
+    IL::summarize(in);
   }
   // Removes child j of P.node[d] (already emptied or merged away), then mends underflow.
   static void remove_child(T& t, path& P, int d, unsigned j) {
@@ -573,6 +589,7 @@ struct impl {
     std::memmove(IL::child(in) + j, IL::child(in) + j + 1, (n - 1 - j) * sizeof(std::uintptr_t));
     std::memmove(IL::count(in) + j, IL::count(in) + j + 1, (n - 1 - j) * sizeof(std::uint64_t));
     IL::n(in) = --n;
+    IL::summarize(in);
     if (d == 0) {
       while (t.height > 0 && IL::n(untag(t.root)) == 1) {  // a one-child root: drop a level
         std::byte* r = untag(t.root);
@@ -617,6 +634,7 @@ struct impl {
     std::memcpy(IL::child(l) + ln, IL::child(r), rn * sizeof(std::uintptr_t));
     std::memcpy(IL::count(l) + ln, IL::count(r), rn * sizeof(std::uint64_t));
     IL::n(l) = ln + rn;
+    IL::summarize(l);
   }
 
   // ---- structure: leaves --------------------------------------------------------------
@@ -674,6 +692,7 @@ struct impl {
           S sep = ks[a - m];
           set_sep(p, r, sep);
           IL::keys(parent)[i] = sep;
+          IL::summarize(parent);
           IL::count(parent)[i] -= m;
           IL::count(parent)[i + 1] += m;
           return;
@@ -691,6 +710,7 @@ struct impl {
           S sep = ks[a + m];
           set_sep(l, p, sep);
           IL::keys(parent)[i - 1] = sep;
+          IL::summarize(parent);
           IL::count(parent)[i - 1] += m;
           IL::count(parent)[i] -= m;
           return;
@@ -714,6 +734,7 @@ struct impl {
       set_sep(p, q, ks[n1]);
       set_sep(q, r, ks[n1 + n2]);
       IL::keys(parent)[i] = ks[n1 + n2];
+      IL::summarize(parent);
       IL::count(parent)[i] = n1 + n2;  // inner_insert takes q's n2 back off
       IL::count(parent)[i + 1] = n3;
       inner_insert(t, P, d, ks[n1], reinterpret_cast<std::uintptr_t>(q) | kLeafTag, n2);
@@ -1105,6 +1126,7 @@ struct impl {
       return;
     }
     if (n > 0) IL::keys(in)[n - 1] = k;
+    IL::summarize(in);
     IL::child(in)[n] = c;
     IL::count(in)[n] = count;
     IL::n(in) = n + 1;

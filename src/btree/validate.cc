@@ -44,6 +44,9 @@ struct checker {
     }
     for (unsigned i = n - 1; i + 1 < kFanout; ++i)
       if (ks[i] != kMax) return fail("unused separator slot not max", p);
+    if constexpr (IL::kSummary)
+      for (unsigned j = 0; j < IL::kSumKeys; ++j)
+        if (IL::summary(p)[j] != ks[8 * j + 7]) return fail("inner summary line out of date", p);
     count = 0;
     for (unsigned i = 0; i < n; ++i) {
       std::uint64_t sub = 0;

@@ -175,19 +175,32 @@ inline constexpr std::size_t kFanout = 64;
 inline constexpr std::size_t kInnerBytes = 2048;
 inline constexpr std::uintptr_t kLeafTag = 1;
 
+// 8-byte separators span eight lines, so those nodes also keep a summary line: every 8th
+// separator (keys[8j + 7], j < 7) and n. A search reads the summary, then the one key line
+// it names: two lines instead of eight, which keeps the inner levels small in cache.
 template <class S>
 struct inner_layout {
-  static constexpr std::size_t kKeysBytes = kFanout * sizeof(S);  // 63 separators + n
+  static constexpr std::size_t kKeysBytes = kFanout * sizeof(S);  // 63 separators (+ n without a summary)
   static constexpr std::size_t kChildOff = kKeysBytes;
   static constexpr std::size_t kCountOff = kChildOff + kFanout * sizeof(std::uintptr_t);
-  static_assert(kCountOff + kFanout * sizeof(std::uint64_t) <= kInnerBytes);
+  static constexpr bool kSummary = sizeof(S) == 8;
+  static constexpr std::size_t kSumKeys = kFanout / 8 - 1;  // the 8th slot holds n
+  static constexpr std::size_t kSumOff = kCountOff + kFanout * sizeof(std::uint64_t);
+  static constexpr std::size_t kNOff = kSummary ? kSumOff + kSumKeys * sizeof(S) : (kFanout - 1) * sizeof(S);
+  static_assert(kSumOff + (kSummary ? kLine : 0) <= kInnerBytes);
   static S* keys(std::byte* p) noexcept { return reinterpret_cast<S*>(p); }
   static const S* keys(const std::byte* p) noexcept { return reinterpret_cast<const S*>(p); }
-  static std::uint32_t& n(std::byte* p) noexcept {
-    return *reinterpret_cast<std::uint32_t*>(p + (kFanout - 1) * sizeof(S));
+  static const S* summary(const std::byte* p) noexcept { return reinterpret_cast<const S*>(p + kSumOff); }
+  // Call after any change to the separators (no-op for 4-byte keys).
+  static void summarize(std::byte* p) noexcept {
+    if constexpr (kSummary) {
+      S* sum = reinterpret_cast<S*>(p + kSumOff);
+      for (std::size_t j = 0; j < kSumKeys; ++j) sum[j] = keys(p)[8 * j + 7];
+    }
   }
+  static std::uint32_t& n(std::byte* p) noexcept { return *reinterpret_cast<std::uint32_t*>(p + kNOff); }
   static std::uint32_t n(const std::byte* p) noexcept {
-    return *reinterpret_cast<const std::uint32_t*>(p + (kFanout - 1) * sizeof(S));
+    return *reinterpret_cast<const std::uint32_t*>(p + kNOff);
   }
   static std::uintptr_t* child(std::byte* p) noexcept {
     return reinterpret_cast<std::uintptr_t*>(p + kChildOff);
