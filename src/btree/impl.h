@@ -383,6 +383,18 @@ struct impl {
     alignas(16) std::byte ev[VS > 0 ? VS : 1];
     copy_val(cv, v);
     S ck = k;
+    // Puts the carried key (ck, cv) at slot pos of block j, which has room.
+    auto place = [&](unsigned j, unsigned pos) {
+      S* kj = keys(p, j);
+      std::memmove(kj + pos + 1, kj + pos, (ct[j] - pos) * sizeof(S));
+      kj[pos] = ck;
+      if constexpr (VS > 0) {
+        std::memmove(val(p, j, pos + 1), val(p, j, pos), (ct[j] - pos) * VS);
+        std::memcpy(val(p, j, pos), cv, VS);
+      }
+      ++ct[j];
+      ix[j] = kj[0];
+    };
     if (ct[b] == 16) {
       unsigned r = b + 1;
       while (r < nb && ct[r] == 16) ++r;
@@ -402,14 +414,7 @@ struct impl {
         for (unsigned j = b;; --j) {
           S* kj = keys(p, j);
           if (ct[j] < 16) {
-            std::memmove(kj + pos_ + 1, kj + pos_, (ct[j] - pos_) * sizeof(S));
-            kj[pos_] = ck;
-            if constexpr (VS > 0) {
-              std::memmove(val(p, j, pos_ + 1), val(p, j, pos_), (ct[j] - pos_) * VS);
-              std::memcpy(val(p, j, pos_), cv, VS);
-            }
-            ++ct[j];
-            ix[j] = kj[0];
+            place(j, pos_);
             break;
           }
           if (pos_ > 0) {
@@ -436,14 +441,7 @@ struct impl {
         S* kj = keys(p, j);
         if (j == h->nb) ++h->nb;  // opening the next unused block
         if (ct[j] < 16) {
-          std::memmove(kj + pos_ + 1, kj + pos_, (ct[j] - pos_) * sizeof(S));
-          kj[pos_] = ck;
-          if constexpr (VS > 0) {
-            std::memmove(val(p, j, pos_ + 1), val(p, j, pos_), (ct[j] - pos_) * VS);
-            std::memcpy(val(p, j, pos_), cv, VS);
-          }
-          ++ct[j];
-          ix[j] = kj[0];
+          place(j, pos_);
           break;
         }
         if (pos_ < 16) {
@@ -464,15 +462,7 @@ struct impl {
       ++h->n;
       return;
     }
-    S* kb = keys(p, b);
-    std::memmove(kb + s + 1, kb + s, (ct[b] - s) * sizeof(S));
-    kb[s] = ck;
-    if constexpr (VS > 0) {
-      std::memmove(val(p, b, s + 1), val(p, b, s), (ct[b] - s) * VS);
-      std::memcpy(val(p, b, s), cv, VS);
-    }
-    ++ct[b];
-    ix[b] = kb[0];
+    place(b, s);
     if (nb == 0) h->nb = 1;
     ++h->n;
   }
