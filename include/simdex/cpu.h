@@ -84,5 +84,8 @@ struct kernel_choice {
   isa level;
 };
 std::vector<kernel_choice> kernel_report();
+// A component with kernel families (src/<component>/kernels.h) defines, in its dispatch.cc,
+//   void <component>_kernel_report(std::vector<kernel_choice>& out);
+// appending one row per family; kernel_report() calls every one of them.
 
 }  // namespace simdex

@@ -15,3 +15,9 @@ const kernels& active_kernels() {
 }
 
 }  // namespace simdex::bloom
+
+namespace simdex {
+void bloom_kernel_report(std::vector<kernel_choice>& out) {
+  out.push_back({"bloom", dispatch::pick(bloom::kernel_tables()).level});
+}
+}  // namespace simdex

@@ -1,7 +1,7 @@
 // avx2 level: the tree algorithms instantiated over the avx2 node-search kernel.
 #include "impl.h"
 #include "kern_avx2.h"
-#include "levels.h"
+#include "kernels.h"
 
 namespace simdex::btree_detail {
 

@@ -1,7 +1,7 @@
 // avx512 level: the tree algorithms instantiated over the avx512 node-search kernel.
 #include "impl.h"
 #include "kern_avx512.h"
-#include "levels.h"
+#include "kernels.h"
 
 namespace simdex::btree_detail {
 

@@ -1,5 +1,5 @@
 // Per-level table selection: done once per (key, value) shape and process.
-#include "levels.h"
+#include "kernels.h"
 
 namespace simdex::btree_detail {
 
@@ -29,3 +29,9 @@ SIMDEX_BTREE_DISPATCH(std::int64_t, 8)
 SIMDEX_BTREE_DISPATCH(std::int64_t, 16)
 
 }  // namespace simdex::btree_detail
+
+namespace simdex {
+void btree_kernel_report(std::vector<kernel_choice>& out) {
+  out.push_back({"btree", dispatch::pick(btree_detail::tables<std::int32_t, 0>()).level});
+}
+}  // namespace simdex

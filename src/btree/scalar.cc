@@ -1,7 +1,7 @@
 // scalar level: the tree algorithms instantiated over the scalar node-search kernel.
 #include "impl.h"
 #include "kern_scalar.h"
-#include "levels.h"
+#include "kernels.h"
 
 namespace simdex::btree_detail {
 

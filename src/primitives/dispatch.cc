@@ -40,3 +40,9 @@ std::size_t find_min_index_64(const std::uint16_t values[64]) {
 }
 
 }  // namespace simdex::primitives
+
+namespace simdex {
+void primitives_kernel_report(std::vector<kernel_choice>& out) {
+  out.push_back({"primitives", dispatch::pick(primitives::kernel_tables()).level});
+}
+}  // namespace simdex
