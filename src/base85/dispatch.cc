@@ -5,8 +5,10 @@ namespace simdex::base85 {
 
 const dispatch::by_level<kernels>& kernel_tables() {
   // SSE4.2 has no variant of its own (it runs scalar).
-  static const dispatch::by_level<kernels> tables = {&kScalarKernels, nullptr, &kAvx2Kernels,
-                                                     &kAvx512Kernels, &kAvx512VbmiKernels};
+  static const dispatch::by_level<kernels> tables = {.scalar = &kScalarKernels,
+                                                     .avx2 = &kAvx2Kernels,
+                                                     .avx512 = &kAvx512Kernels,
+                                                     .avx512vbmi = &kAvx512VbmiKernels};
   return tables;
 }
 

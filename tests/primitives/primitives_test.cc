@@ -17,7 +17,7 @@ namespace {
 
 using simdex::testing::usable_levels;
 
-const kernels& ref() { return *kernel_tables()[0]; }
+const kernels& ref() { return *kernel_tables().scalar; }
 
 // A few content shapes per size: random sorted, all-equal, dense runs, extremes.
 std::vector<std::vector<std::uint8_t>> sorted_arrays(std::size_t n, std::mt19937& rng) {
