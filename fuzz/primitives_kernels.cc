@@ -4,7 +4,7 @@
 #include <cstring>
 #include <vector>
 
-#include "simdex/primitives.h"
+#include "primitives/kernels.h"
 
 using namespace simdex;
 

@@ -58,6 +58,8 @@ void filter::allocate(std::uint64_t blocks, page_size pages) {
   k_ = &active_kernels();
 }
 
+const kernels* filter::empty_kernels() noexcept { return &kEmptyKernels; }
+
 filter::filter(std::size_t num_bytes, page_size pages) {
   if (!is_pow2(num_bytes) || num_bytes < kMinBytes || num_bytes > kMaxBytes)
     throw std::invalid_argument("bloom filter size " + std::to_string(num_bytes) +

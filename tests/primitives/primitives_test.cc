@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "isa_levels.h"
+#include "primitives/kernels.h"
 
 namespace simdex::primitives {
 namespace {
