@@ -1,4 +1,4 @@
-// Node primitives of the psitri radix trie (seed 000): small, branch-free kernels over
+// Node primitives of the psitri radix trie: small, branch-free kernels over
 // byte, u16 and u32 arrays, each with a scalar reference and SIMD variants chosen at run time.
 #pragma once
 

@@ -67,7 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("components", nargs="*", help="components to run (default: all built)")
     g = bench.add_mutually_exclusive_group()
     g.add_argument("--quick", action="store_true", help="small sizes, 5 repetitions (default)")
-    g.add_argument("--full", action="store_true", help="every regime the issues name, 10 repetitions")
+    g.add_argument("--full", action="store_true", help="every regime, 1 GiB working sets included, 10 repetitions")
     bench.add_argument("--out", default="bench-results", help="directory for the JSON files and report (default: %(default)s)")
     bench.add_argument("--only", action="append", default=[], help="only workloads whose name contains this (repeatable)")
     bench.add_argument("--reps", type=int, default=0, help="repetitions per figure (default: 5 quick, 10 full)")

@@ -104,7 +104,7 @@ inline constexpr std::size_t value_slot = value_traits<V>::slot;
 // used block holds at least one key; unused key lanes hold the maximum stored value, so a
 // block is searched with one "count keys < x" over all 16 lanes. A point lookup in a page
 // touches the index lines (prefetched together the moment the page address is known) and
-// one block: two dependent misses, against three in the seed's nested sub-tree.
+// one block: two dependent misses, against three in a nested three-level sub-tree.
 inline constexpr std::size_t kPageBytes = 4096;
 inline constexpr std::size_t kBlockKeys = 16;
 inline constexpr std::size_t kLine = 64;

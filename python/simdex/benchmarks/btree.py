@@ -7,7 +7,7 @@ sortedcontainers' loops, its own ``update``, and ``numpy.searchsorted`` on a sor
 static ceiling). Mutating samples put the key set back outside the timed region. Keys are
 distinct uniform random integers in [0, 2**62).
 
-``python -m simdex.benchmarks.btree RESULTS.json`` prints the issue's bar table from a run.
+``python -m simdex.benchmarks.btree RESULTS.json`` prints the table of targets from a run.
 """
 
 from __future__ import annotations
@@ -179,7 +179,7 @@ def run(doc: dict, mode: str, reps: int) -> None:
         del sd, sl, ss
 
 
-# --- the issue's bar, from one run's JSON ----------------------------------------------------
+# --- the targets, from one run's JSON --------------------------------------------------------
 
 # (workload, extra params, simdex contender, peer contender, kind, threshold)
 # kind "speedup": peer median / simdex median >= threshold; "bytes": simdex / peer <= threshold.
@@ -219,7 +219,7 @@ def _index(doc: dict) -> dict:
 
 
 def bar_table(doc: dict) -> str:
-    """Markdown table of the issue's bar items found in ``doc``: one row per item and
+    """Markdown table of the target items found in ``doc``: one row per item and
     configuration (N, key, pages), with the medians, the ratio (``~``: either figure noisy,
     max/min > 1.5) and met/missed."""
     rows = ["| item | N | key | pages | simdex | peer | ratio | bar | |", "|---|---|---|---|---|---|---|---|---|"]
