@@ -18,6 +18,8 @@ import numpy as np
 
 from ._simdex import btree as _native
 
+_Yield = _native.Yield  # what an iterator yields: keys, values or items
+
 __all__ = ["SortedSet", "SortedDict"]
 
 _DTYPES = {"int64": "Int64", "uint64": "UInt64", "float64": "Float64"}
@@ -78,7 +80,7 @@ class _Sorted:
 
     def irange(self, minimum=None, maximum=None, inclusive=(True, True), reverse=False) -> Iterator:
         """Iterate over keys k with minimum <= k <= maximum (bounds per ``inclusive``)."""
-        return self._irange(minimum, maximum, bool(inclusive[0]), bool(inclusive[1]), bool(reverse), 0)
+        return self._irange(minimum, maximum, bool(inclusive[0]), bool(inclusive[1]), bool(reverse), _Yield.keys)
 
     def bisect_many(self, values, side: str = "left") -> np.ndarray:
         """Insertion points for many values at once (int64 array), like numpy.searchsorted."""
@@ -215,13 +217,13 @@ class SortedDict(_Sorted):
         return iter(self)
 
     def values(self) -> Iterator:
-        return self._irange(None, None, True, True, False, 1)
+        return self._irange(None, None, True, True, False, _Yield.values)
 
     def items(self) -> Iterator:
-        return self._irange(None, None, True, True, False, 2)
+        return self._irange(None, None, True, True, False, _Yield.items)
 
     def irange_items(self, minimum=None, maximum=None, inclusive=(True, True), reverse=False) -> Iterator:
-        return self._irange(minimum, maximum, bool(inclusive[0]), bool(inclusive[1]), bool(reverse), 2)
+        return self._irange(minimum, maximum, bool(inclusive[0]), bool(inclusive[1]), bool(reverse), _Yield.items)
 
     def peekitem(self, index: int = -1):
         return self._key_at(index), self._value_at(index)

@@ -14,7 +14,6 @@ namespace simdex::py {
 namespace {
 
 namespace b85 = simdex::base85;
-constexpr std::size_t kReleaseGil = 64 * 1024;  // below this the GIL round trip costs more
 
 // A contiguous read-only view of any buffer-protocol object.
 class buffer {
@@ -117,12 +116,7 @@ nb::bytes encode_py(nb::handle data, const std::string& v, bool pad, bool fold_s
   {
     auto span_in = std::span(reinterpret_cast<const std::uint8_t*>(in.data()), in.size());
     auto span_out = std::span(out.data(), b85::encoded_size(in.size(), o));
-    if (in.size() >= kReleaseGil) {
-      nb::gil_scoped_release nogil;
-      r = b85::encode(span_in, span_out, o);
-    } else {
-      r = b85::encode(span_in, span_out, o);
-    }
+    r = maybe_without_gil(in.size(), [&] { return b85::encode(span_in, span_out, o); });
   }
   return out.finish(r.written);
 }
@@ -141,12 +135,7 @@ nb::bytes decode_py(nb::handle data, const std::string& v, bool fold_spaces, boo
   {
     std::string_view text(in.data(), in.size());
     auto span_out = std::span(reinterpret_cast<std::uint8_t*>(out.data()), cap);
-    if (in.size() >= kReleaseGil) {
-      nb::gil_scoped_release nogil;
-      r = b85::decode(text, span_out, o);
-    } else {
-      r = b85::decode(text, span_out, o);
-    }
+    r = maybe_without_gil(in.size(), [&] { return b85::decode(text, span_out, o); });
   }
   if (!r.ok()) raise(o, r, char_at(in.data(), in.size(), r.position));
   return out.finish(r.written);
@@ -157,13 +146,9 @@ struct py_encoder {
   nb::bytes update(nb::handle data) {
     buffer in(data);
     out_bytes out(e.max_output(in.size()));
-    std::size_t n;
-    if (in.size() >= kReleaseGil) {
-      nb::gil_scoped_release nogil;
-      n = e.update(reinterpret_cast<const std::uint8_t*>(in.data()), in.size(), out.data());
-    } else {
-      n = e.update(reinterpret_cast<const std::uint8_t*>(in.data()), in.size(), out.data());
-    }
+    std::size_t n = maybe_without_gil(in.size(), [&] {
+      return e.update(reinterpret_cast<const std::uint8_t*>(in.data()), in.size(), out.data());
+    });
     return out.finish(n);
   }
   nb::bytes finish() {
@@ -180,14 +165,9 @@ struct py_decoder {
     buffer in(data);
     out_bytes out(d.max_output(in.size()));
     std::uint64_t base = d.consumed();
-    b85::result r;
     auto* dst = reinterpret_cast<std::uint8_t*>(out.data());
-    if (in.size() >= kReleaseGil) {
-      nb::gil_scoped_release nogil;
-      r = d.update(in.data(), in.size(), dst);
-    } else {
-      r = d.update(in.data(), in.size(), dst);
-    }
+    b85::result r =
+        maybe_without_gil(in.size(), [&] { return d.update(in.data(), in.size(), dst); });
     if (!r.ok())
       raise(o, r, r.position >= base ? char_at(in.data(), in.size(), r.position - base) : -1);
     return out.finish(r.written);

@@ -5,9 +5,41 @@
 #pragma once
 
 #include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+
+#include <cstddef>
+#include <optional>
 
 namespace simdex::py {
 
 namespace nb = nanobind;
+
+// Calls that touch this many bytes or more run with the GIL released; below it releasing and
+// taking it back costs more than other threads gain.
+inline constexpr std::size_t kReleaseGilBytes = 64 * 1024;
+
+// fn(), with the GIL released while it runs when it touches at least kReleaseGilBytes.
+template <class Fn>
+decltype(auto) maybe_without_gil(std::size_t bytes, Fn&& fn) {
+  std::optional<nb::gil_scoped_release> release;
+  if (bytes >= kReleaseGilBytes) release.emplace();
+  return fn();
+}
+
+// A C-contiguous 1-D array argument, and a new 1-D numpy array result.
+template <class T>
+using array_in = nb::ndarray<const T, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+template <class T>
+using array_out = nb::ndarray<nb::numpy, T, nb::ndim<1>>;
+
+// A numpy array of n elements that owns its storage; *data points at it (never null, so the
+// caller may write through it even when n == 0).
+template <class T>
+array_out<T> new_array(std::size_t n, T** data) {
+  T* p = new T[n > 0 ? n : 1];
+  nb::capsule owner(p, [](void* x) noexcept { delete[] static_cast<T*>(x); });
+  *data = p;
+  return array_out<T>(p, {n}, owner);
+}
 
 }  // namespace simdex::py

@@ -16,28 +16,13 @@ namespace simdex::py {
 namespace {
 
 using namespace simdex::bloom;
-template <class T>
-using in1d = nb::ndarray<const T, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
-using hashes_in = in1d<std::uint64_t>;
-
-constexpr std::size_t kReleaseGil = 1 << 14;  // elements; below this the GIL round trip costs more
-
-template <class T>
-nb::ndarray<nb::numpy, T, nb::ndim<1>> new_array(std::size_t n, T*& data) {
-  data = new T[n ? n : 1];
-  nb::capsule owner(data, [](void* p) noexcept { delete[] static_cast<T*>(p); });
-  return nb::ndarray<nb::numpy, T, nb::ndim<1>>(data, {n}, owner);
-}
+using hashes_in = array_in<std::uint64_t>;
 
 template <class T, class Fn>
-nb::object hash_array(in1d<T> v, Fn fn) {
+nb::object hash_array(array_in<T> v, Fn fn) {
   std::uint64_t* out;
-  auto arr = new_array<std::uint64_t>(v.shape(0), out);
-  {
-    std::optional<nb::gil_scoped_release> rel;
-    if (v.shape(0) >= kReleaseGil) rel.emplace();
-    fn(v.data(), v.shape(0), out);
-  }
+  auto arr = new_array<std::uint64_t>(v.shape(0), &out);
+  maybe_without_gil(v.shape(0) * sizeof(T), [&] { fn(v.data(), v.shape(0), out); });
   return nb::cast(arr);
 }
 
@@ -117,7 +102,7 @@ void bind_bloom(nb::module_& m) {
           "check_hashes",
           [](const filter& f, hashes_in h) {
             bool* out;
-            auto arr = new_array<bool>(h.shape(0), out);
+            auto arr = new_array<bool>(h.shape(0), &out);
             {
               nb::gil_scoped_release rel;
               f.check({h.data(), h.shape(0)}, reinterpret_cast<std::uint8_t*>(out));
@@ -129,7 +114,7 @@ void bind_bloom(nb::module_& m) {
           "check_hashes_bits",
           [](const filter& f, hashes_in h) {
             std::uint64_t* out;
-            auto arr = new_array<std::uint64_t>((h.shape(0) + 63) / 64, out);
+            auto arr = new_array<std::uint64_t>((h.shape(0) + 63) / 64, &out);
             {
               nb::gil_scoped_release rel;
               f.check_bits({h.data(), h.shape(0)}, out);
@@ -152,21 +137,21 @@ void bind_bloom(nb::module_& m) {
         std::vector<filter_view> views;
         for (const filter* f : fs) views.push_back(f->view());
         bool* out;
-        auto arr = new_array<bool>(views.size(), out);
+        auto arr = new_array<bool>(views.size(), &out);
         check_filters(views, h, reinterpret_cast<std::uint8_t*>(out));
         return arr;
       },
       nb::arg("filters"), nb::arg("hash"), "One hash against many filters (row-group skipping).");
 
-  b.def("hash_int32", [](in1d<std::int32_t> v) { return hash_array(v, hash_int32s); });
-  b.def("hash_int64", [](in1d<std::int64_t> v) { return hash_array(v, hash_int64s); });
-  b.def("hash_float", [](in1d<float> v) { return hash_array(v, hash_floats); });
-  b.def("hash_double", [](in1d<double> v) { return hash_array(v, hash_doubles); });
+  b.def("hash_int32", [](array_in<std::int32_t> v) { return hash_array(v, hash_int32s); });
+  b.def("hash_int64", [](array_in<std::int64_t> v) { return hash_array(v, hash_int64s); });
+  b.def("hash_float", [](array_in<float> v) { return hash_array(v, hash_floats); });
+  b.def("hash_double", [](array_in<double> v) { return hash_array(v, hash_doubles); });
   b.def(
       "hash_fixed",
       [](nb::ndarray<const std::uint8_t, nb::ndim<2>, nb::c_contig, nb::device::cpu> v) {
         std::uint64_t* out;
-        auto arr = new_array<std::uint64_t>(v.shape(0), out);
+        auto arr = new_array<std::uint64_t>(v.shape(0), &out);
         hash_fixed(v.data(), v.shape(1), v.shape(0), out);
         return arr;
       },
@@ -177,7 +162,7 @@ void bind_bloom(nb::module_& m) {
       "hash_bytes_list",
       [](const std::vector<nb::bytes>& vs) {
         std::uint64_t* out;
-        auto arr = new_array<std::uint64_t>(vs.size(), out);
+        auto arr = new_array<std::uint64_t>(vs.size(), &out);
         for (std::size_t i = 0; i < vs.size(); ++i)
           out[i] = hash_bytes(vs[i].c_str(), vs[i].size());
         return arr;

@@ -16,18 +16,8 @@
 namespace simdex::py {
 namespace {
 
-template <class T>
-using arr_in = nb::ndarray<const T, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
-template <class T>
-using arr_out = nb::ndarray<nb::numpy, T, nb::ndim<1>>;
-
-template <class T>
-arr_out<T> new_array(std::size_t n, T** data) {
-  T* p = new T[n > 0 ? n : 1];
-  nb::capsule owner(p, [](void* x) noexcept { delete[] static_cast<T*>(x); });
-  *data = p;
-  return arr_out<T>(p, {n}, owner);
-}
+// What an iterator yields; maps offer all three.
+enum class yield_kind { keys, values, items };
 
 btree_options options(const std::string& pages) {
   if (pages == "2m" || pages == "huge") return {.pages = page_size::huge};
@@ -52,11 +42,12 @@ struct py_iter {
   typename C::iterator cur, stop;
   std::uint64_t version;
   bool reverse;
-  int what;  // 0 keys, 1 values, 2 items (maps)
+  yield_kind what;
 };
 
 template <class C>
-py_iter<C> make_iter(nb::handle self, typename C::iterator a, typename C::iterator b, bool reverse, int what) {
+py_iter<C> make_iter(nb::handle self, typename C::iterator a, typename C::iterator b, bool reverse,
+                     yield_kind what) {
   C* c = nb::inst_ptr<C>(self);
   return py_iter<C>{nb::borrow(self), c, a, b, c->version, reverse, what};
 }
@@ -89,10 +80,10 @@ struct py_map : container<K, btree_map<K, std::uint64_t>> {
 };
 
 template <class C>
-nb::object iter_value(C& c, const typename C::iterator& it, int what) {
+nb::object iter_value(C& c, const typename C::iterator& it, yield_kind what) {
   if constexpr (requires { c.slots; }) {
-    if (what == 1) return c.slots[it.value()];
-    if (what == 2) return nb::make_tuple(it.key(), c.slots[it.value()]);
+    if (what == yield_kind::values) return c.slots[it.value()];
+    if (what == yield_kind::items) return nb::make_tuple(it.key(), c.slots[it.value()]);
   }
   (void)what;
   return nb::cast(it.key());
@@ -133,15 +124,15 @@ void bind_common(Cls& cls) {
       })
       .def("__iter__", [](nb::handle self) {
         C& c = *nb::inst_ptr<C>(self);
-        return make_iter<C>(self, c.t.begin(), c.t.end(), false, 0);
+        return make_iter<C>(self, c.t.begin(), c.t.end(), false, yield_kind::keys);
       })
       .def("__reversed__", [](nb::handle self) {
         C& c = *nb::inst_ptr<C>(self);
-        return make_iter<C>(self, c.t.begin(), c.t.end(), true, 0);
+        return make_iter<C>(self, c.t.begin(), c.t.end(), true, yield_kind::keys);
       })
       // Keys in [lo, hi] with inclusive flags; None bounds are open.
       .def("_irange", [](nb::handle self, std::optional<K> lo, std::optional<K> hi, bool lo_in, bool hi_in,
-                         bool reverse, int what) {
+                         bool reverse, yield_kind what) {
         C& c = *nb::inst_ptr<C>(self);
         It a = !lo ? c.t.begin() : lo_in ? c.t.lower_bound(*lo) : c.t.upper_bound(*lo);
         It b = !hi ? c.t.end() : hi_in ? c.t.upper_bound(*hi) : c.t.lower_bound(*hi);
@@ -151,13 +142,13 @@ void bind_common(Cls& cls) {
         if (rb <= ra) b = a;
         return make_iter<C>(self, a, b, reverse, what);
       })
-      .def("contains_many", [](const C& c, arr_in<K> keys) {
+      .def("contains_many", [](const C& c, array_in<K> keys) {
         bool* out;
         auto r = new_array<bool>(keys.shape(0), &out);
         c.t.contains_batch({keys.data(), keys.shape(0)}, out);
         return r;
       }, nb::arg("keys"))
-      .def("_bisect_many", [](const C& c, arr_in<K> keys, bool right) {
+      .def("_bisect_many", [](const C& c, array_in<K> keys, bool right) {
         std::int64_t* out;
         std::size_t n = keys.shape(0);
         auto r = new_array<std::int64_t>(n, &out);
@@ -211,15 +202,15 @@ void bind_set(nb::module_& m, const char* name) {
         ++c.version;
         c.t.clear();
       })
-      .def("add_many", [](C& c, arr_in<K> keys) {
+      .def("add_many", [](C& c, array_in<K> keys) {
         ++c.version;
         return c.t.insert_batch({keys.data(), keys.shape(0)});
       }, nb::arg("keys"))
-      .def("discard_many", [](C& c, arr_in<K> keys) {
+      .def("discard_many", [](C& c, array_in<K> keys) {
         ++c.version;
         return c.t.erase_batch({keys.data(), keys.shape(0)});
       }, nb::arg("keys"))
-      .def("_build", [](C& c, arr_in<K> keys, bool sorted) {
+      .def("_build", [](C& c, array_in<K> keys, bool sorted) {
         ++c.version;
         if (sorted)
           c.t.build_sorted({keys.data(), keys.shape(0)});
@@ -283,6 +274,10 @@ void bind_map(nb::module_& m, const char* name) {
 
 void bind_btree(nb::module_& m) {
   auto b = m.def_submodule("btree", "SIMD B+ tree: ordered sets and maps of fixed-width keys");
+  nb::enum_<yield_kind>(b, "Yield")
+      .value("keys", yield_kind::keys)
+      .value("values", yield_kind::values)
+      .value("items", yield_kind::items);
   bind_set<std::int64_t>(b, "SetInt64");
   bind_set<std::uint64_t>(b, "SetUInt64");
   bind_set<double>(b, "SetFloat64");
