@@ -97,6 +97,14 @@ choice<Table> pick(const by_level<Table>& tables) {
   return {tables.scalar, isa::scalar};
 }
 
+// The table of the family whose tables Tables() returns that this process runs: pick()ed on
+// the first call, then kept (one static per family).
+template <class Table, const by_level<Table>& (*Tables)()>
+const Table& active() {
+  static const Table* table = pick(Tables()).table;
+  return *table;
+}
+
 // Variant for exactly `level`, or nullptr if that level has none of its own or cannot run
 // here. Tests use it to compare every level against scalar inside one process.
 template <class Table>

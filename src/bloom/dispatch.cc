@@ -9,10 +9,7 @@ const dispatch::by_level<kernels>& kernel_tables() {
   return tables;
 }
 
-const kernels& active_kernels() {
-  static const kernels* table = dispatch::pick(kernel_tables()).table;
-  return *table;
-}
+const kernels& active_kernels() { return dispatch::active<kernels, kernel_tables>(); }
 
 }  // namespace simdex::bloom
 

@@ -31,7 +31,8 @@ std::byte* arena::alloc_inner() {
   static_assert(kPageBytes % kInnerBytes == 0);
   if (free_inners_ == nullptr) {
     std::byte* page = alloc_page();
-    for (std::size_t off = kPageBytes; off > 0; off -= kInnerBytes) push(free_inners_, page + off - kInnerBytes);
+    for (std::size_t off = kPageBytes; off > 0; off -= kInnerBytes)
+      push(free_inners_, page + off - kInnerBytes);
   }
   return pop(free_inners_);
 }

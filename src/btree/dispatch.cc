@@ -14,8 +14,7 @@ const dispatch::by_level<kernels<S, VS>>& kernel_tables() {
 
 template <class S, std::size_t VS>
 const kernels<S, VS>& active_kernels() {
-  static const kernels<S, VS>* table = dispatch::pick(kernel_tables<S, VS>()).table;
-  return *table;
+  return dispatch::active<kernels<S, VS>, kernel_tables<S, VS>>();
 }
 
 #define SIMDEX_BTREE_DISPATCH(S, VS)                                         \

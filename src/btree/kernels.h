@@ -35,3 +35,10 @@ template <template <class> class Policy, class S, std::size_t VS>
 const kernels<S, VS>* level_kernels();
 
 }  // namespace simdex::btree_detail
+
+// A level's file defines SIMDEX_BTREE_POLICY (its policy) and then says
+// SIMDEX_BTREE_SHAPES(SIMDEX_BTREE_LEVEL_TABLE): its table of every shape.
+#define SIMDEX_BTREE_LEVEL_TABLE(S, VS) \
+  template const kernels<S, VS>* level_kernels<SIMDEX_BTREE_POLICY, S, VS>();
+
+namespace simdex::btree_detail {}  // namespace simdex::btree_detail

@@ -3,11 +3,7 @@
 #include "kernels.h"
 #include "scalar_policy.h"
 
+#define SIMDEX_BTREE_POLICY scalar_policy
 namespace simdex::btree_detail {
-
-#define SIMDEX_BTREE_LEVEL(S, VS) \
-  template const kernels<S, VS>* level_kernels<scalar_policy, S, VS>();
-SIMDEX_BTREE_SHAPES(SIMDEX_BTREE_LEVEL)
-#undef SIMDEX_BTREE_LEVEL
-
+SIMDEX_BTREE_SHAPES(SIMDEX_BTREE_LEVEL_TABLE)
 }  // namespace simdex::btree_detail

@@ -47,14 +47,12 @@ std::size_t find_u32x16_avx2(const std::uint32_t* slots, std::size_t size, std::
 
 }  // namespace
 
-const kernels kAvx2Kernels = {
-    .lower_bound = lower_bound_avx2,
-    .lower_bound_padded = lower_bound_padded_avx2,
-    .remap_branches = remap_avx2,
-    .rank_table = rank_table16,
-    .find_u32x16 = find_u32x16_avx2,
-    .find_min_index_32 = find_min_sse<32>,
-    .find_min_index_64 = find_min_sse<64>,
-};
+const kernels kAvx2Kernels = {.lower_bound = lower_bound_avx2,
+                              .lower_bound_padded = lower_bound_padded_avx2,
+                              .remap_branches = remap_avx2,
+                              .rank_table = rank_table16,
+                              .find_u32x16 = find_u32x16_avx2,
+                              .find_min_index_32 = find_min_sse<32>,
+                              .find_min_index_64 = find_min_sse<64>};
 
 }  // namespace simdex::primitives

@@ -25,38 +25,28 @@ namespace simdex::btree_detail {
 template <class K>
 struct codec;
 
-template <>
-struct codec<std::uint32_t> {
-  using stored = std::int32_t;
-  static stored encode(std::uint32_t k) noexcept {
-    return static_cast<stored>(k ^ 0x80000000u);
-  }
-  static std::uint32_t decode(stored s) noexcept {
-    return static_cast<std::uint32_t>(s) ^ 0x80000000u;
-  }
+// Unsigned keys flip the top bit, which maps unsigned order onto signed order.
+template <class U, class I>
+struct unsigned_codec {
+  using stored = I;
+  static constexpr U kTop = U{1} << (8 * sizeof(U) - 1);
+  static stored encode(U k) noexcept { return static_cast<stored>(k ^ kTop); }
+  static U decode(stored s) noexcept { return static_cast<U>(s) ^ kTop; }
+};
+template <class I>
+struct signed_codec {
+  using stored = I;
+  static stored encode(I k) noexcept { return k; }
+  static I decode(stored s) noexcept { return s; }
 };
 template <>
-struct codec<std::int32_t> {
-  using stored = std::int32_t;
-  static stored encode(std::int32_t k) noexcept { return k; }
-  static std::int32_t decode(stored s) noexcept { return s; }
-};
+struct codec<std::uint32_t> : unsigned_codec<std::uint32_t, std::int32_t> {};
 template <>
-struct codec<std::uint64_t> {
-  using stored = std::int64_t;
-  static stored encode(std::uint64_t k) noexcept {
-    return static_cast<stored>(k ^ 0x8000000000000000ull);
-  }
-  static std::uint64_t decode(stored s) noexcept {
-    return static_cast<std::uint64_t>(s) ^ 0x8000000000000000ull;
-  }
-};
+struct codec<std::int32_t> : signed_codec<std::int32_t> {};
 template <>
-struct codec<std::int64_t> {
-  using stored = std::int64_t;
-  static stored encode(std::int64_t k) noexcept { return k; }
-  static std::int64_t decode(stored s) noexcept { return s; }
-};
+struct codec<std::uint64_t> : unsigned_codec<std::uint64_t, std::int64_t> {};
+template <>
+struct codec<std::int64_t> : signed_codec<std::int64_t> {};
 
 // Floats: negative values get their magnitude bits flipped, which makes the bit pattern's
 // signed order equal IEEE totalOrder (-inf < ... < -0.0 < +0.0 < ... < +inf). NaN is refused.

@@ -179,13 +179,20 @@ void bind_common(Cls& cls) {
       .def("_validate", [](const C& c) { return c.t.validate(); });
 }
 
+// The class `name` (and its iterator class) with the constructor and the shared methods.
+template <class K, class C>
+nb::class_<C> bind_container(nb::module_& m, const char* name) {
+  bind_iter<C>(m, (std::string(name) + "Iterator").c_str());
+  nb::class_<C> cls(m, name);
+  cls.def(nb::init<const std::string&>(), nb::arg("pages") = "2m");
+  bind_common<K, C>(cls);
+  return cls;
+}
+
 template <class K>
 void bind_set(nb::module_& m, const char* name) {
   using C = py_set<K>;
-  std::string it_name = std::string(name) + "Iterator";
-  bind_iter<C>(m, it_name.c_str());
-  auto cls = nb::class_<C>(m, name);
-  cls.def(nb::init<const std::string&>(), nb::arg("pages") = "2m")
+  bind_container<K, C>(m, name)
       .def("add", [](C& c, K k) {
         ++c.version;
         c.t.insert(k);
@@ -217,16 +224,12 @@ void bind_set(nb::module_& m, const char* name) {
         else
           c.t.build({keys.data(), keys.shape(0)});
       });
-  bind_common<K, C>(cls);
 }
 
 template <class K>
 void bind_map(nb::module_& m, const char* name) {
   using C = py_map<K>;
-  std::string it_name = std::string(name) + "Iterator";
-  bind_iter<C>(m, it_name.c_str());
-  auto cls = nb::class_<C>(m, name);
-  cls.def(nb::init<const std::string&>(), nb::arg("pages") = "2m")
+  bind_container<K, C>(m, name)
       .def("__setitem__", [](C& c, K k, nb::object v) {
         auto it = c.t.find(k);
         if (it != c.t.end()) {
@@ -267,7 +270,6 @@ void bind_map(nb::module_& m, const char* name) {
         if (i < 0 || i >= n) throw nb::index_error("index out of range");
         return c.slots[c.t.nth(static_cast<std::size_t>(i)).value()];
       });
-  bind_common<K, C>(cls);
 }
 
 }  // namespace
