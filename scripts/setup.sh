@@ -12,17 +12,13 @@ APT_PACKAGES=(
   build-essential cmake ninja-build git pkg-config
   python3 python3-venv python3-dev
   clang-14 libclang-rt-14-dev
+  clang-format-14     # scripts/test.sh checks formatting
   libgtest-dev googletest
   libxxhash-dev       # bloom: XXH64
   libzmq3-dev         # base85 peer: zmq_z85_encode/decode
   libabsl-dev         # btree peer: absl::btree_set, flat_hash_set
   libjudy-dev         # btree peer: JudyL
   cargo               # base85 peer: base85-simd (used only when no newer cargo is on PATH)
-)
-# Python packages for tests, interop and peers (PyPI).
-PIP_PACKAGES=(
-  "scikit-build-core>=0.10" "nanobind>=2.0" "numpy>=1.22" "rich>=12" "pytest>=7"
-  "pyarrow>=24" "duckdb>=1.2" "sortedcontainers>=2.4"
 )
 
 log() { printf '\033[1m[simdex]\033[0m %s\n' "$*" >&2; }
@@ -42,25 +38,33 @@ install_apt() {
   fi
 }
 
+# The Python packages come from pyproject.toml: its build requirements, dependencies and test extra
+# (pytest, pyarrow, duckdb, sortedcontainers, ruff) first, since the build looks for pyarrow's
+# Arrow C++; then the package itself as simdex[test].
 install_venv() {
   if [[ ! -x .venv/bin/python ]]; then
     log "creating .venv"
     python3 -m venv .venv
   fi
   local stamp=.venv/.simdex-pip-stamp want
-  want="$(printf '%s\n' "${PIP_PACKAGES[@]}")"
+  want="$(sha256sum pyproject.toml)"
   if [[ ! -f $stamp || "$(cat "$stamp")" != "$want" ]]; then
     log "installing Python packages into .venv"
     .venv/bin/python -m pip install -q --upgrade pip
-    .venv/bin/python -m pip install -q "${PIP_PACKAGES[@]}"
+    .venv/bin/python - <<'EOF' | xargs -d '\n' .venv/bin/python -m pip install -q
+import tomllib
+p = tomllib.load(open("pyproject.toml", "rb"))
+print("\n".join(p["build-system"]["requires"] + p["project"]["dependencies"]
+                + p["project"]["optional-dependencies"]["test"]))
+EOF
     printf '%s' "$want" >"$stamp"
   fi
 }
 
 install_simdex() {
-  log "building and installing the simdex package into .venv (incremental)"
+  log "building and installing simdex[test] into .venv (incremental)"
   # No build isolation: the build reuses build/py and finds pyarrow's Arrow C++ for the bloom peer.
-  .venv/bin/python -m pip install -q --no-build-isolation --no-deps . 
+  .venv/bin/python -m pip install -q --no-build-isolation ".[test]"
 }
 
 simdex_setup() {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Every test: the C++ tests at every ISA level this machine has (g++), the same tests under
-# ASan+UBSan (clang 14), a short run of every fuzz target, an install + find_package check,
-# and pytest. Installs what is missing first (scripts/setup.sh); safe to rerun.
+# Every test: formatting and lint, the C++ tests at every ISA level this machine has (g++), the
+# per-level symbol check, the same tests under ASan+UBSan (clang 14), a short run of every fuzz
+# target, an install + find_package check, and pytest. Installs what is missing first
+# (scripts/setup.sh); safe to rerun.
 #   FUZZ_SECONDS=N (default 10) sets each fuzz target's run time.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
@@ -9,6 +10,10 @@ simdex_setup
 
 JOBS="$(nproc)"
 FUZZ_SECONDS="${FUZZ_SECONDS:-10}"
+
+log "clang-format and ruff"
+git ls-files -z '*.cc' '*.h' | xargs -0 clang-format-14 --dry-run -Werror
+ruff check python
 
 log "C++ tests, g++ -Werror"
 cmake -S . -B build/test -G Ninja -DCMAKE_CXX_COMPILER=g++ -DCMAKE_BUILD_TYPE=Release \
@@ -39,10 +44,8 @@ for fuzzer in build/asan/fuzz/fuzz_*; do
   name="$(basename "$fuzzer")"
   corpus="build/asan/corpus/$name"
   mkdir -p "$corpus"
-  seeds=()
-  [[ -d "fuzz/seeds/${name#fuzz_}" ]] && seeds=("fuzz/seeds/${name#fuzz_}")
   log "fuzzing $name for ${FUZZ_SECONDS}s"
-  "$fuzzer" -max_total_time="$FUZZ_SECONDS" -rss_limit_mb=4096 -print_final_stats=0 "$corpus" "${seeds[@]}" 2>"build/asan/$name.log" \
+  "$fuzzer" -max_total_time="$FUZZ_SECONDS" -rss_limit_mb=4096 -print_final_stats=0 "$corpus" 2>"build/asan/$name.log" \
     || { tail -50 "build/asan/$name.log"; exit 1; }
 done
 

@@ -12,7 +12,8 @@ the next step of the iterator.
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Iterator, Optional
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 import numpy as np
 
@@ -110,12 +111,12 @@ class SortedSet(_Sorted):
 
     __slots__ = ()
 
-    def __new__(cls, iterable: Optional[Iterable] = None, dtype: Any = "int64", pages: str = "2m"):
+    def __new__(cls, iterable: Iterable | None = None, dtype: Any = "int64", pages: str = "2m"):
         if cls is SortedSet:
             cls = _SET_CLASSES[_dtype_name(dtype)]
         return super().__new__(cls)
 
-    def __init__(self, iterable: Optional[Iterable] = None, dtype: Any = "int64", pages: str = "2m"):
+    def __init__(self, iterable: Iterable | None = None, dtype: Any = "int64", pages: str = "2m"):
         super().__init__(pages)
         if iterable is not None:
             self.update(iterable)
@@ -161,7 +162,7 @@ class SortedSet(_Sorted):
     def count(self, value) -> int:
         return 1 if value in self else 0
 
-    def copy(self) -> "SortedSet":
+    def copy(self) -> SortedSet:
         s = type(self)(pages=self.pages)
         s._build(self.to_numpy(), True)
         return s

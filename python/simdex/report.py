@@ -58,7 +58,7 @@ def param_label(params: dict) -> str:
 
 def tables(doc: dict):
     """Per workload: (unit, better, contenders in order, rows of (params label, {contender: result}))."""
-    groups: "OrderedDict[str, dict]" = OrderedDict()
+    groups: OrderedDict[str, dict] = OrderedDict()
     for r in doc.get("results", []):
         g = groups.setdefault(r["workload"], {"unit": r["unit"], "better": r["better"], "contenders": [], "rows": OrderedDict()})
         if r["contender"] not in g["contenders"]:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import array
 import base64
-import os
 import random
 import subprocess
 import sys

@@ -118,7 +118,7 @@ def test_duckdb_filters_zero_false_negatives(duckdb_file):
     filters = bloom.from_parquet(path)
     assert filters, "DuckDB wrote no bloom filters"
     keys = np.arange(3000)
-    for rg, cols in filters.items():
+    for cols in filters.values():
         assert set(cols) == {"i", "s", "i32", "d"}
         assert cols["i"].check(keys * 7919).all()
         assert cols["s"].check([f"s{k}" for k in keys]).all()
@@ -214,7 +214,7 @@ def test_malformed_footers_never_crash(pyarrow_file, tmp_path):
     flen = int.from_bytes(data[-8:-4], "little")
     start = len(data) - 8 - flen
     rng = np.random.default_rng(1)
-    for i in range(300):
+    for _ in range(300):
         d = bytearray(data)
         for _ in range(3):
             d[start + int(rng.integers(0, flen))] = int(rng.integers(0, 256))

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import statistics
 import time
-from typing import Callable, Mapping
+from collections.abc import Mapping
+from typing import Callable
 
 
 def summarize(samples: list[float]) -> dict:

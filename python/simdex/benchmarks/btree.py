@@ -68,7 +68,8 @@ def run(doc: dict, mode: str, reps: int) -> None:
         doc.setdefault("notes", []).append(f"python btree benchmark skipped: {e}")
         return
     import sortedcontainers
-    from sortedcontainers import SortedList, SortedSet as ScSortedSet
+    from sortedcontainers import SortedList
+    from sortedcontainers import SortedSet as ScSortedSet
 
     sc_v, np_v = _version(sortedcontainers), _version(np)
     for n in SIZES.get(mode, SIZES["quick"]):
@@ -176,7 +177,7 @@ def run(doc: dict, mode: str, reps: int) -> None:
                 sc_v, batched_sample(lambda x: [sl.bisect_left(k) for k in x], anywhere_list)),
             "numpy.searchsorted (static array)": (np_v, batched_sample(lambda x: np.searchsorted(sorted_np, x), anywhere)),
         }, "sortedcontainers.SortedList bisect_left loop", reps)
-        del sd, sl, ss
+        sd = sl = ss = None  # free this size's structures before the next size
 
 
 # --- the targets, from one run's JSON --------------------------------------------------------
