@@ -38,7 +38,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::uint32_t cfg = r.u8();
   simdex::isa level = static_cast<simdex::isa>(cfg % 5);
   simdex::btree_options opt;
-  if (simdex::isa_usable(level) && (level == simdex::isa::scalar || level == simdex::isa::avx2 || level == simdex::isa::avx512))
+  if (simdex::isa_usable(level) &&
+      (level == simdex::isa::scalar || level == simdex::isa::avx2 || level == simdex::isa::avx512))
     opt.level = level;
   std::uint32_t shift = (cfg >> 3) % 20;
   simdex::btree_set<std::uint32_t> s(opt);

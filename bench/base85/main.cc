@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "base85/kernels.h"
 #include "common/harness.h"
 #include "peer_base85_simd.h"
-#include "base85/kernels.h"
 #if SIMDEX_BENCH_HAVE_ZMQ
 #include <zmq.h>
 #endif

@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "common/harness.h"
 #include "bloom/kernels.h"
+#include "common/harness.h"
 #include "simdex/memory.h"
 #if SIMDEX_HAVE_ARROW_PEER
 #include "peer_arrow.h"

@@ -45,7 +45,8 @@ void unpoison(void* p, std::size_t n) {
 void* arena::carve(std::size_t bytes) {
   if (static_cast<std::size_t>(end_ - cur_) < bytes) {
     // Chunks grow geometrically so a 1M-key run maps little and a 64M-key run maps few regions.
-    std::size_t size = chunks_.empty() ? kFirstChunk : std::min(kMaxChunk, chunks_.back().size() * 2);
+    std::size_t size =
+        chunks_.empty() ? kFirstChunk : std::min(kMaxChunk, chunks_.back().size() * 2);
     chunks_.emplace_back(size, pages_);
     cur_ = chunks_.back().data();
     end_ = cur_ + chunks_.back().size();

@@ -20,9 +20,9 @@ class arena {
   arena(const arena&) = delete;
   arena& operator=(const arena&) = delete;
 
-  void* allocate(std::size_t bytes);               // 16-byte aligned; throws std::bad_alloc
+  void* allocate(std::size_t bytes);  // 16-byte aligned; throws std::bad_alloc
   void deallocate(void* p, std::size_t bytes) noexcept;
-  void reset();                                    // drops every region (all pointers die)
+  void reset();  // drops every region (all pointers die)
 
   std::size_t live_bytes() const { return live_; }  // handed out and not returned
   page_size pages() const { return pages_; }
@@ -53,7 +53,9 @@ struct arena_alloc {
   T* allocate(std::size_t n) { return static_cast<T*>(a->allocate(n * sizeof(T))); }
   void deallocate(T* p, std::size_t n) noexcept { a->deallocate(p, n * sizeof(T)); }
   template <class U>
-  bool operator==(const arena_alloc<U>& o) const noexcept { return a == o.a; }
+  bool operator==(const arena_alloc<U>& o) const noexcept {
+    return a == o.a;
+  }
 };
 
 // Anonymous memory the kernel backs with huge pages in this whole process

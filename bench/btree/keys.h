@@ -16,7 +16,9 @@ namespace simdex::bench::btree {
 // dense: a random permutation of 0..N+M-1, split into N present keys and M absent ones, so
 //        misses and inserts fall between present keys (density N/(N+M)).
 enum class distribution { sparse, dense };
-inline const char* distribution_name(distribution d) { return d == distribution::sparse ? "sparse" : "dense"; }
+inline const char* distribution_name(distribution d) {
+  return d == distribution::sparse ? "sparse" : "dense";
+}
 
 template <class K>
 struct keyset {
@@ -44,7 +46,8 @@ keyset<K> make_keyset(std::size_t n, std::size_t m, distribution d, std::uint64_
     // Draw, drop duplicates, top up; then shuffle so the split is random.
     while (all.size() < n + m) {
       std::size_t want = n + m - all.size();
-      for (std::size_t i = 0; i < want + want / 16 + 16; ++i) all.push_back(static_cast<K>(r.next()));
+      for (std::size_t i = 0; i < want + want / 16 + 16; ++i)
+        all.push_back(static_cast<K>(r.next()));
       std::sort(all.begin(), all.end());
       all.erase(std::unique(all.begin(), all.end()), all.end());
     }
@@ -74,7 +77,8 @@ class zipf {
     double uz = u * zetan_;
     if (uz < 1) return 0;
     if (uz < half_pow_) return 1;
-    auto x = static_cast<std::uint64_t>(static_cast<double>(n_) * std::pow(eta_ * u - eta_ + 1, alpha_));
+    auto x =
+        static_cast<std::uint64_t>(static_cast<double>(n_) * std::pow(eta_ * u - eta_ + 1, alpha_));
     return std::min(x, n_ - 1);
   }
 

@@ -7,22 +7,21 @@
 // key set outside the timed region; results are checksummed and compared across contenders;
 // all peers allocate from page_buffer arenas of the page size under test (arena.h), simdex from
 // its own arena with the same page size.
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <functional>
-#include <memory>
-#include <string>
-#include <vector>
-
 #include <absl/base/config.h>
 #include <absl/container/btree_map.h>
 #include <absl/container/btree_set.h>
 #include <absl/container/flat_hash_map.h>
 #include <absl/container/flat_hash_set.h>
 
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
 #include <map>
+#include <memory>
 #include <set>
+#include <string>
+#include <vector>
 
 #include "arena.h"
 #include "common/harness.h"
@@ -47,8 +46,8 @@ struct plan_opts {
   std::vector<std::string> key_types;
   std::vector<distribution> dists;
   std::vector<page_size> pages;
-  std::string ycsb;       // "all", "first" (the first configuration only), "none"
-  std::size_t ops = 0;    // probes / operations per sample
+  std::string ycsb;     // "all", "first" (the first configuration only), "none"
+  std::size_t ops = 0;  // probes / operations per sample
   bool std_set_64m = false;
 };
 
@@ -73,7 +72,10 @@ std::size_t parse_count(const std::string& s) {
   char* end = nullptr;
   double v = std::strtod(s.c_str(), &end);
   std::string suf = end;
-  double mul = suf.empty() ? 1 : suf == "K" || suf == "k" ? 1 << 10 : suf == "M" || suf == "m" ? 1 << 20 : 0;
+  double mul = suf.empty()                ? 1
+               : suf == "K" || suf == "k" ? 1 << 10
+               : suf == "M" || suf == "m" ? 1 << 20
+                                          : 0;
   if (mul == 0 || v <= 0) bad("bad count '" + s + "' (use e.g. 1M, 16M, 250K)");
   return static_cast<std::size_t>(v * mul);
 }
@@ -97,8 +99,9 @@ std::vector<std::pair<std::string, std::string>> take_own_options(int& argc, cha
     }
     if (!mine) argv[w++] = argv[i];
     if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0)
-      std::printf("bench_btree extra options: --sizes 1M,16M,64M --keys u32,u64 --dists sparse,dense "
-                  "--pages 2m,4k --ycsb all|first|none --ops N --with-std-set-64m\n");
+      std::printf(
+          "bench_btree extra options: --sizes 1M,16M,64M --keys u32,u64 --dists sparse,dense "
+          "--pages 2m,4k --ycsb all|first|none --ops N --with-std-set-64m\n");
   }
   argc = w;
   return own;
@@ -106,7 +109,8 @@ std::vector<std::pair<std::string, std::string>> take_own_options(int& argc, cha
 
 plan_opts make_plan(const options& o, const std::vector<std::pair<std::string, std::string>>& own) {
   plan_opts p;
-  p.sizes = o.quick() ? std::vector<std::size_t>{1u << 20} : std::vector<std::size_t>{1u << 20, 16u << 20, 64u << 20};
+  p.sizes = o.quick() ? std::vector<std::size_t>{1u << 20}
+                      : std::vector<std::size_t>{1u << 20, 16u << 20, 64u << 20};
   p.key_types = {"u32", "u64"};
   p.dists = o.quick() ? std::vector<distribution>{distribution::sparse}
                       : std::vector<distribution>{distribution::sparse, distribution::dense};
@@ -124,16 +128,22 @@ plan_opts make_plan(const options& o, const std::vector<std::pair<std::string, s
     } else if (k == "--dists") {
       p.dists.clear();
       for (const auto& x : split(v)) {
-        if (x == "sparse") p.dists.push_back(distribution::sparse);
-        else if (x == "dense") p.dists.push_back(distribution::dense);
-        else bad("--dists wants sparse and/or dense");
+        if (x == "sparse")
+          p.dists.push_back(distribution::sparse);
+        else if (x == "dense")
+          p.dists.push_back(distribution::dense);
+        else
+          bad("--dists wants sparse and/or dense");
       }
     } else if (k == "--pages") {
       p.pages.clear();
       for (const auto& x : split(v)) {
-        if (x == "2m") p.pages.push_back(page_size::huge);
-        else if (x == "4k") p.pages.push_back(page_size::small);
-        else bad("--pages wants 2m and/or 4k");
+        if (x == "2m")
+          p.pages.push_back(page_size::huge);
+        else if (x == "4k")
+          p.pages.push_back(page_size::small);
+        else
+          bad("--pages wants 2m and/or 4k");
       }
     } else if (k == "--ycsb") {
       if (v != "all" && v != "first" && v != "none") bad("--ycsb wants all, first or none");
@@ -166,7 +176,8 @@ std::string libstdcxx_version() {
 
 template <class K, class A, class... Args>
 std::unique_ptr<runner<K>> make(std::string name, std::string version, Args&&... args) {
-  return std::make_unique<runner_impl<A>>(std::move(name), std::move(version), std::forward<Args>(args)...);
+  return std::make_unique<runner_impl<A>>(std::move(name), std::move(version),
+                                          std::forward<Args>(args)...);
 }
 
 template <class K>
@@ -181,7 +192,8 @@ struct lineup {
   std::function<std::size_t()> judy_own_bytes;
 
   // Contenders by capability, in a fixed order (simdex first).
-  std::vector<runner<K>*> pick(bool need_mutable, bool need_ordered, bool with_vec, bool with_hash) const {
+  std::vector<runner<K>*> pick(bool need_mutable, bool need_ordered, bool with_vec,
+                               bool with_hash) const {
     std::vector<runner<K>*> out;
     for (runner<K>* r : {simdex, absl, stdset, judy, hash, vec}) {
       if (!r) continue;
@@ -204,14 +216,17 @@ lineup<K> make_lineup(page_size pg, bool with_std) {
     l.all.push_back(std::move(r));
   };
 #if SIMDEX_HAVE_BTREE
-  add(make<K, simdex_adapter<K, Map>>(Map ? "simdex::btree_map" : "simdex::btree_set", "", pg), l.simdex);
+  add(make<K, simdex_adapter<K, Map>>(Map ? "simdex::btree_map" : "simdex::btree_set", "", pg),
+      l.simdex);
 #endif
   if constexpr (Map) {
     using absl_t = absl::btree_map<K, V, std::less<K>, arena_alloc<std::pair<const K, V>>>;
     using std_t = std::map<K, V, std::less<K>, arena_alloc<std::pair<const K, V>>>;
-    using hash_t = absl::flat_hash_map<K, V, absl::Hash<K>, std::equal_to<K>, arena_alloc<std::pair<const K, V>>>;
+    using hash_t = absl::flat_hash_map<K, V, absl::Hash<K>, std::equal_to<K>,
+                                       arena_alloc<std::pair<const K, V>>>;
     add(make<K, stl_adapter<absl_t, true>>("absl::btree_map", absl_version(), pg), l.absl);
-    if (with_std) add(make<K, stl_adapter<std_t, true>>("std::map", libstdcxx_version(), pg), l.stdset);
+    if (with_std)
+      add(make<K, stl_adapter<std_t, true>>("std::map", libstdcxx_version(), pg), l.stdset);
     add(make<K, judy_adapter<K, true>>("JudyL", "libJudy.so.1", pg), l.judy);
     add(make<K, stl_adapter<hash_t, false>>("absl::flat_hash_map", absl_version(), pg), l.hash);
   } else {
@@ -219,7 +234,8 @@ lineup<K> make_lineup(page_size pg, bool with_std) {
     using std_t = std::set<K, std::less<K>, arena_alloc<K>>;
     using hash_t = absl::flat_hash_set<K, absl::Hash<K>, std::equal_to<K>, arena_alloc<K>>;
     add(make<K, stl_adapter<absl_t, true>>("absl::btree_set", absl_version(), pg), l.absl);
-    if (with_std) add(make<K, stl_adapter<std_t, true>>("std::set", libstdcxx_version(), pg), l.stdset);
+    if (with_std)
+      add(make<K, stl_adapter<std_t, true>>("std::set", libstdcxx_version(), pg), l.stdset);
     auto judy = std::make_unique<runner_impl<judy_adapter<K, false>>>("JudyL", "libJudy.so.1", pg);
     auto* jp = judy.get();
     l.judy_own_bytes = [jp] { return jp->adapter().own_bytes(); };
@@ -237,9 +253,15 @@ bool g_mismatch = false;
 template <class K>
 class suite {
  public:
-  suite(session& s, const plan_opts& po, std::size_t n, distribution d, page_size pg, const keyset<K>& ks,
-        const zipf& z)
-      : s_(s), po_(po), n_(n), pg_(pg), ks_(ks), z_(z), reps_(static_cast<std::size_t>(s.opts().repetitions())) {
+  suite(session& s, const plan_opts& po, std::size_t n, distribution d, page_size pg,
+        const keyset<K>& ks, const zipf& z)
+      : s_(s),
+        po_(po),
+        n_(n),
+        pg_(pg),
+        ks_(ks),
+        z_(z),
+        reps_(static_cast<std::size_t>(s.opts().repetitions())) {
     base_ = {{"n", static_cast<std::int64_t>(n)},
              {"key", std::string(sizeof(K) == 4 ? "u32" : "u64")},
              {"keys", std::string(distribution_name(d))},
@@ -254,7 +276,9 @@ class suite {
     static bool noted = false;  // once per run, not per configuration
     if (!with_std_ && !noted) {
       noted = true;
-      s_.note("std::set/std::map skipped at N >= 64M (about 3 GiB and minutes to build); --with-std-set-64m keeps them");
+      s_.note(
+          "std::set/std::map skipped at N >= 64M (about 3 GiB and minutes to build); "
+          "--with-std-set-64m keeps them");
     }
     rng r(0x5eed ^ n_);
     const std::string ref = "absl::btree_set";
@@ -262,8 +286,8 @@ class suite {
     // Builds from empty: each sample resets its own structure untimed, so one structure per
     // contender is alive at a time.
     auto builders = l.pick(true, true, false, false);
-    group("seq_insert", {{"ops", (std::int64_t)n_}}, "ns/op", builders, ref, static_cast<double>(n_),
-          [&](runner<K>& x, std::size_t) {
+    group("seq_insert", {{"ops", (std::int64_t)n_}}, "ns/op", builders, ref,
+          static_cast<double>(n_), [&](runner<K>& x, std::size_t) {
             x.reset();
             return x.insert_all(ks_.sorted);
           });
@@ -271,8 +295,10 @@ class suite {
     auto bulk = l.pick(false, true, true, false);
     group("bulk_build_sorted", {}, "ns/key", bulk, ref, static_cast<double>(n_),
           [&](runner<K>& x, std::size_t) { return x.build_sorted(ks_.sorted); });
-    if (s_.opts().wants("bulk_build_sorted")) record_bytes(l, bulk, "bytes_per_key_bulk_build", ref);
-    if (s_.opts().full())  // per-key random inserts for the peers: slow, and rand_insert covers them
+    if (s_.opts().wants("bulk_build_sorted"))
+      record_bytes(l, bulk, "bytes_per_key_bulk_build", ref);
+    if (s_.opts()
+            .full())  // per-key random inserts for the peers: slow, and rand_insert covers them
       group("bulk_build_unsorted", {}, "ns/key", bulk, ref, static_cast<double>(n_),
             [&](runner<K>& x, std::size_t) { return x.build_unsorted(ks_.keys); });
 
@@ -284,15 +310,19 @@ class suite {
       runner<K>& x = *everyone[i];
       x.reset();
       std::size_t h0 = process_huge_bytes();
-      if (x.mutable_()) x.insert_untimed(ks_.keys);
-      else x.build_sorted(ks_.sorted);
+      if (x.mutable_())
+        x.insert_untimed(ks_.keys);
+      else
+        x.build_sorted(ks_.sorted);
       std::size_t h1 = process_huge_bytes();
       huge[i] = static_cast<double>(h1 > h0 ? h1 - h0 : 0);
     }
     record_bytes(l, everyone, "bytes_per_key", ref);
     for (std::size_t i = 0; i < everyone.size(); ++i)
-      s_.record("huge_page_share", base_, everyone[i]->name(), everyone[i]->version(), "fraction", better::higher,
-                {std::min(1.0, huge[i] / static_cast<double>(std::max<std::size_t>(1, everyone[i]->bytes())))});
+      s_.record("huge_page_share", base_, everyone[i]->name(), everyone[i]->version(), "fraction",
+                better::higher,
+                {std::min(1.0, huge[i] / static_cast<double>(
+                                             std::max<std::size_t>(1, everyone[i]->bytes())))});
     if (l.judy_own_bytes)
       s_.record("bytes_per_key", base_, "JudyL (JudyLMemUsed)", "own count", "B/key", better::lower,
                 {static_cast<double>(l.judy_own_bytes()) / static_cast<double>(n_)});
@@ -301,23 +331,30 @@ class suite {
     auto hits = draws(r, [&] { return ks_.keys[r.below(ks_.keys.size())]; });
     auto misses = draws(r, [&] { return ks_.absent[r.below(ks_.absent.size())]; });
     auto anywhere = draws(r, [&] { return uniform_key(r); });
-    group("contains_hit", {{"ops", (std::int64_t)q_}}, "ns/op", everyone, ref, static_cast<double>(q_),
+    group("contains_hit", {{"ops", (std::int64_t)q_}}, "ns/op", everyone, ref,
+          static_cast<double>(q_),
           [&](runner<K>& x, std::size_t i) { return x.contains_all(hits[i]); });
-    group("contains_miss", {{"ops", (std::int64_t)q_}}, "ns/op", everyone, ref, static_cast<double>(q_),
+    group("contains_miss", {{"ops", (std::int64_t)q_}}, "ns/op", everyone, ref,
+          static_cast<double>(q_),
           [&](runner<K>& x, std::size_t i) { return x.contains_all(misses[i]); });
     auto ordered = l.pick(false, true, true, false);
-    group("lower_bound", {{"ops", (std::int64_t)q_}, {"probes", std::string("uniform over key range")}}, "ns/op",
+    group("lower_bound",
+          {{"ops", (std::int64_t)q_}, {"probes", std::string("uniform over key range")}}, "ns/op",
           ordered, ref, static_cast<double>(q_),
           [&](runner<K>& x, std::size_t i) { return x.lower_bound_all(anywhere[i]); });
-    group("lower_bound_latency", {{"ops", (std::int64_t)q_}, {"probes", std::string("uniform, dependent chain")}},
-          "ns/op", ordered, ref, static_cast<double>(q_),
+    group("lower_bound_latency",
+          {{"ops", (std::int64_t)q_}, {"probes", std::string("uniform, dependent chain")}}, "ns/op",
+          ordered, ref, static_cast<double>(q_),
           [&](runner<K>& x, std::size_t i) { return x.lower_bound_chain(anywhere[i]); });
     for (std::size_t len : {10u, 100u, 10000u}) {
       std::size_t scans = std::min(q_, std::max<std::size_t>(32, q_ / len));
       std::vector<std::vector<K>> starts(reps_);
-      for (std::size_t i = 0; i < reps_; ++i) starts[i].assign(anywhere[i].begin(), anywhere[i].begin() + static_cast<std::ptrdiff_t>(scans));
-      group("scan", {{"len", (std::int64_t)len}, {"scans", (std::int64_t)scans}}, "ns/scan", ordered, ref,
-            static_cast<double>(scans), [&](runner<K>& x, std::size_t i) { return x.scan_all(starts[i], len); });
+      for (std::size_t i = 0; i < reps_; ++i)
+        starts[i].assign(anywhere[i].begin(),
+                         anywhere[i].begin() + static_cast<std::ptrdiff_t>(scans));
+      group("scan", {{"len", (std::int64_t)len}, {"scans", (std::int64_t)scans}}, "ns/scan",
+            ordered, ref, static_cast<double>(scans),
+            [&](runner<K>& x, std::size_t i) { return x.scan_all(starts[i], len); });
     }
     batched(l, hits, ref);
 
@@ -333,17 +370,21 @@ class suite {
       return std::span<const K>(ks_.keys.data() + off, m_);
     };
     params mp = {{"ops", (std::int64_t)m_}};
-    group("rand_insert", mp, "ns/op", writers, ref, static_cast<double>(m_), [&](runner<K>& x, std::size_t i) {
-      phase ph = x.insert_all(fresh[i]);
-      x.erase_untimed(fresh[i]);
-      return ph;
-    });
-    group("rand_delete", mp, "ns/op", writers, ref, static_cast<double>(m_), [&](runner<K>& x, std::size_t i) {
-      phase ph = x.erase_all(present(i));
-      x.insert_untimed(present(i));
-      return ph;
-    });
-    group("churn", {{"ops", (std::int64_t)(2 * m_)}, {"op", std::string("erase a present key, insert an absent one")}},
+    group("rand_insert", mp, "ns/op", writers, ref, static_cast<double>(m_),
+          [&](runner<K>& x, std::size_t i) {
+            phase ph = x.insert_all(fresh[i]);
+            x.erase_untimed(fresh[i]);
+            return ph;
+          });
+    group("rand_delete", mp, "ns/op", writers, ref, static_cast<double>(m_),
+          [&](runner<K>& x, std::size_t i) {
+            phase ph = x.erase_all(present(i));
+            x.insert_untimed(present(i));
+            return ph;
+          });
+    group("churn",
+          {{"ops", (std::int64_t)(2 * m_)},
+           {"op", std::string("erase a present key, insert an absent one")}},
           "ns/op", writers, ref, static_cast<double>(2 * m_), [&](runner<K>& x, std::size_t i) {
             phase ph = x.churn(present(i), fresh[i]);
             x.erase_untimed(fresh[i]);
@@ -351,7 +392,9 @@ class suite {
             return ph;
           });
     for (runner<K>* x : everyone)
-      if (x->size() != n_) fail(x->name() + " holds " + std::to_string(x->size()) + " keys after the mutations, not " + std::to_string(n_));
+      if (x->size() != n_)
+        fail(x->name() + " holds " + std::to_string(x->size()) + " keys after the mutations, not " +
+             std::to_string(n_));
   }
 
   void run_ycsb() {
@@ -360,8 +403,10 @@ class suite {
     auto maps = l.pick(false, false, true, true);
     for (runner<K>* x : maps) {
       x->reset();
-      if (x->mutable_()) x->insert_untimed(ks_.keys);
-      else x->build_sorted(ks_.sorted);
+      if (x->mutable_())
+        x->insert_untimed(ks_.keys);
+      else
+        x->build_sorted(ks_.sorted);
     }
     rng r(0x9c5b ^ n_);
     for (const ycsb_mix& mix : ycsb_mixes())
@@ -379,13 +424,14 @@ class suite {
         bool read_only = mix.update == 0 && mix.insert == 0 && mix.rmw == 0;
         auto who = l.pick(!read_only, mix.scan > 0, read_only, mix.scan == 0);
         std::span<const K> added(ks_.absent.data(), inserted);
-        group(std::string("ycsb_") + mix.name,
-              {{"dist", std::string(zipfian ? "zipf0.99" : "uniform")}, {"ops", (std::int64_t)count}}, "ns/op", who, ref,
-              static_cast<double>(count), [&](runner<K>& x, std::size_t i) {
-                phase ph = x.ycsb(streams[i]);
-                x.erase_untimed(added);
-                return ph;
-              });
+        group(
+            std::string("ycsb_") + mix.name,
+            {{"dist", std::string(zipfian ? "zipf0.99" : "uniform")}, {"ops", (std::int64_t)count}},
+            "ns/op", who, ref, static_cast<double>(count), [&](runner<K>& x, std::size_t i) {
+              phase ph = x.ycsb(streams[i]);
+              x.erase_untimed(added);
+              return ph;
+            });
       }
   }
 
@@ -402,19 +448,22 @@ class suite {
     return static_cast<K>(r.below(static_cast<std::uint64_t>(ks_.domain_hi) + 1));
   }
 
-  void batched(const lineup<K>& l, const std::vector<std::vector<K>>& hits, const std::string& ref) {
+  void batched(const lineup<K>& l, const std::vector<std::vector<K>>& hits,
+               const std::string& ref) {
     if (!l.simdex) return;
     std::unique_ptr<bool[]> found(new bool[q_]);
     for (std::size_t chunk : {std::size_t{1024}, q_}) {
       std::vector<runner<K>*> who = {l.simdex, l.simdex, l.absl, l.judy, l.hash};
       std::vector<std::string> names = {l.simdex->name() + " batch", l.simdex->name() + " per-key",
-                                        l.absl->name() + " per-key", "JudyL per-key", l.hash->name() + " per-key"};
-      group("contains_hit_batched", {{"batch", (std::int64_t)chunk}, {"ops", (std::int64_t)q_}}, "ns/op", who,
-            ref + " per-key", static_cast<double>(q_),
-            [&, chunk](runner<K>& x, std::size_t i, std::size_t c) {
-              return x.contains_batch(hits[i], found.get(), chunk, c == 0);
-            },
-            names);
+                                        l.absl->name() + " per-key", "JudyL per-key",
+                                        l.hash->name() + " per-key"};
+      group(
+          "contains_hit_batched", {{"batch", (std::int64_t)chunk}, {"ops", (std::int64_t)q_}},
+          "ns/op", who, ref + " per-key", static_cast<double>(q_),
+          [&, chunk](runner<K>& x, std::size_t i, std::size_t c) {
+            return x.contains_batch(hits[i], found.get(), chunk, c == 0);
+          },
+          names);
     }
   }
 
@@ -434,15 +483,16 @@ class suite {
   using sample_fn = std::function<phase(runner<K>&, std::size_t)>;
   using sample_fn_c = std::function<phase(runner<K>&, std::size_t, std::size_t)>;
 
-  void group(const std::string& w, params extra, const std::string& unit, const std::vector<runner<K>*>& who,
-             const std::string& ref, double per, sample_fn f) {
+  void group(const std::string& w, params extra, const std::string& unit,
+             const std::vector<runner<K>*>& who, const std::string& ref, double per, sample_fn f) {
     group(w, std::move(extra), unit, who, ref, per,
           [f](runner<K>& x, std::size_t i, std::size_t) { return f(x, i); }, {});
   }
   // Runs one harness group; contender c's i-th call gets input i (the same for every contender),
   // and the checksums of call i must agree across contenders.
-  void group(const std::string& w, params extra, const std::string& unit, const std::vector<runner<K>*>& who,
-             const std::string& ref, double per, sample_fn_c f, std::vector<std::string> names) {
+  void group(const std::string& w, params extra, const std::string& unit,
+             const std::vector<runner<K>*>& who, const std::string& ref, double per, sample_fn_c f,
+             std::vector<std::string> names) {
     if (!s_.opts().wants(w) || who.empty()) return;
     params p = base_;
     p.insert(p.end(), extra.begin(), extra.end());
@@ -477,7 +527,8 @@ class suite {
 template <class K>
 void run_key_type(session& s, const plan_opts& po, std::size_t n, distribution d, bool& ycsb_done) {
   std::size_t m = std::max<std::size_t>(n / 8, po.ops);
-  keyset<K> ks = make_keyset<K>(n, m, d, 0xb7ee ^ (n * 31 + sizeof(K) * 7 + static_cast<std::size_t>(d)));
+  keyset<K> ks =
+      make_keyset<K>(n, m, d, 0xb7ee ^ (n * 31 + sizeof(K) * 7 + static_cast<std::size_t>(d)));
   zipf z(po.ycsb == "none" || ycsb_done ? 2 : n, 0.99);
   for (page_size pg : po.pages) {
     suite<K> su(s, po, n, d, pg, ks, z);
@@ -497,26 +548,41 @@ int main(int argc, char** argv) {
   plan_opts po = make_plan(s.opts(), own);
 
   int per_config = s.opts().full() ? 15 : 14, ycsb_groups = 12;
-  int configs = static_cast<int>(po.sizes.size() * po.key_types.size() * po.dists.size() * po.pages.size());
-  s.plan(configs * per_config + (po.ycsb == "all" ? configs : po.ycsb == "first" ? 1 : 0) * ycsb_groups);
+  int configs =
+      static_cast<int>(po.sizes.size() * po.key_types.size() * po.dists.size() * po.pages.size());
+  s.plan(configs * per_config + (po.ycsb == "all"     ? configs
+                                 : po.ycsb == "first" ? 1
+                                                      : 0) *
+                                    ycsb_groups);
 #if SIMDEX_HAVE_BTREE
   s.note("simdex::btree ISA level: " + std::string(simdex::btree_set<std::uint64_t>().isa()));
 #else
   s.note("simdex::btree not built (SIMDEX_HAVE_BTREE unset): peers only");
 #endif
-  s.note("pages=2m: every contender's memory is MADV_HUGEPAGE page_buffer arenas (peers through a counting "
-         "allocator; JudyL through interposed JudyMalloc; simdex through btree_options.pages); pages=4k: the same "
-         "arenas with MADV_NOHUGEPAGE. THP mode: " + thp_mode());
-  s.note("bytes_per_key: allocator-level bytes handed out (size rounded to 16) for peers; simdex reports "
-         "memory_usage() (its mapped 2 MiB regions). Built by N random-order inserts unless named otherwise.");
-  s.note("rand_insert/rand_delete/churn run at size N: M absent keys inserted (then removed untimed), M present keys "
-         "erased (then reinserted untimed); lower_bound probes are uniform over the key range");
+  s.note(
+      "pages=2m: every contender's memory is MADV_HUGEPAGE page_buffer arenas (peers through a "
+      "counting "
+      "allocator; JudyL through interposed JudyMalloc; simdex through btree_options.pages); "
+      "pages=4k: the same "
+      "arenas with MADV_NOHUGEPAGE. THP mode: " +
+      thp_mode());
+  s.note(
+      "bytes_per_key: allocator-level bytes handed out (size rounded to 16) for peers; simdex "
+      "reports "
+      "memory_usage() (its mapped 2 MiB regions). Built by N random-order inserts unless named "
+      "otherwise.");
+  s.note(
+      "rand_insert/rand_delete/churn run at size N: M absent keys inserted (then removed untimed), "
+      "M present keys "
+      "erased (then reinserted untimed); lower_bound probes are uniform over the key range");
   bool ycsb_done = po.ycsb == "none";
   for (std::size_t n : po.sizes)
     for (const std::string& kt : po.key_types)
       for (distribution d : po.dists) {
-        if (kt == "u32") run_key_type<std::uint32_t>(s, po, n, d, ycsb_done);
-        else run_key_type<std::uint64_t>(s, po, n, d, ycsb_done);
+        if (kt == "u32")
+          run_key_type<std::uint32_t>(s, po, n, d, ycsb_done);
+        else
+          run_key_type<std::uint64_t>(s, po, n, d, ycsb_done);
       }
   s.write();
   return g_mismatch ? 3 : 0;

@@ -31,16 +31,20 @@ class simdex_adapter {
     t_.emplace(o);
   }
   bool insert(K k, std::uint64_t v) {
-    if constexpr (Map) return t_->insert(k, v);
-    else return t_->insert(k);
+    if constexpr (Map)
+      return t_->insert(k, v);
+    else
+      return t_->insert(k);
   }
   bool erase(K k) { return t_->erase(k); }
   bool contains(K k) const { return t_->contains(k); }
   bool find(K k, std::uint64_t& v) const {
     auto it = t_->find(k);
     if (it == t_->end()) return false;
-    if constexpr (Map) v = it.value();
-    else v = it.key();
+    if constexpr (Map)
+      v = it.value();
+    else
+      v = it.key();
     return true;
   }
   bool assign(K k, std::uint64_t v) {
@@ -65,18 +69,24 @@ class simdex_adapter {
     std::uint64_t sum = 0;
     auto end = t_->end();
     for (auto it = t_->lower_bound(from); n && it != end; ++it, --n) {
-      if constexpr (Map) sum += it.value();
-      else sum += it.key();
+      if constexpr (Map)
+        sum += it.value();
+      else
+        sum += it.key();
     }
     return sum;
   }
   void build_sorted(std::span<const K> keys) {
-    if constexpr (Map) t_->build_sorted(keys, widen(keys));
-    else t_->build_sorted(keys);
+    if constexpr (Map)
+      t_->build_sorted(keys, widen(keys));
+    else
+      t_->build_sorted(keys);
   }
   void build_unsorted(std::span<const K> keys) {
-    if constexpr (Map) t_->build(keys, widen(keys));
-    else t_->build(keys);
+    if constexpr (Map)
+      t_->build(keys, widen(keys));
+    else
+      t_->build(keys);
   }
   void contains_batch(std::span<const K> keys, bool* out) const { t_->contains_batch(keys, out); }
   std::size_t size() const { return t_->size(); }
@@ -84,7 +94,9 @@ class simdex_adapter {
   const char* isa() const { return t_->isa(); }
 
  private:
-  static std::vector<std::uint64_t> widen(std::span<const K> keys) { return {keys.begin(), keys.end()}; }
+  static std::vector<std::uint64_t> widen(std::span<const K> keys) {
+    return {keys.begin(), keys.end()};
+  }
   page_size pages_;
   std::optional<tree> t_;
 };

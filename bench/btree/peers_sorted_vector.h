@@ -19,8 +19,13 @@ class sorted_vector_adapter {
   using key_type = K;
   static constexpr bool kMap = Map, kOrdered = true, kMutable = false, kBatch = false;
 
-  explicit sorted_vector_adapter(page_size pages) : arena_(std::make_unique<arena>(pages)) { reset(); }
-  ~sorted_vector_adapter() { keys_.reset(); values_.reset(); }
+  explicit sorted_vector_adapter(page_size pages) : arena_(std::make_unique<arena>(pages)) {
+    reset();
+  }
+  ~sorted_vector_adapter() {
+    keys_.reset();
+    values_.reset();
+  }
 
   void reset() {
     keys_.reset();
@@ -46,7 +51,8 @@ class sorted_vector_adapter {
     return true;
   }
   std::uint64_t scan(K from, std::size_t n) const {
-    auto i = static_cast<std::size_t>(std::lower_bound(keys_->begin(), keys_->end(), from) - keys_->begin());
+    auto i = static_cast<std::size_t>(std::lower_bound(keys_->begin(), keys_->end(), from) -
+                                      keys_->begin());
     std::size_t e = std::min(keys_->size(), i + n);
     std::uint64_t sum = 0;
     for (; i < e; ++i) sum += Map ? (*values_)[i] : (*keys_)[i];

@@ -30,8 +30,10 @@ class stl_adapter {
     c_.emplace(typename C::allocator_type(arena_.get()));
   }
   bool insert(key_type k, std::uint64_t v) {
-    if constexpr (kMap) return c_->try_emplace(k, v).second;
-    else return c_->insert(k).second;
+    if constexpr (kMap)
+      return c_->try_emplace(k, v).second;
+    else
+      return c_->insert(k).second;
   }
   bool erase(key_type k) { return c_->erase(k) != 0; }
   bool contains(key_type k) const { return c_->contains(k); }
@@ -81,17 +83,23 @@ class stl_adapter {
  private:
   template <class It>
   static key_type key_of(It it) {
-    if constexpr (kMap) return it->first;
-    else return *it;
+    if constexpr (kMap)
+      return it->first;
+    else
+      return *it;
   }
   template <class It>
   static std::uint64_t value_of(It it) {
-    if constexpr (kMap) return it->second;
-    else return *it;
+    if constexpr (kMap)
+      return it->second;
+    else
+      return *it;
   }
   void emplace_at_end(key_type k) {
-    if constexpr (kMap) c_->emplace_hint(c_->end(), k, k);
-    else c_->emplace_hint(c_->end(), k);
+    if constexpr (kMap)
+      c_->emplace_hint(c_->end(), k, k);
+    else
+      c_->emplace_hint(c_->end(), k);
   }
 
   std::unique_ptr<arena> arena_;  // declared first: outlives the container

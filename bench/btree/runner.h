@@ -23,7 +23,8 @@ struct phase {
 template <class K>
 class runner {
  public:
-  runner(std::string name, std::string version) : name_(std::move(name)), version_(std::move(version)) {}
+  runner(std::string name, std::string version)
+      : name_(std::move(name)), version_(std::move(version)) {}
   virtual ~runner() = default;
   const std::string& name() const { return name_; }
   const std::string& version() const { return version_; }
@@ -38,11 +39,13 @@ class runner {
 
   virtual phase insert_all(std::span<const K> keys) = 0;
   virtual phase erase_all(std::span<const K> keys) = 0;
-  virtual phase churn(std::span<const K> out, std::span<const K> in) = 0;  // erase out[i], insert in[i]
+  virtual phase churn(std::span<const K> out,
+                      std::span<const K> in) = 0;  // erase out[i], insert in[i]
   virtual phase contains_all(std::span<const K> keys) = 0;
   // The batch API over spans of `chunk` keys when `use_batch` and the contender has one, else
   // a per-key loop writing the same output.
-  virtual phase contains_batch(std::span<const K> keys, bool* found, std::size_t chunk, bool use_batch) = 0;
+  virtual phase contains_batch(std::span<const K> keys, bool* found, std::size_t chunk,
+                               bool use_batch) = 0;
   virtual phase lower_bound_all(std::span<const K> keys) = 0;
   // Latency: each probe's low bit comes from the previous answer, so lookups cannot overlap.
   virtual phase lower_bound_chain(std::span<const K> keys) = 0;
@@ -74,23 +77,27 @@ class runner_impl final : public runner<typename A::key_type> {
 
   void reset() override { a_.reset(); }
   void insert_untimed(std::span<const K> keys) override {
-    if constexpr (A::kMutable) for (K k : keys) a_.insert(k, k);
+    if constexpr (A::kMutable)
+      for (K k : keys) a_.insert(k, k);
   }
   void erase_untimed(std::span<const K> keys) override {
-    if constexpr (A::kMutable) for (K k : keys) a_.erase(k);
+    if constexpr (A::kMutable)
+      for (K k : keys) a_.erase(k);
   }
 
   phase insert_all(std::span<const K> keys) override {
     return timed([&] {
       std::uint64_t n = 0;
-      if constexpr (A::kMutable) for (K k : keys) n += a_.insert(k, k);
+      if constexpr (A::kMutable)
+        for (K k : keys) n += a_.insert(k, k);
       return n;
     });
   }
   phase erase_all(std::span<const K> keys) override {
     return timed([&] {
       std::uint64_t n = 0;
-      if constexpr (A::kMutable) for (K k : keys) n += a_.erase(k);
+      if constexpr (A::kMutable)
+        for (K k : keys) n += a_.erase(k);
       return n;
     });
   }
@@ -98,7 +105,8 @@ class runner_impl final : public runner<typename A::key_type> {
     return timed([&] {
       std::uint64_t n = 0;
       if constexpr (A::kMutable)
-        for (std::size_t i = 0; i < out.size(); ++i) n += a_.erase(out[i]) + 2 * a_.insert(in[i], in[i]);
+        for (std::size_t i = 0; i < out.size(); ++i)
+          n += a_.erase(out[i]) + 2 * a_.insert(in[i], in[i]);
       return n;
     });
   }
@@ -109,7 +117,8 @@ class runner_impl final : public runner<typename A::key_type> {
       return n;
     });
   }
-  phase contains_batch(std::span<const K> keys, bool* found, std::size_t chunk, bool use_batch) override {
+  phase contains_batch(std::span<const K> keys, bool* found, std::size_t chunk,
+                       bool use_batch) override {
     return timed([&] {
       bool done = false;
       if constexpr (A::kBatch)
@@ -142,7 +151,9 @@ class runner_impl final : public runner<typename A::key_type> {
       if constexpr (A::kOrdered)
         for (K k : keys) {
           K out{};
-          prev = a_.lower_bound(static_cast<K>(k ^ (prev & 1)), out) ? static_cast<std::uint64_t>(out) : 0x5bd1e995u;
+          prev = a_.lower_bound(static_cast<K>(k ^ (prev & 1)), out)
+                     ? static_cast<std::uint64_t>(out)
+                     : 0x5bd1e995u;
           sum += prev;
         }
       return sum;
@@ -151,7 +162,8 @@ class runner_impl final : public runner<typename A::key_type> {
   phase scan_all(std::span<const K> starts, std::size_t len) override {
     return timed([&] {
       std::uint64_t sum = 0;
-      if constexpr (A::kOrdered) for (K k : starts) sum += a_.scan(k, len);
+      if constexpr (A::kOrdered)
+        for (K k : starts) sum += a_.scan(k, len);
       return sum;
     });
   }

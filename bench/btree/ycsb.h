@@ -55,11 +55,16 @@ std::vector<op<K>> make_ycsb(const ycsb_mix& mix, bool zipfian, const keyset<K>&
       pick = zipfian ? live - 1 - std::min<std::size_t>(z.next(r), live - 1) : r.below(live);
     else
       pick = zipfian ? z.next(r) % live : r.below(live);
-    if ((u -= mix.read) < 0) o.kind = op_kind::read;
-    else if ((u -= mix.update) < 0) o.kind = op_kind::update;
-    else if ((u -= mix.insert) < 0) o.kind = op_kind::insert;
-    else if ((u -= mix.scan) < 0) o.kind = op_kind::scan;
-    else o.kind = mix.rmw > 0 ? op_kind::rmw : op_kind::read;
+    if ((u -= mix.read) < 0)
+      o.kind = op_kind::read;
+    else if ((u -= mix.update) < 0)
+      o.kind = op_kind::update;
+    else if ((u -= mix.insert) < 0)
+      o.kind = op_kind::insert;
+    else if ((u -= mix.scan) < 0)
+      o.kind = op_kind::scan;
+    else
+      o.kind = mix.rmw > 0 ? op_kind::rmw : op_kind::read;
     if (o.kind == op_kind::insert && inserted < ks.absent.size()) {
       o.key = ks.absent[inserted++];
     } else {

@@ -156,7 +156,8 @@ void session::record(const std::string& workload, const params& p, const std::st
   // A per-operation time below one core cycle means the work was hoisted or elided.
   if (unit.rfind("ns/", 0) == 0 && r.s.median > 0 && r.s.median < cycle_ns_) {
     r.below_one_cycle = true;
-    std::fprintf(stderr, "WARNING: %s %s: %.3g %s is below one cycle (%.3g ns): broken benchmark?\n",
+    std::fprintf(stderr,
+                 "WARNING: %s %s: %.3g %s is below one cycle (%.3g ns): broken benchmark?\n",
                  label_of(workload, p).c_str(), name.c_str(), r.s.median, unit.c_str(), cycle_ns_);
   }
   if (!reference.empty() && reference_median > 0 && r.s.median > 0) {

@@ -45,7 +45,7 @@
 namespace simdex {
 
 struct btree_options {
-  page_size pages = page_size::huge;  // arena backing: 2 MiB THP or 4 KiB pages
+  page_size pages = page_size::huge;        // arena backing: 2 MiB THP or 4 KiB pages
   std::optional<isa> level = std::nullopt;  // force one ISA level's code (tests); default: best
 };
 
@@ -76,8 +76,7 @@ class basic_btree {
 
     K key() const noexcept { return codec::decode(L::keys(p_.page, p_.block)[p_.slot]); }
     template <class W = V>
-      requires(!std::is_void_v<W>)
-    W& value() const noexcept {
+    requires(!std::is_void_v<W>) W& value() const noexcept {
       return *reinterpret_cast<W*>(L::vals(p_.page, p_.block) + p_.slot * VS);
     }
     value_type operator*() const noexcept {
@@ -113,8 +112,16 @@ class basic_btree {
       p_.slot = L::cnt(p_.page)[p_.block] - 1u;
       return *this;
     }
-    iterator operator++(int) noexcept { iterator r = *this; ++*this; return r; }
-    iterator operator--(int) noexcept { iterator r = *this; --*this; return r; }
+    iterator operator++(int) noexcept {
+      iterator r = *this;
+      ++*this;
+      return r;
+    }
+    iterator operator--(int) noexcept {
+      iterator r = *this;
+      --*this;
+      return r;
+    }
     friend bool operator==(const iterator& a, const iterator& b) noexcept {
       return a.p_.page == b.p_.page && a.p_.block == b.p_.block && a.p_.slot == b.p_.slot;
     }
@@ -128,7 +135,9 @@ class basic_btree {
   using const_iterator = iterator;
 
   explicit basic_btree(btree_options o = {}) : t_(o.pages), kernels_(&pick(o)) {}
-  basic_btree(basic_btree&& o) noexcept : t_(std::move(o.t_)), kernels_(o.kernels_) { o.reset_moved(); }
+  basic_btree(basic_btree&& o) noexcept : t_(std::move(o.t_)), kernels_(o.kernels_) {
+    o.reset_moved();
+  }
   basic_btree& operator=(basic_btree&& o) noexcept {
     if (this != &o) {
       btree_detail::destroy(t_);
@@ -177,13 +186,15 @@ class basic_btree {
     if (last == end()) {
       // Erase the tail [first, end) as a sorted batch.
       std::vector<S> ks;
-      for (iterator it = first; it != last; ++it) ks.push_back(L::keys(it.p_.page, it.p_.block)[it.p_.slot]);
+      for (iterator it = first; it != last; ++it)
+        ks.push_back(L::keys(it.p_.page, it.p_.block)[it.p_.slot]);
       kernels_->erase_sorted(t_, ks.data(), ks.size());
       return end();
     }
     K stop = last.key();
     std::vector<S> ks;
-    for (iterator it = first; it != last; ++it) ks.push_back(L::keys(it.p_.page, it.p_.block)[it.p_.slot]);
+    for (iterator it = first; it != last; ++it)
+      ks.push_back(L::keys(it.p_.page, it.p_.block)[it.p_.slot]);
     kernels_->erase_sorted(t_, ks.data(), ks.size());
     return lower_bound(stop);
   }
@@ -242,8 +253,9 @@ class basic_btree {
   static void check_sorted(const std::vector<S>& ks) {
     for (std::size_t i = 1; i < ks.size(); ++i)
       if (!(ks[i - 1] < ks[i]))
-        throw std::invalid_argument("simdex::btree: build_sorted input not strictly ascending at position " +
-                                    std::to_string(i));
+        throw std::invalid_argument(
+            "simdex::btree: build_sorted input not strictly ascending at position " +
+            std::to_string(i));
   }
   // Large batches (one query per 32 keys or more) are cheaper sorted: the leaves are
   // then walked in order and each page is fetched once.
@@ -277,9 +289,9 @@ class basic_btree {
 template <class K>
 class btree_set : public basic_btree<K, void> {
   using base = basic_btree<K, void>;
-  using typename base::S;
   using base::kernels_;
   using base::t_;
+  using typename base::S;
 
  public:
   using value_type = K;
@@ -311,10 +323,10 @@ class btree_set : public basic_btree<K, void> {
 template <class K, class V>
 class btree_map : public basic_btree<K, V> {
   using base = basic_btree<K, V>;
-  using typename base::S;
   using base::kernels_;
   using base::t_;
   using base::VS;
+  using typename base::S;
 
  public:
   using mapped_type = V;
@@ -329,9 +341,11 @@ class btree_map : public basic_btree<K, V> {
     return it.value();
   }
   // keys[i] -> values[i]; for duplicate keys in the batch the last one wins when assign.
-  std::size_t insert_batch(std::span<const K> keys, std::span<const V> values, bool assign = false) {
+  std::size_t insert_batch(std::span<const K> keys, std::span<const V> values,
+                           bool assign = false) {
     if (keys.size() != values.size())
-      throw std::invalid_argument("simdex::btree_map::insert_batch: keys and values differ in length");
+      throw std::invalid_argument(
+          "simdex::btree_map::insert_batch: keys and values differ in length");
     std::vector<S> ks = base::encode_all(keys);
     std::vector<std::byte> vs = pack_values(values);
     std::size_t n = btree_detail::sort_unique<S>(ks.data(), vs.data(), VS, ks.size(), assign);
@@ -339,7 +353,8 @@ class btree_map : public basic_btree<K, V> {
   }
   void build_sorted(std::span<const K> keys, std::span<const V> values) {
     if (keys.size() != values.size())
-      throw std::invalid_argument("simdex::btree_map::build_sorted: keys and values differ in length");
+      throw std::invalid_argument(
+          "simdex::btree_map::build_sorted: keys and values differ in length");
     std::vector<S> ks = base::encode_all(keys);
     base::check_sorted(ks);
     std::vector<std::byte> vs = pack_values(values);
@@ -365,7 +380,8 @@ class btree_map : public basic_btree<K, V> {
   }
   static std::vector<std::byte> pack_values(std::span<const V> values) {
     std::vector<std::byte> vs(values.size() * VS);
-    for (std::size_t i = 0; i < values.size(); ++i) std::memcpy(vs.data() + i * VS, &values[i], sizeof(V));
+    for (std::size_t i = 0; i < values.size(); ++i)
+      std::memcpy(vs.data() + i * VS, &values[i], sizeof(V));
     return vs;
   }
 };

@@ -1,5 +1,7 @@
 // simdex/memory.h: page buffers with a chosen page size (mmap + madvise), and what the
 // kernel reports about them.
+#include "simdex/memory.h"
+
 #include <sys/mman.h>
 
 #include <cstdint>
@@ -9,8 +11,6 @@
 #include <new>
 #include <sstream>
 #include <utility>
-
-#include "simdex/memory.h"
 
 namespace simdex {
 namespace {

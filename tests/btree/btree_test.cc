@@ -1,6 +1,8 @@
 // Differential tests of simdex::btree_set / btree_map against std::set / std::map, at every
 // ISA level this machine runs (each level's instantiation directly, in one process), with
 // the structure validator after every phase.
+#include "simdex/btree.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -12,7 +14,6 @@
 #include <vector>
 
 #include "isa_levels.h"
-#include "simdex/btree.h"
 
 namespace {
 
@@ -38,7 +39,8 @@ std::vector<isa> levels() {
   using S = typename simdex::btree_detail::codec<K>::stored;
   constexpr std::size_t VS = simdex::btree_detail::value_slot<V>;
   std::vector<isa> out;
-  for (auto& [l, t] : simdex::testing::usable_levels(simdex::btree_detail::kernel_tables<S, VS>())) out.push_back(l);
+  for (auto& [l, t] : simdex::testing::usable_levels(simdex::btree_detail::kernel_tables<S, VS>()))
+    out.push_back(l);
   return out;
 }
 
@@ -50,29 +52,44 @@ K make_key(std::uint64_t r, std::uint64_t domain) {
   std::uint64_t i = (r >> 10) % domain;
   if constexpr (std::is_floating_point_v<K>) {
     switch (pick) {
-      case 0: return lim::infinity();
-      case 1: return -lim::infinity();
-      case 2: return K(0.0);
-      case 3: return K(-0.0);
-      case 4: return lim::max();
-      case 5: return lim::lowest();
-      case 6: return lim::denorm_min();
-      case 7: return -lim::denorm_min();
-      default: return K((static_cast<double>(i) - static_cast<double>(domain) / 2) * 0.37);
+      case 0:
+        return lim::infinity();
+      case 1:
+        return -lim::infinity();
+      case 2:
+        return K(0.0);
+      case 3:
+        return K(-0.0);
+      case 4:
+        return lim::max();
+      case 5:
+        return lim::lowest();
+      case 6:
+        return lim::denorm_min();
+      case 7:
+        return -lim::denorm_min();
+      default:
+        return K((static_cast<double>(i) - static_cast<double>(domain) / 2) * 0.37);
     }
   } else {
     switch (pick) {
-      case 0: return lim::max();
-      case 1: return lim::min();
-      case 2: return K(lim::max() - 1);
-      case 3: return K(lim::min() + 1);
-      case 4: return K(0);
+      case 0:
+        return lim::max();
+      case 1:
+        return lim::min();
+      case 2:
+        return K(lim::max() - 1);
+      case 3:
+        return K(lim::min() + 1);
+      case 4:
+        return K(0);
       default: {
         // Spread the domain across the whole range (both signs for signed types).
         using U = std::make_unsigned_t<K>;
         U stride = static_cast<U>(lim::max() / static_cast<K>(domain > 1 ? domain : 1));
         if constexpr (std::is_signed_v<K>)
-          return static_cast<K>(static_cast<K>(i) * static_cast<K>(stride / 2 + 1) - lim::max() / 2);
+          return static_cast<K>(static_cast<K>(i) * static_cast<K>(stride / 2 + 1) -
+                                lim::max() / 2);
         else
           return static_cast<K>(static_cast<U>(i) * stride);
       }
@@ -115,8 +132,10 @@ void expect_valid(const Tree& t, const char* phase) {
 // One full differential run of a set at one level.
 template <class K>
 void run_set(isa level, std::uint64_t seed, std::size_t ops, std::uint64_t domain) {
-  SCOPED_TRACE(std::string("level ") + simdex::isa_name(level) + " domain " + std::to_string(domain));
-  simdex::btree_set<K> t({.pages = seed & 1 ? simdex::page_size::huge : simdex::page_size::small, .level = level});
+  SCOPED_TRACE(std::string("level ") + simdex::isa_name(level) + " domain " +
+               std::to_string(domain));
+  simdex::btree_set<K> t(
+      {.pages = seed & 1 ? simdex::page_size::huge : simdex::page_size::small, .level = level});
   ASSERT_STREQ(t.isa(), level == isa::avx512 ? "avx512" : level == isa::avx2 ? "avx2" : "scalar");
   std::set<K, total_less<K>> ref;
   std::mt19937_64 rng(seed);
@@ -233,8 +252,9 @@ void run_set(isa level, std::uint64_t seed, std::size_t ops, std::uint64_t domai
     for (std::size_t i = 0; i < batch.size(); ++i) {
       ASSERT_EQ(found[i], ref.count(batch[i]) == 1);
       auto b = ref.lower_bound(batch[i]);
-      ASSERT_EQ(ranks[i], static_cast<std::uint64_t>(
-                              std::lower_bound(sorted.begin(), sorted.end(), batch[i], total_less<K>()) - sorted.begin()));
+      ASSERT_EQ(ranks[i], static_cast<std::uint64_t>(std::lower_bound(sorted.begin(), sorted.end(),
+                                                                      batch[i], total_less<K>()) -
+                                                     sorted.begin()));
       ASSERT_EQ(lbs[i] == t.end(), b == ref.end());
       if (b != ref.end()) {
         ASSERT_TRUE(same_key(*lbs[i], *b));
@@ -274,14 +294,16 @@ void run_set(isa level, std::uint64_t seed, std::size_t ops, std::uint64_t domai
 
 template <class K>
 class BtreeSet : public ::testing::Test {};
-using KeyTypes = ::testing::Types<std::uint32_t, std::int32_t, std::uint64_t, std::int64_t, float, double>;
+using KeyTypes =
+    ::testing::Types<std::uint32_t, std::int32_t, std::uint64_t, std::int64_t, float, double>;
 TYPED_TEST_SUITE(BtreeSet, KeyTypes);
 
 TYPED_TEST(BtreeSet, DifferentialSmallDomain) {
   // Small domains keep the tree a few pages wide: many splits, merges, empty pages.
   std::uint64_t seed = 1;
   for (isa l : levels<TypeParam, void>())
-    for (std::uint64_t domain : {300u, 5000u}) run_set<TypeParam>(l, seed++, 60000 / kScale, domain);
+    for (std::uint64_t domain : {300u, 5000u})
+      run_set<TypeParam>(l, seed++, 60000 / kScale, domain);
 }
 
 TYPED_TEST(BtreeSet, DifferentialLargeDomain) {
@@ -296,7 +318,8 @@ TYPED_TEST(BtreeSet, SequentialAndBuild) {
     std::size_t n = 150000 / kScale;
     std::vector<K> keys;
     for (std::size_t i = 0; i < n; ++i) keys.push_back(static_cast<K>(i * 3));
-    simdex::btree_set<K> up({.level = l}), down({.level = l}), built({.level = l}), unsorted({.level = l});
+    simdex::btree_set<K> up({.level = l}), down({.level = l}), built({.level = l}),
+        unsorted({.level = l});
     for (K k : keys) ASSERT_TRUE(up.insert(k));
     for (auto it = keys.rbegin(); it != keys.rend(); ++it) ASSERT_TRUE(down.insert(*it));
     built.build_sorted(keys);
@@ -379,7 +402,8 @@ TEST(BtreeBoundary, FloatsAndNaN) {
 
 TEST(BtreeBoundary, IntegerExtremes) {
   simdex::btree_set<std::uint32_t> t;
-  for (std::uint32_t k : {0u, 1u, 0xffffffffu, 0xfffffffeu, 0x80000000u, 0x7fffffffu}) EXPECT_TRUE(t.insert(k));
+  for (std::uint32_t k : {0u, 1u, 0xffffffffu, 0xfffffffeu, 0x80000000u, 0x7fffffffu})
+    EXPECT_TRUE(t.insert(k));
   EXPECT_TRUE(t.contains(0xffffffffu));
   EXPECT_EQ(*t.lower_bound(0xffffffffu), 0xffffffffu);
   EXPECT_TRUE(t.upper_bound(0xffffffffu) == t.end());
@@ -492,7 +516,8 @@ TEST(BtreeMisc, MoveMemoryAndPages) {
   a.clear();
   EXPECT_TRUE(a.empty());
   EXPECT_EQ(a.validate(), "");
-  EXPECT_THROW(simdex::btree_set<std::uint32_t>({.level = simdex::isa::sse42}), std::invalid_argument);
+  EXPECT_THROW(simdex::btree_set<std::uint32_t>({.level = simdex::isa::sse42}),
+               std::invalid_argument);
 }
 
 }  // namespace

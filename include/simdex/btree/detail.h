@@ -60,7 +60,9 @@ struct float_codec {
     I b = std::bit_cast<I>(k);
     return b < 0 ? static_cast<I>(b ^ kMag) : b;
   }
-  static F decode(stored s) noexcept { return std::bit_cast<F>(s < 0 ? static_cast<I>(s ^ kMag) : s); }
+  static F decode(stored s) noexcept {
+    return std::bit_cast<F>(s < 0 ? static_cast<I>(s ^ kMag) : s);
+  }
 };
 template <>
 struct codec<float> : float_codec<float, std::int32_t> {};
@@ -101,13 +103,13 @@ inline constexpr std::size_t kLine = 64;
 
 template <class S>
 struct leaf_header {
-  std::uint16_t n;      // keys in the page
-  std::uint8_t nb;      // blocks in use, [1, kBlocks] (0 only while the page is being built)
-  std::uint8_t flags;   // kHasLo / kHasHi: which fences are finite
+  std::uint16_t n;     // keys in the page
+  std::uint8_t nb;     // blocks in use, [1, kBlocks] (0 only while the page is being built)
+  std::uint8_t flags;  // kHasLo / kHasHi: which fences are finite
   std::uint32_t reserved;
-  std::byte* prev;      // neighbouring leaves, for iteration
+  std::byte* prev;  // neighbouring leaves, for iteration
   std::byte* next;
-  S lo;                 // fence keys: every key k in the page has lo <= k < hi
+  S lo;  // fence keys: every key k in the page has lo <= k < hi
   S hi;
   static constexpr std::uint8_t kHasLo = 1, kHasHi = 2;
 };
@@ -139,8 +141,12 @@ struct leaf_layout {
     return reinterpret_cast<const leaf_header<S>*>(p);
   }
   static S* idx(std::byte* p) noexcept { return reinterpret_cast<S*>(p + kIdxOff); }
-  static const S* idx(const std::byte* p) noexcept { return reinterpret_cast<const S*>(p + kIdxOff); }
-  static std::uint8_t* cnt(std::byte* p) noexcept { return reinterpret_cast<std::uint8_t*>(p + kCntOff); }
+  static const S* idx(const std::byte* p) noexcept {
+    return reinterpret_cast<const S*>(p + kIdxOff);
+  }
+  static std::uint8_t* cnt(std::byte* p) noexcept {
+    return reinterpret_cast<std::uint8_t*>(p + kCntOff);
+  }
   static const std::uint8_t* cnt(const std::byte* p) noexcept {
     return reinterpret_cast<const std::uint8_t*>(p + kCntOff);
   }
@@ -170,17 +176,21 @@ inline constexpr std::uintptr_t kLeafTag = 1;
 // it names: two lines instead of eight, which keeps the inner levels small in cache.
 template <class S>
 struct inner_layout {
-  static constexpr std::size_t kKeysBytes = kFanout * sizeof(S);  // 63 separators (+ n without a summary)
+  static constexpr std::size_t kKeysBytes =
+      kFanout * sizeof(S);  // 63 separators (+ n without a summary)
   static constexpr std::size_t kChildOff = kKeysBytes;
   static constexpr std::size_t kCountOff = kChildOff + kFanout * sizeof(std::uintptr_t);
   static constexpr bool kSummary = sizeof(S) == 8;
   static constexpr std::size_t kSumKeys = kFanout / 8 - 1;  // the 8th slot holds n
   static constexpr std::size_t kSumOff = kCountOff + kFanout * sizeof(std::uint64_t);
-  static constexpr std::size_t kNOff = kSummary ? kSumOff + kSumKeys * sizeof(S) : (kFanout - 1) * sizeof(S);
+  static constexpr std::size_t kNOff =
+      kSummary ? kSumOff + kSumKeys * sizeof(S) : (kFanout - 1) * sizeof(S);
   static_assert(kSumOff + (kSummary ? kLine : 0) <= kInnerBytes);
   static S* keys(std::byte* p) noexcept { return reinterpret_cast<S*>(p); }
   static const S* keys(const std::byte* p) noexcept { return reinterpret_cast<const S*>(p); }
-  static const S* summary(const std::byte* p) noexcept { return reinterpret_cast<const S*>(p + kSumOff); }
+  static const S* summary(const std::byte* p) noexcept {
+    return reinterpret_cast<const S*>(p + kSumOff);
+  }
   // Call after any change to the separators (no-op for 4-byte keys).
   static void summarize(std::byte* p) noexcept {
     if constexpr (kSummary) {
@@ -188,7 +198,9 @@ struct inner_layout {
       for (std::size_t j = 0; j < kSumKeys; ++j) sum[j] = keys(p)[8 * j + 7];
     }
   }
-  static std::uint32_t& n(std::byte* p) noexcept { return *reinterpret_cast<std::uint32_t*>(p + kNOff); }
+  static std::uint32_t& n(std::byte* p) noexcept {
+    return *reinterpret_cast<std::uint32_t*>(p + kNOff);
+  }
   static std::uint32_t n(const std::byte* p) noexcept {
     return *reinterpret_cast<const std::uint32_t*>(p + kNOff);
   }
@@ -234,7 +246,7 @@ class arena {
   void free_page(std::byte* p) noexcept;
   std::byte* alloc_inner();  // 2 KiB aligned
   void free_inner(std::byte* p) noexcept;
-  void release() noexcept;   // drop every region
+  void release() noexcept;  // drop every region
   page_size pages() const noexcept { return pages_; }
   std::size_t mapped_bytes() const noexcept { return regions_.size() * kRegionBytes; }
   std::size_t huge_bytes() const;  // slow: reads /proc/self/smaps
@@ -286,7 +298,8 @@ struct kernels {
   // keys sorted ascending (duplicates allowed); found / ranks (keys < key) may be null.
   void (*lookup_sorted)(const T&, const S* keys, std::size_t n, bool* found, std::uint64_t* ranks);
   // keys sorted ascending, unique; vals: n slots of VS bytes (or null for sets).
-  std::size_t (*insert_sorted)(T&, const S* keys, const std::byte* vals, std::size_t n, bool assign);
+  std::size_t (*insert_sorted)(T&, const S* keys, const std::byte* vals, std::size_t n,
+                               bool assign);
   std::size_t (*erase_sorted)(T&, const S* keys, std::size_t n);
   // Tree must be empty; keys sorted ascending and unique.
   void (*build_sorted)(T&, const S* keys, const std::byte* vals, std::size_t n);

@@ -2,6 +2,8 @@
 // that python/simdex/btree.py subclasses into SortedSet / SortedDict. Scalar calls do no
 // allocation; batch calls take and return numpy arrays. Iterators check a modification
 // counter, so changing a container while iterating raises instead of reading freed pages.
+#include "simdex/btree.h"
+
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
@@ -11,7 +13,6 @@
 #include <vector>
 
 #include "bind.h"
-#include "simdex/btree.h"
 
 namespace simdex::py {
 namespace {
@@ -95,7 +96,8 @@ void bind_iter(nb::module_& m, const char* name) {
   nb::class_<I>(m, name)
       .def("__iter__", [](nb::handle self) { return nb::borrow(self); })
       .def("__next__", [](I& s) -> nb::object {
-        if (s.owner->version != s.version) throw std::runtime_error("container changed during iteration");
+        if (s.owner->version != s.version)
+          throw std::runtime_error("container changed during iteration");
         if (s.cur == s.stop) throw nb::stop_iteration();
         if (s.reverse) {
           --s.stop;
@@ -113,65 +115,77 @@ void bind_common(Cls& cls) {
   using It = typename C::iterator;
   cls.def("__len__", [](const C& c) { return c.t.size(); })
       .def("__contains__", [](const C& c, K k) { return c.t.contains(k); })
-      .def("bisect_left", [](const C& c, K k) { return c.t.rank(k); }, nb::arg("value"))
-      .def("bisect_right", [](const C& c, K k) { return c.t.rank(k) + (c.t.contains(k) ? 1 : 0); },
-           nb::arg("value"))
-      .def("_key_at", [](const C& c, std::int64_t i) {
-        std::int64_t n = static_cast<std::int64_t>(c.t.size());
-        if (i < 0) i += n;
-        if (i < 0 || i >= n) throw nb::index_error("index out of range");
-        return c.t.nth(static_cast<std::size_t>(i)).key();
-      })
-      .def("__iter__", [](nb::handle self) {
-        C& c = *nb::inst_ptr<C>(self);
-        return make_iter<C>(self, c.t.begin(), c.t.end(), false, yield_kind::keys);
-      })
-      .def("__reversed__", [](nb::handle self) {
-        C& c = *nb::inst_ptr<C>(self);
-        return make_iter<C>(self, c.t.begin(), c.t.end(), true, yield_kind::keys);
-      })
+      .def(
+          "bisect_left", [](const C& c, K k) { return c.t.rank(k); }, nb::arg("value"))
+      .def(
+          "bisect_right", [](const C& c, K k) { return c.t.rank(k) + (c.t.contains(k) ? 1 : 0); },
+          nb::arg("value"))
+      .def("_key_at",
+           [](const C& c, std::int64_t i) {
+             std::int64_t n = static_cast<std::int64_t>(c.t.size());
+             if (i < 0) i += n;
+             if (i < 0 || i >= n) throw nb::index_error("index out of range");
+             return c.t.nth(static_cast<std::size_t>(i)).key();
+           })
+      .def("__iter__",
+           [](nb::handle self) {
+             C& c = *nb::inst_ptr<C>(self);
+             return make_iter<C>(self, c.t.begin(), c.t.end(), false, yield_kind::keys);
+           })
+      .def("__reversed__",
+           [](nb::handle self) {
+             C& c = *nb::inst_ptr<C>(self);
+             return make_iter<C>(self, c.t.begin(), c.t.end(), true, yield_kind::keys);
+           })
       // Keys in [lo, hi] with inclusive flags; None bounds are open.
-      .def("_irange", [](nb::handle self, std::optional<K> lo, std::optional<K> hi, bool lo_in, bool hi_in,
-                         bool reverse, yield_kind what) {
-        C& c = *nb::inst_ptr<C>(self);
-        It a = !lo ? c.t.begin() : lo_in ? c.t.lower_bound(*lo) : c.t.upper_bound(*lo);
-        It b = !hi ? c.t.end() : hi_in ? c.t.upper_bound(*hi) : c.t.lower_bound(*hi);
-        // An empty or inverted range: compare the two ends by rank.
-        std::size_t ra = !lo ? 0 : c.t.rank(*lo) + (!lo_in && c.t.contains(*lo) ? 1 : 0);
-        std::size_t rb = !hi ? c.t.size() : c.t.rank(*hi) + (hi_in && c.t.contains(*hi) ? 1 : 0);
-        if (rb <= ra) b = a;
-        return make_iter<C>(self, a, b, reverse, what);
-      })
-      .def("contains_many", [](const C& c, array_in<K> keys) {
-        bool* out;
-        auto r = new_array<bool>(keys.shape(0), &out);
-        c.t.contains_batch({keys.data(), keys.shape(0)}, out);
-        return r;
-      }, nb::arg("keys"))
-      .def("_bisect_many", [](const C& c, array_in<K> keys, bool right) {
-        std::int64_t* out;
-        std::size_t n = keys.shape(0);
-        auto r = new_array<std::int64_t>(n, &out);
-        static_assert(sizeof(std::int64_t) == sizeof(std::uint64_t));
-        c.t.rank_batch({keys.data(), n}, reinterpret_cast<std::uint64_t*>(out));
-        if (right) {
-          std::unique_ptr<bool[]> hit(new bool[n]);
-          c.t.contains_batch({keys.data(), n}, hit.get());
-          for (std::size_t i = 0; i < n; ++i) out[i] += hit[i];
-        }
-        return r;
-      })
+      .def("_irange",
+           [](nb::handle self, std::optional<K> lo, std::optional<K> hi, bool lo_in, bool hi_in,
+              bool reverse, yield_kind what) {
+             C& c = *nb::inst_ptr<C>(self);
+             It a = !lo ? c.t.begin() : lo_in ? c.t.lower_bound(*lo) : c.t.upper_bound(*lo);
+             It b = !hi ? c.t.end() : hi_in ? c.t.upper_bound(*hi) : c.t.lower_bound(*hi);
+             // An empty or inverted range: compare the two ends by rank.
+             std::size_t ra = !lo ? 0 : c.t.rank(*lo) + (!lo_in && c.t.contains(*lo) ? 1 : 0);
+             std::size_t rb =
+                 !hi ? c.t.size() : c.t.rank(*hi) + (hi_in && c.t.contains(*hi) ? 1 : 0);
+             if (rb <= ra) b = a;
+             return make_iter<C>(self, a, b, reverse, what);
+           })
+      .def(
+          "contains_many",
+          [](const C& c, array_in<K> keys) {
+            bool* out;
+            auto r = new_array<bool>(keys.shape(0), &out);
+            c.t.contains_batch({keys.data(), keys.shape(0)}, out);
+            return r;
+          },
+          nb::arg("keys"))
+      .def("_bisect_many",
+           [](const C& c, array_in<K> keys, bool right) {
+             std::int64_t* out;
+             std::size_t n = keys.shape(0);
+             auto r = new_array<std::int64_t>(n, &out);
+             static_assert(sizeof(std::int64_t) == sizeof(std::uint64_t));
+             c.t.rank_batch({keys.data(), n}, reinterpret_cast<std::uint64_t*>(out));
+             if (right) {
+               std::unique_ptr<bool[]> hit(new bool[n]);
+               c.t.contains_batch({keys.data(), n}, hit.get());
+               for (std::size_t i = 0; i < n; ++i) out[i] += hit[i];
+             }
+             return r;
+           })
       // Keys k with lo <= k < hi (None: unbounded) as an array.
-      .def("_range", [](const C& c, std::optional<K> lo, std::optional<K> hi) {
-        It a = lo ? c.t.lower_bound(*lo) : c.t.begin();
-        std::size_t ra = lo ? c.t.rank(*lo) : 0;
-        std::size_t rb = hi ? c.t.rank(*hi) : c.t.size();
-        std::size_t n = rb > ra ? rb - ra : 0;
-        K* out;
-        auto r = new_array<K>(n, &out);
-        for (std::size_t i = 0; i < n; ++i, ++a) out[i] = a.key();
-        return r;
-      })
+      .def("_range",
+           [](const C& c, std::optional<K> lo, std::optional<K> hi) {
+             It a = lo ? c.t.lower_bound(*lo) : c.t.begin();
+             std::size_t ra = lo ? c.t.rank(*lo) : 0;
+             std::size_t rb = hi ? c.t.rank(*hi) : c.t.size();
+             std::size_t n = rb > ra ? rb - ra : 0;
+             K* out;
+             auto r = new_array<K>(n, &out);
+             for (std::size_t i = 0; i < n; ++i, ++a) out[i] = a.key();
+             return r;
+           })
       .def("memory_usage", [](const C& c) { return c.t.memory_usage(); })
       .def("huge_bytes", [](const C& c) { return c.t.huge_bytes(); })
       .def_prop_ro("isa", [](const C& c) { return std::string(c.t.isa()); })
@@ -193,30 +207,44 @@ template <class K>
 void bind_set(nb::module_& m, const char* name) {
   using C = py_set<K>;
   bind_container<K, C>(m, name)
-      .def("add", [](C& c, K k) {
-        ++c.version;
-        c.t.insert(k);
-      }, nb::arg("value"))
-      .def("discard", [](C& c, K k) {
-        ++c.version;
-        c.t.erase(k);
-      }, nb::arg("value"))
-      .def("_remove", [](C& c, K k) {
-        ++c.version;
-        return c.t.erase(k);
-      })
-      .def("clear", [](C& c) {
-        ++c.version;
-        c.t.clear();
-      })
-      .def("add_many", [](C& c, array_in<K> keys) {
-        ++c.version;
-        return c.t.insert_batch({keys.data(), keys.shape(0)});
-      }, nb::arg("keys"))
-      .def("discard_many", [](C& c, array_in<K> keys) {
-        ++c.version;
-        return c.t.erase_batch({keys.data(), keys.shape(0)});
-      }, nb::arg("keys"))
+      .def(
+          "add",
+          [](C& c, K k) {
+            ++c.version;
+            c.t.insert(k);
+          },
+          nb::arg("value"))
+      .def(
+          "discard",
+          [](C& c, K k) {
+            ++c.version;
+            c.t.erase(k);
+          },
+          nb::arg("value"))
+      .def("_remove",
+           [](C& c, K k) {
+             ++c.version;
+             return c.t.erase(k);
+           })
+      .def("clear",
+           [](C& c) {
+             ++c.version;
+             c.t.clear();
+           })
+      .def(
+          "add_many",
+          [](C& c, array_in<K> keys) {
+            ++c.version;
+            return c.t.insert_batch({keys.data(), keys.shape(0)});
+          },
+          nb::arg("keys"))
+      .def(
+          "discard_many",
+          [](C& c, array_in<K> keys) {
+            ++c.version;
+            return c.t.erase_batch({keys.data(), keys.shape(0)});
+          },
+          nb::arg("keys"))
       .def("_build", [](C& c, array_in<K> keys, bool sorted) {
         ++c.version;
         if (sorted)
@@ -230,40 +258,47 @@ template <class K>
 void bind_map(nb::module_& m, const char* name) {
   using C = py_map<K>;
   bind_container<K, C>(m, name)
-      .def("__setitem__", [](C& c, K k, nb::object v) {
-        auto it = c.t.find(k);
-        if (it != c.t.end()) {
-          c.slots[it.value()] = std::move(v);  // same keys: iterators stay valid
-          return;
-        }
-        ++c.version;
-        c.t.insert(k, c.put(std::move(v)));
-      })
-      .def("__getitem__", [](C& c, K k) -> nb::object {
-        auto it = c.t.find(k);
-        if (it == c.t.end()) throw nb::key_error(nb::str(nb::cast(k)).c_str());
-        return c.slots[it.value()];
-      })
-      .def("get", [](C& c, K k, nb::object dflt) -> nb::object {
-        auto it = c.t.find(k);
-        return it == c.t.end() ? dflt : c.slots[it.value()];
-      }, nb::arg("key"), nb::arg("default") = nb::none())
-      .def("_pop", [](C& c, K k) -> nb::object {
-        auto it = c.t.find(k);
-        if (it == c.t.end()) throw nb::key_error(nb::str(nb::cast(k)).c_str());
-        std::uint64_t s = it.value();
-        nb::object v = c.slots[s];
-        ++c.version;
-        c.t.erase(k);
-        c.drop(s);
-        return v;
-      })
-      .def("clear", [](C& c) {
-        ++c.version;
-        c.t.clear();
-        c.slots.clear();
-        c.free_slots.clear();
-      })
+      .def("__setitem__",
+           [](C& c, K k, nb::object v) {
+             auto it = c.t.find(k);
+             if (it != c.t.end()) {
+               c.slots[it.value()] = std::move(v);  // same keys: iterators stay valid
+               return;
+             }
+             ++c.version;
+             c.t.insert(k, c.put(std::move(v)));
+           })
+      .def("__getitem__",
+           [](C& c, K k) -> nb::object {
+             auto it = c.t.find(k);
+             if (it == c.t.end()) throw nb::key_error(nb::str(nb::cast(k)).c_str());
+             return c.slots[it.value()];
+           })
+      .def(
+          "get",
+          [](C& c, K k, nb::object dflt) -> nb::object {
+            auto it = c.t.find(k);
+            return it == c.t.end() ? dflt : c.slots[it.value()];
+          },
+          nb::arg("key"), nb::arg("default") = nb::none())
+      .def("_pop",
+           [](C& c, K k) -> nb::object {
+             auto it = c.t.find(k);
+             if (it == c.t.end()) throw nb::key_error(nb::str(nb::cast(k)).c_str());
+             std::uint64_t s = it.value();
+             nb::object v = c.slots[s];
+             ++c.version;
+             c.t.erase(k);
+             c.drop(s);
+             return v;
+           })
+      .def("clear",
+           [](C& c) {
+             ++c.version;
+             c.t.clear();
+             c.slots.clear();
+             c.free_slots.clear();
+           })
       .def("_value_at", [](C& c, std::int64_t i) -> nb::object {
         std::int64_t n = static_cast<std::int64_t>(c.t.size());
         if (i < 0) i += n;
