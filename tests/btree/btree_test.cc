@@ -156,6 +156,13 @@ void run_set(isa level, std::uint64_t seed, std::size_t ops, std::uint64_t domai
       ASSERT_TRUE(same_key(*rit, *r)) << phase;
     }
   };
+  // The tree's iterator a and the reference's b point at the same key, or both at the end.
+  auto same_place = [&](auto a, auto b) {
+    ASSERT_EQ(a == t.end(), b == ref.end());
+    if (b != ref.end()) {
+      ASSERT_TRUE(same_key(*a, *b));
+    }
+  };
   auto one_op = [&](std::uint64_t r, int insert_weight) {
     K k = make_key<K>(rng(), domain);
     int op = static_cast<int>(r % 100);
@@ -166,19 +173,9 @@ void run_set(isa level, std::uint64_t seed, std::size_t ops, std::uint64_t domai
     } else if (op < 80) {
       ASSERT_EQ(t.contains(k), ref.count(k) == 1);
     } else if (op < 86) {
-      auto a = t.lower_bound(k);
-      auto b = ref.lower_bound(k);
-      ASSERT_EQ(a == t.end(), b == ref.end());
-      if (b != ref.end()) {
-        ASSERT_TRUE(same_key(*a, *b));
-      }
+      same_place(t.lower_bound(k), ref.lower_bound(k));
     } else if (op < 90) {
-      auto a = t.upper_bound(k);
-      auto b = ref.upper_bound(k);
-      ASSERT_EQ(a == t.end(), b == ref.end());
-      if (b != ref.end()) {
-        ASSERT_TRUE(same_key(*a, *b));
-      }
+      same_place(t.upper_bound(k), ref.upper_bound(k));
     } else if (op < 94) {
       auto a = t.predecessor(k);
       auto b = ref.lower_bound(k);

@@ -33,6 +33,11 @@ struct container {
   explicit container(const std::string& pages) : t(options(pages)) {}
   Tree t;
   std::uint64_t version = 0;  // bumped by every modification; iterators compare it
+  // The tree, for a modification: live iterators will see the new version and stop.
+  Tree& edit() {
+    ++version;
+    return t;
+  }
 };
 
 // Iteration over [cur, stop) forwards, or backwards from stop down to cur.
@@ -208,41 +213,21 @@ void bind_set(nb::module_& m, const char* name) {
   using C = py_set<K>;
   bind_container<K, C>(m, name)
       .def(
-          "add",
-          [](C& c, K k) {
-            ++c.version;
-            c.t.insert(k);
-          },
-          nb::arg("value"))
+          "add", [](C& c, K k) { c.edit().insert(k); }, nb::arg("value"))
       .def(
-          "discard",
-          [](C& c, K k) {
-            ++c.version;
-            c.t.erase(k);
-          },
-          nb::arg("value"))
-      .def("_remove",
-           [](C& c, K k) {
-             ++c.version;
-             return c.t.erase(k);
-           })
-      .def("clear",
-           [](C& c) {
-             ++c.version;
-             c.t.clear();
-           })
+          "discard", [](C& c, K k) { c.edit().erase(k); }, nb::arg("value"))
+      .def("_remove", [](C& c, K k) { return c.edit().erase(k); })
+      .def("clear", [](C& c) { c.edit().clear(); })
       .def(
           "add_many",
           [](C& c, array_in<K> keys) {
-            ++c.version;
-            return c.t.insert_batch({keys.data(), keys.shape(0)});
+            return c.edit().insert_batch({keys.data(), keys.shape(0)});
           },
           nb::arg("keys"))
       .def(
           "discard_many",
           [](C& c, array_in<K> keys) {
-            ++c.version;
-            return c.t.erase_batch({keys.data(), keys.shape(0)});
+            return c.edit().erase_batch({keys.data(), keys.shape(0)});
           },
           nb::arg("keys"))
       .def("_build", [](C& c, array_in<K> keys, bool sorted) {
@@ -265,8 +250,7 @@ void bind_map(nb::module_& m, const char* name) {
                c.slots[it.value()] = std::move(v);  // same keys: iterators stay valid
                return;
              }
-             ++c.version;
-             c.t.insert(k, c.put(std::move(v)));
+             c.edit().insert(k, c.put(std::move(v)));
            })
       .def("__getitem__",
            [](C& c, K k) -> nb::object {
@@ -287,15 +271,13 @@ void bind_map(nb::module_& m, const char* name) {
              if (it == c.t.end()) throw nb::key_error(nb::str(nb::cast(k)).c_str());
              std::uint64_t s = it.value();
              nb::object v = c.slots[s];
-             ++c.version;
-             c.t.erase(k);
+             c.edit().erase(k);
              c.drop(s);
              return v;
            })
       .def("clear",
            [](C& c) {
-             ++c.version;
-             c.t.clear();
+             c.edit().clear();
              c.slots.clear();
              c.free_slots.clear();
            })
