@@ -57,7 +57,7 @@ struct keygen {
     }
   }
   std::string key() {
-    if (!pool.empty() && rng() % 2) return pool[rng() % pool.size()];
+    if (!pool.empty() && rng() % 3 == 0) return pool[rng() % pool.size()];
     std::string k = fresh();
     if (k.size() > kv::kMaxKey) k.resize(kv::kMaxKey);
     pool.push_back(k);
@@ -131,17 +131,23 @@ void run_ops(kv::database& db, std::uint64_t seed, int ops, int validate_every) 
   std::mt19937_64& r = g.rng;
   kv::snapshot old_snap = db.read();
   model old_model;
+  std::size_t max_keys = 0;
   for (int done = 0; done < ops;) {
     kv::write_tx tx = db.write();
     model m = committed;
-    const int n = 1 + static_cast<int>(r() % 200);
+    const int n = 1 + static_cast<int>(r() % 400);
     std::optional<kv::write_tx> sub;
     model sub_model;
     for (int i = 0; i < n; ++i, ++done) {
       kv::write_tx& w = sub ? *sub : tx;
       model& mm = sub ? sub_model : m;
       const std::string k = g.key();
-      const unsigned op = r() % 100;
+      // Phases: growing (few removes) then shrinking, so trees get deep and then empty again.
+      const bool growing = (done / 8000) % 2 == 0;
+      unsigned op = r() % 100;
+      if (growing && op >= 55 && op < 75) op = r() % 35;
+      if (!growing && op < 55 && r() % 2) op = 55 + r() % 20;
+      if (op >= 75 && op < 77 && r() % 10) op = 90;  // range removes: rare
       if (op < 35) {
         const std::string v = g.value();
         const bool fresh = !mm.count(k);
@@ -158,11 +164,19 @@ void run_ops(kv::database& db, std::uint64_t seed, int ops, int validate_every) 
         ASSERT_EQ(w.update(k, v), had);
         if (had) mm[k] = v;
       } else if (op < 75) {
-        ASSERT_EQ(w.remove(k), mm.erase(k) == 1);
+        std::string rk = k;
+        if (!growing && r() % 2) {  // shrinking: mostly keys that are present
+          auto at = mm.lower_bound(k);
+          if (at != mm.end()) rk = at->first;
+        }
+        ASSERT_EQ(w.remove(rk), mm.erase(rk) == 1);
       } else if (op < 77) {
-        std::string hi = g.key();
-        std::string lo = k;
-        if (hi < lo) std::swap(lo, hi);
+        // Narrow ranges mostly (a wide one now and then), so trees still grow.
+        std::string lo = k, hi;
+        auto at = mm.lower_bound(lo);
+        const std::size_t span = r() % 200 == 0 ? 1000 : r() % 40;
+        for (std::size_t j = 0; j < span && at != mm.end(); ++j) ++at;
+        hi = at == mm.end() ? std::string(kv::kMaxKey, '\xff') : at->first;
         auto a = mm.lower_bound(lo), b = mm.lower_bound(hi);
         const auto expect = static_cast<std::uint64_t>(std::distance(a, b));
         ASSERT_EQ(w.remove_range(lo, hi), expect);
@@ -187,7 +201,8 @@ void run_ops(kv::database& db, std::uint64_t seed, int ops, int validate_every) 
       m = sub_model;
       sub.reset();
     }
-    ASSERT_NO_FATAL_FAILURE(expect_same(tx, m));
+    if (r() % 4 == 0) ASSERT_NO_FATAL_FAILURE(expect_same(tx, m));
+    max_keys = std::max(max_keys, m.size());
     if (r() % 4 == 0) {
       tx.abort();
     } else {
@@ -202,6 +217,8 @@ void run_ops(kv::database& db, std::uint64_t seed, int ops, int validate_every) 
     if (validate_every && (done / validate_every) != ((done - n) / validate_every)) db.validate();
   }
   db.validate();
+  std::printf("seed %llu: %d ops, at most %zu keys, %zu at the end\n",
+              static_cast<unsigned long long>(seed), ops, max_keys, committed.size());
   kv::snapshot s = db.read();
   ASSERT_NO_FATAL_FAILURE(expect_same(s, committed));
   ASSERT_NO_FATAL_FAILURE(expect_same(old_snap, old_model));
@@ -213,7 +230,7 @@ TEST(KvDifferential, MixedOpsMemory) {
   std::printf("isa %s\n", isa_name(active_isa()));
   for (std::uint64_t seed = 1; seed <= 3; ++seed) {
     kv::database db = kv::database::memory();
-    ASSERT_NO_FATAL_FAILURE(kvt::run_ops(db, seed, 20000, 2000));
+    ASSERT_NO_FATAL_FAILURE(kvt::run_ops(db, seed, 60000, 10000));
   }
 }
 
