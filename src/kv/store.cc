@@ -233,9 +233,11 @@ void write_meta(db_impl& db) {
 
 // Free extents (tag 0) and extents waiting for readers, into a fresh node at the end.
 void write_freelist(db_impl& db, std::uint64_t base_id) {
-  const std::size_t n = db.alloc.by_off.size() + db.freed.size();
+  // Best fit like any node (one more entry of room: taking it may split an extent), so the
+  // previous list's space is reused instead of the file growing by a list per commit.
+  const std::size_t n = db.alloc.by_off.size() + db.freed.size() + 1;
   const std::uint32_t units = units_for(24 + 16 * n);
-  const std::uint32_t ref = db.alloc.take_at_end(units, db.limit_units());
+  const std::uint32_t ref = db.alloc.take(units, db.limit_units());
   if (!ref) fail(error_kind::full, "arena full");
   db.ensure_mapped(db.alloc.hwm);
   auto* h = reinterpret_cast<blob_hdr*>(db.at(ref));
