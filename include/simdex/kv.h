@@ -15,6 +15,8 @@
 #include <string_view>
 #include <vector>
 
+#include "simdex/cpu.h"
+
 namespace simdex::kv {
 
 inline constexpr std::size_t kMaxKey = 1024;                       // bytes
@@ -56,6 +58,9 @@ enum class sync_mode { none, fsync };
 struct options {
   sync_mode sync = sync_mode::none;
   bool read_only = false;  // open an existing file for reads only
+  // Primitive kernels at this level (or the best one below it that exists and runs here)
+  // instead of the process's dispatch choice: lets one benchmark run put scalar beside SIMD.
+  std::optional<simdex::isa> kernels;
 };
 
 struct stats {
@@ -184,7 +189,7 @@ class database {
   // A file-backed database (created if missing). The file is memory-mapped; it grows by itself.
   static database open(const std::string& path, options opts = {});
   // Memory only (no file): for tests and caches.
-  static database memory();
+  static database memory(options opts = {});
 
   database() = default;
   database(database&&) noexcept = default;

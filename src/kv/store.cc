@@ -505,10 +505,19 @@ void write_tx::abort() {
 // ---- the database -------------------------------------------------------------------------------
 
 namespace {
-std::shared_ptr<db_impl> new_impl(bool memory) {
+std::shared_ptr<db_impl> new_impl(bool memory, const options& o) {
   auto db = std::make_shared<db_impl>();
   db->memory = memory;
-  db->k = dispatch::pick(primitives::kernel_tables()).table;
+  const auto& tables = primitives::kernel_tables();
+  db->k = dispatch::pick(tables).table;
+  if (o.kernels) {
+    for (int l = static_cast<int>(*o.kernels); l >= 0; --l) {
+      if (const auto* t = dispatch::exact(tables, static_cast<isa>(l))) {
+        db->k = t;
+        break;
+      }
+    }
+  }
   std::size_t want = reserve_bytes();
   void* p = MAP_FAILED;
   while (want >= (std::size_t{1} << 30)) {
@@ -636,15 +645,15 @@ void open_file(db_impl& db, const std::string& path, const options& o) {
 
 database database::open(const std::string& path, options opts) {
   database d;
-  auto db = new_impl(false);
+  auto db = new_impl(false, opts);
   open_file(*db, path, opts);
   d.db_ = std::move(db);
   return d;
 }
 
-database database::memory() {
+database database::memory(options opts) {
   database d;
-  auto db = new_impl(true);
+  auto db = new_impl(true, opts);
   db->alloc.hwm = kFirstUnit;
   db->ensure_mapped(kFirstUnit);
   d.db_ = std::move(db);
@@ -781,11 +790,11 @@ void database::compact() {
   database fresh;
   std::string tmp;
   if (db.memory) {
-    fresh = memory();
+    fresh = memory(options{db.sync, false, std::nullopt});
   } else {
     tmp = db.path + ".compact";
     ::unlink(tmp.c_str());
-    fresh = open(tmp, options{db.sync, false});
+    fresh = open(tmp, options{db.sync, false, std::nullopt});
   }
   for (const auto& t : db.trees) {
     snapshot s = read(t.name);
@@ -803,7 +812,7 @@ void database::compact() {
     const std::size_t len = ((fresh.db_->alloc.hwm * kUnit) + 4095) & ~std::size_t{4095};
     if (ftruncate(fresh.db_->fd, static_cast<off_t>(len)) != 0) fail_errno("ftruncate " + tmp);
     const std::string path = db.path;
-    const options o{db.sync, false};
+    const options o{db.sync, false, std::nullopt};
     fresh.close();
     if (::rename(tmp.c_str(), path.c_str()) != 0) fail_errno("rename " + tmp);
     db_.reset();

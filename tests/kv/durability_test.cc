@@ -55,7 +55,7 @@ void crash_txn(std::uint64_t no, Put put, Del del) {
 
 [[noreturn]] void crash_child(const std::string& path, int fd) {
   try {
-    kv::database db = kv::database::open(path, {kv::sync_mode::fsync, false});
+    kv::database db = kv::database::open(path, {kv::sync_mode::fsync, false, std::nullopt});
     std::uint64_t no = 0;
     {
       kv::snapshot s = db.read();
@@ -114,7 +114,7 @@ TEST(KvCrash, KilledWriterLosesNothingCommitted) {
     int status = 0;
     waitpid(pid, &status, 0);
     ASSERT_TRUE(WIFSIGNALED(status)) << "child exited by itself, status " << status;
-    kv::database db = kv::database::open(path, {kv::sync_mode::fsync, false});
+    kv::database db = kv::database::open(path, {kv::sync_mode::fsync, false, std::nullopt});
     db.validate();
     kv::snapshot s = db.read();
     const std::uint64_t seq = s.get("__seq") ? u64of(*s.get("__seq")) : 0;

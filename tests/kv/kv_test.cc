@@ -17,6 +17,19 @@ using model = std::map<std::string, std::string>;
 
 namespace kvt {
 
+// Sanitizer builds run each op several times slower: a quarter of the operations there.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr int kOpsScale = 4;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+constexpr int kOpsScale = 4;
+#else
+constexpr int kOpsScale = 1;
+#endif
+#else
+constexpr int kOpsScale = 1;
+#endif
+
 std::string tmp_path(const std::string& name) {
   const char* dir = std::getenv("TMPDIR");
   std::string p = std::string(dir ? dir : "/tmp") + "/simdex_kv_" + std::to_string(getpid()) + "_" + name;
@@ -230,7 +243,7 @@ TEST(KvDifferential, MixedOpsMemory) {
   std::printf("isa %s\n", isa_name(active_isa()));
   for (std::uint64_t seed = 1; seed <= 3; ++seed) {
     kv::database db = kv::database::memory();
-    ASSERT_NO_FATAL_FAILURE(kvt::run_ops(db, seed, 60000, 10000));
+    ASSERT_NO_FATAL_FAILURE(kvt::run_ops(db, seed, 60000 / kvt::kOpsScale, 10000 / kvt::kOpsScale));
   }
 }
 
@@ -238,7 +251,7 @@ TEST(KvDifferential, MixedOpsFileAndReopen) {
   const std::string p = kvt::tmp_path("mixed");
   {
     kv::database db = kv::database::open(p);
-    ASSERT_NO_FATAL_FAILURE(kvt::run_ops(db, 7, 15000, 3000));
+    ASSERT_NO_FATAL_FAILURE(kvt::run_ops(db, 7, 15000 / kvt::kOpsScale, 3000 / kvt::kOpsScale));
   }
   model m;
   {
@@ -353,7 +366,7 @@ TEST(KvErrors, LimitsAndMisuse) {
 TEST(KvTrees, NamedTreesAreIndependent) {
   const std::string p = kvt::tmp_path("trees");
   {
-    kv::database db = kv::database::open(p, {kv::sync_mode::fsync, false});
+    kv::database db = kv::database::open(p, {kv::sync_mode::fsync, false, std::nullopt});
     for (int t = 0; t < 3; ++t) {
       kv::write_tx tx = db.write("t" + std::to_string(t));
       for (int i = 0; i <= t * 100; ++i) tx.put(std::to_string(i), std::to_string(t));
