@@ -29,7 +29,7 @@ inline constexpr std::size_t kInlineValue = 64;   // longer values go to a value
 inline constexpr std::uint16_t kOutOfLine = 0xFFFF;
 inline constexpr std::size_t kMaxFanout = 256;
 
-enum node_type : std::uint8_t { kInner = 1, kLeaf = 2, kBlob = 3, kFreeList = 4 };
+enum node_type : std::uint8_t { kInner = 1, kLeaf = 2, kBlob = 3, kFreeList = 4, kFreeLog = 5 };
 
 struct node_hdr {
   std::uint8_t type;
@@ -123,9 +123,20 @@ struct tagged_extent {
   std::uint64_t tag;  // sequence number of the commit that freed it
 };
 
-// Free space: coalescing extents, best fit, plus a bump pointer at the high-water mark.
+// Free space: coalescing extents, best fit, plus a bump pointer at the high-water mark. In file
+// mode every change is also logged, so a commit persists only what changed since the last one
+// (see write_free_space in store.cc).
+enum log_kind : std::uint64_t { kLogTake = 1, kLogGive = 2, kLogPend = 3, kLogReclaim = 4 };
+struct log_op {
+  std::uint32_t off, units;
+  std::uint64_t kind;
+};
 class allocator {
  public:
+  bool logging = false;
+  std::vector<log_op> log;
+  // Replays a logged take: removes [off, off+units) from free space or the bump region.
+  bool carve(std::uint32_t off, std::uint32_t units);
   std::uint64_t hwm = kFirstUnit;  // first unit past the used part
   std::map<std::uint32_t, std::uint32_t> by_off;        // off -> units
   std::set<std::pair<std::uint32_t, std::uint32_t>> by_size;  // (units, off)
@@ -171,7 +182,7 @@ struct db_impl {
   std::uint64_t next_id = 1;
   allocator alloc;
   std::vector<tagged_extent> freed;  // waiting for readers, ascending tags
-  std::uint32_t freelist_ref = 0;
+  std::vector<std::uint32_t> freelog;  // persisted free space: a full list, then deltas
 
   ~db_impl();
   std::uint8_t* at(std::uint32_t ref) const { return base + std::uint64_t{ref} * kUnit; }

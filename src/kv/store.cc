@@ -91,7 +91,13 @@ std::uint32_t allocator::take(std::uint32_t units, std::uint64_t limit) {
     by_size.erase(it);
     by_off.erase(off);
     free_units -= sz;
-    if (sz > units) give(off + units, sz - units);
+    if (sz > units) {
+      const bool was = logging;
+      logging = false;  // the remainder is part of the logged take, not a give of its own
+      give(off + units, sz - units);
+      logging = was;
+    }
+    if (logging) log.push_back({off, units, kLogTake});
     return off;
   }
   return take_at_end(units, limit);
@@ -101,10 +107,34 @@ std::uint32_t allocator::take_at_end(std::uint32_t units, std::uint64_t limit) {
   if (hwm + units > limit) return 0;
   const std::uint32_t off = static_cast<std::uint32_t>(hwm);
   hwm += units;
+  if (logging) log.push_back({off, units, kLogTake});
   return off;
 }
 
+bool allocator::carve(std::uint32_t off, std::uint32_t units) {
+  if (off >= hwm) {
+    if (off != hwm) return false;
+    hwm += units;
+    return true;
+  }
+  auto it = by_off.upper_bound(off);
+  if (it == by_off.begin()) return false;
+  --it;
+  const std::uint32_t eo = it->first, eu = it->second;
+  if (std::uint64_t{off} + units > std::uint64_t{eo} + eu) return false;
+  by_size.erase({eu, eo});
+  by_off.erase(it);
+  free_units -= eu;
+  const bool was = logging;
+  logging = false;
+  if (off > eo) give(eo, off - eo);
+  if (off + units < eo + eu) give(off + units, eo + eu - off - units);
+  logging = was;
+  return true;
+}
+
 void allocator::give(std::uint32_t off, std::uint32_t units) {
+  if (logging) log.push_back({off, units, kLogGive});
   free_units += units;
   auto next = by_off.lower_bound(off);
   if (next != by_off.end() && off + units == next->first) {
@@ -170,10 +200,14 @@ void db_impl::reclaim_locked() {
   const std::uint64_t oldest = readers.empty() ? UINT64_MAX : *readers.begin();
   std::size_t i = 0;
   // A node freed by commit T is visible to snapshots older than T only.
+  const bool was = alloc.logging;
+  alloc.logging = false;
   while (i < freed.size() && freed[i].tag <= oldest) {
     alloc.give(freed[i].off, freed[i].units);
+    if (was) alloc.log.push_back({freed[i].off, freed[i].units, kLogReclaim});
     ++i;
   }
+  alloc.logging = was;
   freed.erase(freed.begin(), freed.begin() + static_cast<std::ptrdiff_t>(i));
 }
 
@@ -220,7 +254,7 @@ void write_meta(db_impl& db) {
   m.seq = db.seq;
   m.next_id = db.next_id;
   m.hwm = db.alloc.hwm;
-  m.freelist = db.freelist_ref;
+  m.freelist = db.freelog.empty() ? 0 : db.freelog.back();
   m.ntrees = static_cast<std::uint32_t>(db.trees.size());
   for (std::size_t i = 0; i < db.trees.size(); ++i) {
     std::memcpy(m.trees[i].name, db.trees[i].name.data(), db.trees[i].name.size());
@@ -231,34 +265,60 @@ void write_meta(db_impl& db) {
   std::memcpy(db.base + (db.seq % 2) * kMetaBytes, &m, sizeof m);
 }
 
-// Free extents (tag 0) and extents waiting for readers, into a fresh node at the end.
-void write_freelist(db_impl& db, std::uint64_t base_id) {
-  // Best fit like any node (one more entry of room: taking it may split an extent), so the
-  // previous list's space is reused instead of the file growing by a list per commit.
-  const std::size_t n = db.alloc.by_off.size() + db.freed.size() + 1;
-  const std::uint32_t units = units_for(24 + 16 * n);
-  const std::uint32_t ref = db.alloc.take(units, db.limit_units());
+constexpr std::size_t kFreeLogMax = 32;  // deltas before the next full list
+
+blob_hdr* start_free_node(db_impl& db, std::uint32_t units, std::uint8_t type, std::uint64_t id,
+                          std::uint32_t& ref) {
+  ref = db.alloc.take(units, db.limit_units());
   if (!ref) fail(error_kind::full, "arena full");
   db.ensure_mapped(db.alloc.hwm);
   auto* h = reinterpret_cast<blob_hdr*>(db.at(ref));
-  h->type = kFreeList;
+  h->type = type;
   h->flags = 0;
   h->n = 0;
   h->units = units;
-  h->txn = base_id;
-  std::uint8_t* p = db.at(ref) + 24;
-  std::uint64_t cnt = 0;
-  auto put = [&](std::uint32_t off, std::uint32_t u, std::uint64_t tag) {
-    std::memcpy(p, &off, 4);
-    std::memcpy(p + 4, &u, 4);
-    std::memcpy(p + 8, &tag, 8);
-    p += 16;
-    ++cnt;
-  };
-  for (const auto& [off, u] : db.alloc.by_off) put(off, u, 0);
-  for (const auto& f : db.freed) put(f.off, f.units, f.tag);
-  h->len = cnt;
-  db.freelist_ref = ref;
+  h->txn = id;
+  return h;
+}
+
+void put16(std::uint8_t*& p, std::uint32_t off, std::uint32_t units, std::uint64_t tag) {
+  std::memcpy(p, &off, 4);
+  std::memcpy(p + 4, &units, 4);
+  std::memcpy(p + 8, &tag, 8);
+  p += 16;
+}
+
+// Persists free space for this commit. Usually a delta: the allocator's log since the last
+// commit (takes, gives, extents pending for readers, reclaims), chained to the previous node,
+// so a commit costs what it changed. Every kFreeLogMax commits, a full list (free extents with
+// tag 0, pending ones with their tag, and the high-water mark after its own allocation)
+// restarts the chain; the old chain is freed like any replaced node. Reopen replays at most
+// kFreeLogMax deltas.
+void write_free_space(db_impl& db, std::uint64_t id, std::uint64_t seq) {
+  std::uint32_t ref;
+  if (db.freelog.empty() || db.freelog.size() >= kFreeLogMax) {
+    for (std::uint32_t r : db.freelog) db.freed.push_back({r, db.hdr(r)->units, seq});
+    db.freelog.clear();
+    const std::size_t n = db.alloc.by_off.size() + db.freed.size() + 1;
+    blob_hdr* h = start_free_node(db, units_for(32 + 16 * n), kFreeList, id, ref);
+    std::uint8_t* p = db.at(ref) + 32;
+    std::uint64_t cnt = 0;
+    for (const auto& [off, u] : db.alloc.by_off) put16(p, off, u, 0), ++cnt;
+    for (const auto& f : db.freed) put16(p, f.off, f.units, f.tag ? f.tag : 1), ++cnt;
+    h->len = cnt;
+    const std::uint64_t hwm = db.alloc.hwm;
+    std::memcpy(db.at(ref) + 24, &hwm, 8);
+  } else {
+    const std::size_t n = db.alloc.log.size() + 1;
+    blob_hdr* h = start_free_node(db, units_for(32 + 16 * n), kFreeLog, id, ref);
+    std::uint8_t* p = db.at(ref) + 32;
+    for (const log_op& o : db.alloc.log) put16(p, o.off, o.units, o.kind);
+    h->len = db.alloc.log.size();
+    const std::uint64_t prev = db.freelog.back();
+    std::memcpy(db.at(ref) + 24, &prev, 8);
+  }
+  db.alloc.log.clear();
+  db.freelog.push_back(ref);
 }
 
 void sync_file(db_impl& db) {
@@ -450,7 +510,10 @@ void write_tx::commit() {
     return;
   }
   const std::uint64_t seq = db.seq + 1;
-  for (const pending_node& p : t.levels.back().pending) db.freed.push_back({p.off, p.units, seq});
+  for (const pending_node& p : t.levels.back().pending) {
+    db.freed.push_back({p.off, p.units, seq});
+    if (db.alloc.logging) db.alloc.log.push_back({p.off, p.units, kLogPend});
+  }
   {
     std::lock_guard<std::mutex> g(db.mu);
     int i = db.tree_index(t.tree);
@@ -467,11 +530,7 @@ void write_tx::commit() {
     db.seq = seq;
   }
   if (!db.memory) {
-    if (db.freelist_ref) {
-      db.freed.push_back({db.freelist_ref, db.hdr(db.freelist_ref)->units, seq});
-      db.freelist_ref = 0;
-    }
-    write_freelist(db, t.base());
+    write_free_space(db, t.base(), seq);
     if (db.sync == sync_mode::fsync) sync_file(db);
     write_meta(db);
     if (db.sync == sync_mode::fsync) sync_file(db);
@@ -531,33 +590,96 @@ std::shared_ptr<db_impl> new_impl(bool memory, const options& o) {
   return db;
 }
 
-void load_freelist(db_impl& db, std::uint32_t ref) {
-  const std::uint64_t hwm = db.alloc.hwm;
-  if (ref < kFirstUnit || ref >= hwm) fail(error_kind::corrupt, "free list reference outside the file");
+const std::uint8_t* free_node(db_impl& db, std::uint32_t ref, std::uint64_t hwm, std::uint64_t& len,
+                              std::uint8_t& type) {
+  if (ref < kFirstUnit || ref >= hwm) fail(error_kind::corrupt, "free-space reference outside the file");
   const auto* h = reinterpret_cast<const blob_hdr*>(db.at(ref));
-  if (h->type != kFreeList || h->units == 0 || ref + std::uint64_t{h->units} > hwm)
-    fail(error_kind::corrupt, "free list node is damaged");
-  if (24 + 16 * h->len > std::uint64_t{h->units} * kUnit)
-    fail(error_kind::corrupt, "free list longer than its node");
-  const std::uint8_t* p = db.at(ref) + 24;
-  std::uint32_t prev_end = 0;
-  std::vector<extent> ext;
-  for (std::uint64_t i = 0; i < h->len; ++i, p += 16) {
-    std::uint32_t off, u;
-    std::memcpy(&off, p, 4);
-    std::memcpy(&u, p + 4, 4);
-    if (off < kFirstUnit || u == 0 || off + std::uint64_t{u} > hwm)
-      fail(error_kind::corrupt, "free extent " + std::to_string(i) + " outside the file");
-    ext.push_back({off, u});
+  if ((h->type != kFreeList && h->type != kFreeLog) || h->units == 0 || ref + std::uint64_t{h->units} > hwm)
+    fail(error_kind::corrupt, "free-space node at unit " + std::to_string(ref) + " is damaged");
+  if (h->len > (std::uint64_t{h->units} * kUnit - 32) / 16)
+    fail(error_kind::corrupt, "free-space node longer than itself");
+  len = h->len;
+  type = h->type;
+  return db.at(ref);
+}
+
+// Rebuilds free space: the last full list, then every delta after it in commit order.
+void load_free_space(db_impl& db, std::uint32_t last, std::uint64_t meta_hwm) {
+  std::vector<std::uint32_t> chain;
+  std::uint64_t len;
+  std::uint8_t type;
+  for (std::uint32_t ref = last;;) {
+    if (chain.size() > kFreeLogMax + 1) fail(error_kind::corrupt, "free-space chain too long");
+    chain.push_back(ref);
+    const std::uint8_t* p = free_node(db, ref, meta_hwm, len, type);
+    if (type == kFreeList) break;
+    std::uint64_t prev;
+    std::memcpy(&prev, p + 24, 8);
+    if (prev > UINT32_MAX) fail(error_kind::corrupt, "free-space chain link out of range");
+    ref = static_cast<std::uint32_t>(prev);
   }
-  std::sort(ext.begin(), ext.end(), [](const extent& a, const extent& b) { return a.off < b.off; });
-  for (const extent& e : ext) {
-    if (e.off < prev_end) fail(error_kind::corrupt, "free extents overlap");
-    if (ref < e.off + e.units && e.off < ref + h->units)
-      fail(error_kind::corrupt, "free list lists its own node");
-    prev_end = e.off + e.units;
-    db.alloc.give(e.off, e.units);  // no reader exists yet: everything is reusable
+  std::reverse(chain.begin(), chain.end());
+  auto bad = [](const std::string& what) { fail(error_kind::corrupt, "free space: " + what); };
+  std::map<std::uint32_t, std::uint32_t> pending;  // freed for readers, reusable after reopen
+  allocator& a = db.alloc;
+  a.logging = false;
+  for (std::size_t c = 0; c < chain.size(); ++c) {
+    const std::uint8_t* p = free_node(db, chain[c], meta_hwm, len, type);
+    if (c == 0) {
+      std::uint64_t hwm;
+      std::memcpy(&hwm, p + 24, 8);
+      // The mark may since have dropped (space given back at the tail); the replay ends on it.
+      if (hwm < kFirstUnit || hwm > db.limit_units()) bad("full list's high-water mark out of range");
+      a.hwm = hwm;
+    }
+    p += 32;
+    for (std::uint64_t i = 0; i < len; ++i, p += 16) {
+      std::uint32_t off, u;
+      std::uint64_t kind;
+      std::memcpy(&off, p, 4);
+      std::memcpy(&u, p + 4, 4);
+      std::memcpy(&kind, p + 8, 8);
+      // Log entries may lie past the final mark (space taken, then given back at the tail).
+      if (off < kFirstUnit || u == 0 || off + std::uint64_t{u} > (c == 0 ? a.hwm : db.limit_units()))
+        bad("extent outside the file");
+      if (c == 0) {
+        if (kind == 0) {
+          if (off + std::uint64_t{u} > a.hwm) bad("free extent past the high-water mark");
+          const auto nx = a.by_off.lower_bound(off);
+          if ((nx != a.by_off.end() && nx->first < off + u) ||
+              (nx != a.by_off.begin() && std::prev(nx)->first + std::prev(nx)->second > off) ||
+              pending.count(off))
+            bad("extents overlap");
+          a.give(off, u);
+        } else if (!pending.emplace(off, u).second) {
+          bad("pending extent listed twice");
+        }
+        continue;
+      }
+      switch (kind) {
+        case kLogTake:
+          if (!a.carve(off, u)) bad("a logged allocation is not free");
+          break;
+        case kLogGive: a.give(off, u); break;
+        case kLogPend:
+          if (!pending.emplace(off, u).second) bad("pending extent listed twice");
+          break;
+        case kLogReclaim: {
+          auto it = pending.find(off);
+          if (it == pending.end() || it->second != u) bad("reclaim of an extent not pending");
+          pending.erase(it);
+          a.give(off, u);
+          break;
+        }
+        default: bad("unknown log entry");
+      }
+    }
   }
+  if (a.hwm != meta_hwm) bad("replayed high-water mark " + std::to_string(a.hwm) + " differs from the meta page's " + std::to_string(meta_hwm) + " (chain " + std::to_string(chain.size()) + ")");
+  // No reader exists yet: the first write transaction reclaims these, through the log, so the
+  // next replay sees them given back.
+  for (const auto& [off, u] : pending) db.freed.push_back({off, u, 0});
+  db.freelog = std::move(chain);
 }
 
 void open_file(db_impl& db, const std::string& path, const options& o) {
@@ -578,6 +700,7 @@ void open_file(db_impl& db, const std::string& path, const options& o) {
     write_meta(db);
     std::memcpy(db.base + kMetaBytes, db.base, kMetaBytes);  // both pages valid, the same state
     if (db.sync == sync_mode::fsync) sync_file(db);
+    db.alloc.logging = true;
     return;
   }
   if (size < 2 * kMetaBytes)
@@ -636,10 +759,8 @@ void open_file(db_impl& db, const std::string& path, const options& o) {
       fail(error_kind::corrupt, "tree root outside the file");
     db.trees.push_back({std::string(t.name, nl), t.root, t.count});
   }
-  if (m.freelist) {
-    load_freelist(db, m.freelist);
-    db.freelist_ref = m.freelist;
-  }
+  if (m.freelist) load_free_space(db, m.freelist, m.hwm);
+  db.alloc.logging = !o.read_only;
 }
 }  // namespace
 
@@ -779,7 +900,14 @@ void database::validate() const {
   };
   for (const auto& [off, units] : db.alloc.by_off) mark(off, units, "free extent");
   for (const auto& f : db.freed) mark(f.off, f.units, "freed extent");
-  if (db.freelist_ref) mark(db.freelist_ref, db.hdr(db.freelist_ref)->units, "free list");
+  for (std::uint32_t r : db.freelog) mark(r, db.hdr(r)->units, "free-space node");
+  // Every unit below the mark is a node, free, or waiting for readers: nothing leaks.
+  std::uint64_t lost = 0, first_lost = 0;
+  for (std::uint64_t x = kFirstUnit; x < db.alloc.hwm; ++x)
+    if (!(used[x / 64] >> (x % 64) & 1) && lost++ == 0) first_lost = x;
+  if (lost)
+    fail(error_kind::corrupt, std::to_string(lost) + " units neither used nor free, first at unit " +
+                                  std::to_string(first_lost));
 }
 
 void database::compact() {

@@ -243,7 +243,7 @@ TEST(KvDifferential, MixedOpsMemory) {
   std::printf("isa %s\n", isa_name(active_isa()));
   for (std::uint64_t seed = 1; seed <= 3; ++seed) {
     kv::database db = kv::database::memory();
-    ASSERT_NO_FATAL_FAILURE(kvt::run_ops(db, seed, 60000 / kvt::kOpsScale, 10000 / kvt::kOpsScale));
+    ASSERT_NO_FATAL_FAILURE(kvt::run_ops(db, seed, 40000 / kvt::kOpsScale, 10000 / kvt::kOpsScale));
   }
 }
 
