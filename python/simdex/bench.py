@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-COMPONENTS = ("primitives", "base85", "bloom", "btree")
+COMPONENTS = ("primitives", "base85", "bloom", "btree", "kv")
 
 
 def bench_dir() -> Path:

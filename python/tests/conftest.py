@@ -1,6 +1,6 @@
 from simdex import _simdex
 
-OPTIONAL = ("base85", "bloom", "btree")
+OPTIONAL = ("base85", "bloom", "btree", "kv")
 MISSING = [c for c in OPTIONAL if c not in _simdex.components]
 
 # A component left out of this build (CMake SIMDEX_COMPONENTS) has no tests to run here.

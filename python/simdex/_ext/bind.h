@@ -12,5 +12,6 @@ void bind_primitives(nb::module_& m);
 void bind_base85(nb::module_& m);
 void bind_bloom(nb::module_& m);
 void bind_btree(nb::module_& m);
+void bind_kv(nb::module_& m);
 
 }  // namespace simdex::py

@@ -20,5 +20,9 @@ NB_MODULE(_simdex, m) {
   simdex::py::bind_btree(m);
   components.append("btree");
 #endif
+#if SIMDEX_HAVE_KV
+  simdex::py::bind_kv(m);
+  components.append("kv");
+#endif
   m.attr("components") = components;
 }

@@ -4,4 +4,4 @@ Each module defines ``register(subparsers)``, adding its parser with ``set_defau
 the function takes the parsed arguments and returns the exit code.
 """
 
-COMPONENT_COMMANDS = ("base85", "bloom", "btree")
+COMPONENT_COMMANDS = ("base85", "bloom", "btree", "kv")
