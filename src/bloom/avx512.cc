@@ -1,10 +1,10 @@
 // AVX-512 level: XXH64 of 8 fixed-width values per zmm (vpmullq, vprolq), several times the scalar
-// hash loop. Probes and inserts use the AVX2 ops: one block is exactly one ymm, and a variant
+// hash loop. Probes and inserts use the AVX2 policy: one block is exactly one ymm, and a variant
 // testing two keys per zmm (two blocks side by side, one vptestmd) measured no better than
 // AVX2 on Zen 5, where bulk probes are bound by memory, not by instructions.
+#include "avx2_policy.h"
 #include "generic.h"
 #include "kernels.h"
-#include "x86_ops.h"
 
 namespace simdex::bloom {
 namespace {
@@ -56,7 +56,7 @@ void hash_u32s(const void* v, std::size_t n, std::uint64_t* out) {
 }
 
 constexpr kernels make_avx512() {
-  kernels k = make_kernels<avx2_ops>();
+  kernels k = make_kernels<avx2_policy>();
   k.hash_u32s = hash_u32s;
   k.hash_u64s = hash_u64s;
   return k;

@@ -1,6 +1,6 @@
-// The kernel algorithms written once over a per-level "block ops" policy:
-//   Ops::mask_t, Ops::mask(key) -> the 8-word mask, Ops::test(block, mask) -> all mask bits set,
-//   Ops::set(block, mask) -> OR the mask in.
+// The kernel algorithms written once over a per-level block policy:
+//   Policy::mask_t, Policy::mask(key) -> the 8-word mask, Policy::test(block, mask) -> all mask
+//   bits set, Policy::set(block, mask) -> OR the mask in.
 // Bulk loops prefetch the block of key i + kAhead while testing key i, so up to kAhead misses
 // are in flight even when the loop body itself is short. Internal linkage (see xxh64_fixed.h).
 #pragma once
@@ -27,14 +27,16 @@ inline const std::uint32_t* block_ptr(const std::uint32_t* words, std::uint64_t 
   return words + 8 * block_index(hash, blocks);
 }
 
-template <class Ops>
+template <class Policy>
 bool check_one(const std::uint32_t* words, std::uint64_t blocks, std::uint64_t hash) {
-  return Ops::test(block_ptr(words, blocks, hash), Ops::mask(static_cast<std::uint32_t>(hash)));
+  return Policy::test(block_ptr(words, blocks, hash),
+                      Policy::mask(static_cast<std::uint32_t>(hash)));
 }
 
-template <class Ops>
+template <class Policy>
 void insert_one(std::uint32_t* words, std::uint64_t blocks, std::uint64_t hash) {
-  Ops::set(words + 8 * block_index(hash, blocks), Ops::mask(static_cast<std::uint32_t>(hash)));
+  Policy::set(words + 8 * block_index(hash, blocks),
+              Policy::mask(static_cast<std::uint32_t>(hash)));
 }
 
 // Calls body(i) for i in [0, n), prefetching the block of hashes[i + kAhead] first.
@@ -51,19 +53,19 @@ inline void prefetched_loop(const std::uint32_t* words, std::uint64_t blocks,
   for (; i < n; ++i) body(i);
 }
 
-template <class Ops>
+template <class Policy>
 void check_bulk(const std::uint32_t* words, std::uint64_t blocks, const std::uint64_t* hashes,
                 std::size_t n, std::uint8_t* out) {
   prefetched_loop<0>(words, blocks, hashes, n,
-                     [&](std::size_t i) { out[i] = check_one<Ops>(words, blocks, hashes[i]); });
+                     [&](std::size_t i) { out[i] = check_one<Policy>(words, blocks, hashes[i]); });
 }
 
-template <class Ops>
+template <class Policy>
 void check_bulk_bits(const std::uint32_t* words, std::uint64_t blocks, const std::uint64_t* hashes,
                      std::size_t n, std::uint64_t* out) {
   std::uint64_t acc = 0;
   prefetched_loop<0>(words, blocks, hashes, n, [&](std::size_t i) {
-    acc |= static_cast<std::uint64_t>(check_one<Ops>(words, blocks, hashes[i])) << (i & 63);
+    acc |= static_cast<std::uint64_t>(check_one<Policy>(words, blocks, hashes[i])) << (i & 63);
     if ((i & 63) == 63) {
       out[i >> 6] = acc;
       acc = 0;
@@ -74,25 +76,25 @@ void check_bulk_bits(const std::uint32_t* words, std::uint64_t blocks, const std
 
 // Each key's load-OR-store completes before the next key's load, so two keys that share a
 // block both land (the prefetch only warms the line).
-template <class Ops>
+template <class Policy>
 void insert_bulk(std::uint32_t* words, std::uint64_t blocks, const std::uint64_t* hashes,
                  std::size_t n) {
   prefetched_loop<1>(words, blocks, hashes, n,
-                     [&](std::size_t i) { insert_one<Ops>(words, blocks, hashes[i]); });
+                     [&](std::size_t i) { insert_one<Policy>(words, blocks, hashes[i]); });
 }
 
-template <class Ops>
+template <class Policy>
 void check_filters(const filter_view* filters, std::size_t n, std::uint64_t hash,
                    std::uint8_t* out) {
-  auto m = Ops::mask(static_cast<std::uint32_t>(hash));
+  auto m = Policy::mask(static_cast<std::uint32_t>(hash));
   auto at = [&](std::size_t i) { return block_ptr(filters[i].words, filters[i].blocks, hash); };
   for (std::size_t i = 0; i < n && i < kAhead; ++i) __builtin_prefetch(at(i), 0, 3);
   std::size_t i = 0;
   for (; i + kAhead < n; ++i) {
     __builtin_prefetch(at(i + kAhead), 0, 3);
-    out[i] = Ops::test(at(i), m);
+    out[i] = Policy::test(at(i), m);
   }
-  for (; i < n; ++i) out[i] = Ops::test(at(i), m);
+  for (; i < n; ++i) out[i] = Policy::test(at(i), m);
 }
 
 template <class T>
@@ -108,10 +110,16 @@ inline void hash_u64s_scalar(const void* v, std::size_t n, std::uint64_t* out) {
   for (std::size_t i = 0; i < n; ++i) out[i] = xxh64_u64(load_le<std::uint64_t>(v, i));
 }
 
-template <class Ops>
+template <class Policy>
 constexpr kernels make_kernels() {
-  return {check_one<Ops>,   insert_one<Ops>,    check_bulk<Ops>,  check_bulk_bits<Ops>,
-          insert_bulk<Ops>, check_filters<Ops>, hash_u32s_scalar, hash_u64s_scalar};
+  return {.check = check_one<Policy>,
+          .insert = insert_one<Policy>,
+          .check_bulk = check_bulk<Policy>,
+          .check_bulk_bits = check_bulk_bits<Policy>,
+          .insert_bulk = insert_bulk<Policy>,
+          .check_filters = check_filters<Policy>,
+          .hash_u32s = hash_u32s_scalar,
+          .hash_u64s = hash_u64s_scalar};
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "simdex/kv.h"
+#include "../primitives/kernels.h"
 #include "simdex/primitives.h"
 
 namespace simdex::kv::detail {
