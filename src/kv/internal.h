@@ -121,7 +121,8 @@ struct extent {
 };
 struct tagged_extent {
   std::uint32_t off, units;
-  std::uint64_t tag;  // sequence number of the commit that freed it
+  std::uint64_t tag;        // sequence number of the commit that freed it
+  std::uint64_t birth = 0;  // of the commit that wrote it (0: unknown, assume the oldest)
 };
 
 // Free space: coalescing extents, best fit, plus a bump pointer at the high-water mark. In file
@@ -182,7 +183,11 @@ struct db_impl {
   // Writer-only state (guarded by `writer`).
   std::uint64_t next_id = 1;
   allocator alloc;
-  std::vector<tagged_extent> freed;  // waiting for readers, ascending tags
+  std::vector<tagged_extent> freed;  // waiting for readers
+  std::size_t freed_checked = 0;      // freed[0, this) were pinned at the last check
+  bool readers_left = false;          // a snapshot ended since then (guarded by mu)
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> commit_ids;  // (first txn id, seq)
+  std::uint64_t birth_of(std::uint64_t txn) const;
   std::vector<std::uint32_t> freelog;  // persisted free space: a full list, then deltas
 
   ~db_impl();

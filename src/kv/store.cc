@@ -196,19 +196,42 @@ std::uint32_t db_impl::allocate(std::uint32_t units) {
   return ref;
 }
 
+std::uint64_t db_impl::birth_of(std::uint64_t txn) const {
+  auto it = std::upper_bound(commit_ids.begin(), commit_ids.end(), std::make_pair(txn, UINT64_MAX));
+  return it == commit_ids.begin() ? 0 : std::prev(it)->second;
+}
+
+// A node written by commit B and replaced by commit T is visible to snapshots taken at
+// sequence numbers in [B, T) only, so it can be reused once no live snapshot lies in that
+// interval: a long-lived reader pins the versions it can see, not everything freed after it.
+// Snapshots registered later have sequence numbers >= every tag, so only a reader leaving can
+// make a pinned extent reusable: pinned ones are rechecked only then.
 void db_impl::reclaim_locked() {
-  const std::uint64_t oldest = readers.empty() ? UINT64_MAX : *readers.begin();
-  std::size_t i = 0;
-  // A node freed by commit T is visible to snapshots older than T only.
   const bool was = alloc.logging;
   alloc.logging = false;
-  while (i < freed.size() && freed[i].tag <= oldest) {
-    alloc.give(freed[i].off, freed[i].units);
-    if (was) alloc.log.push_back({freed[i].off, freed[i].units, kLogReclaim});
-    ++i;
+  if (readers_left) {
+    freed_checked = 0;
+    readers_left = false;
+  }
+  std::vector<tagged_extent> keep(freed.begin(), freed.begin() + static_cast<std::ptrdiff_t>(freed_checked));
+  for (std::size_t i = freed_checked; i < freed.size(); ++i) {
+    const tagged_extent& f = freed[i];
+    auto r = readers.lower_bound(f.birth);
+    if (r != readers.end() && *r < f.tag) {
+      keep.push_back(f);
+      continue;
+    }
+    alloc.give(f.off, f.units);
+    if (was) alloc.log.push_back({f.off, f.units, kLogReclaim});
   }
   alloc.logging = was;
-  freed.erase(freed.begin(), freed.begin() + static_cast<std::ptrdiff_t>(i));
+  freed = std::move(keep);
+  freed_checked = freed.size();
+  // Births older than the oldest reader all act alike: forget their commits.
+  const std::uint64_t oldest = readers.empty() ? seq : *readers.begin();
+  std::size_t drop = 0;
+  while (drop + 1 < commit_ids.size() && commit_ids[drop + 1].second <= oldest) ++drop;
+  commit_ids.erase(commit_ids.begin(), commit_ids.begin() + static_cast<std::ptrdiff_t>(drop));
 }
 
 int db_impl::tree_index(std::string_view name) const {
@@ -241,6 +264,7 @@ void reader::release() {
   if (!live) return;
   std::lock_guard<std::mutex> g(db->mu);
   db->readers.erase(db->readers.find(tr.seq));
+  db->readers_left = true;
   live = false;
 }
 
@@ -297,7 +321,7 @@ void put16(std::uint8_t*& p, std::uint32_t off, std::uint32_t units, std::uint64
 void write_free_space(db_impl& db, std::uint64_t id, std::uint64_t seq) {
   std::uint32_t ref;
   if (db.freelog.empty() || db.freelog.size() >= kFreeLogMax) {
-    for (std::uint32_t r : db.freelog) db.freed.push_back({r, db.hdr(r)->units, seq});
+    for (std::uint32_t r : db.freelog) db.freed.push_back({r, db.hdr(r)->units, seq, seq});  // no reader sees these
     db.freelog.clear();
     const std::size_t n = db.alloc.by_off.size() + db.freed.size() + 1;
     blob_hdr* h = start_free_node(db, units_for(32 + 16 * n), kFreeList, id, ref);
@@ -510,8 +534,9 @@ void write_tx::commit() {
     return;
   }
   const std::uint64_t seq = db.seq + 1;
+  db.commit_ids.emplace_back(t.levels.back().base, seq);
   for (const pending_node& p : t.levels.back().pending) {
-    db.freed.push_back({p.off, p.units, seq});
+    db.freed.push_back({p.off, p.units, seq, db.birth_of(p.txn)});
     if (db.alloc.logging) db.alloc.log.push_back({p.off, p.units, kLogPend});
   }
   {
@@ -678,7 +703,7 @@ void load_free_space(db_impl& db, std::uint32_t last, std::uint64_t meta_hwm) {
   if (a.hwm != meta_hwm) bad("replayed high-water mark " + std::to_string(a.hwm) + " differs from the meta page's " + std::to_string(meta_hwm) + " (chain " + std::to_string(chain.size()) + ")");
   // No reader exists yet: the first write transaction reclaims these, through the log, so the
   // next replay sees them given back.
-  for (const auto& [off, u] : pending) db.freed.push_back({off, u, 0});
+  for (const auto& [off, u] : pending) db.freed.push_back({off, u, 0, 0});
   db.freelog = std::move(chain);
 }
 
