@@ -18,6 +18,7 @@ APT_PACKAGES=(
   libzmq3-dev         # base85 peer: zmq_z85_encode/decode
   libabsl-dev         # btree peer: absl::btree_set, flat_hash_set
   libjudy-dev         # btree peer: JudyL
+  liblmdb-dev         # kv peer: LMDB
   cargo               # base85 peer: base85-simd (used only when no newer cargo is on PATH)
 )
 

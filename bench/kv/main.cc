@@ -1,0 +1,674 @@
+// bench_kv: simdex::kv against LMDB (persistent, snapshots, one writer: the real peer) and
+// absl::btree_map / std::map of std::string (in-memory speed limits: no persistence, no
+// snapshots, no transactions), on psitri's workloads: key generators be_seq (big-endian u64),
+// rand (8 bytes of XXH3_64(seq)) and str_rand (decimal string of XXH3_64(seq)), 8-byte values,
+// rounds of N keys inserted in one transaction per round, then commits every 1 and every 100
+// operations, gets (in insertion order, random hits, random misses), get_many, lower_bound,
+// full iteration, remove, and a reader beside a writer. simdex runs twice: with the process's
+// best primitive level and with the scalar kernels, so the primitives' system effect shows.
+//
+// Extra options: --items N (keys per round), --rounds R, --gens a,b (be_seq,rand,str_rand),
+// --sync none|fsync, --no-scalar, --no-mem-peers.
+#include <absl/container/btree_map.h>
+#include <lmdb.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/harness.h"
+#include "simdex/cpu.h"
+#include "simdex/kv.h"
+
+using namespace simdex;
+using namespace simdex::bench;
+
+namespace {
+
+// ---- keys and values ------------------------------------------------------------------------------
+
+enum class gen { be_seq, rand, str_rand };
+const char* gen_name(gen g) {
+  return g == gen::be_seq ? "be_seq" : (g == gen::rand ? "rand" : "str_rand");
+}
+
+struct keybuf {
+  char b[24];
+  std::uint8_t n;
+  std::string_view view() const { return {b, n}; }
+};
+
+keybuf make_key(gen g, std::uint64_t seq) {
+  keybuf k;
+  if (g == gen::be_seq) {
+    for (int i = 7; i >= 0; --i, seq >>= 8) k.b[i] = static_cast<char>(seq & 0xFF);
+    k.n = 8;
+  } else {
+    const std::uint64_t h = XXH3_64bits(&seq, sizeof seq);
+    if (g == gen::rand) {
+      std::memcpy(k.b, &h, 8);
+      k.n = 8;
+    } else {
+      k.n = static_cast<std::uint8_t>(std::snprintf(k.b, sizeof k.b, "%llu",
+                                                    static_cast<unsigned long long>(h)));
+    }
+  }
+  return k;
+}
+
+// Values: 8-byte slices of a 1 MiB random buffer.
+struct values {
+  std::vector<char> buf = std::vector<char>(1 << 20);
+  values() {
+    rng r(7);
+    for (auto& c : buf) c = static_cast<char>(r.next());
+  }
+  std::string_view at(std::uint64_t i) const { return {buf.data() + (i * 8) % (buf.size() - 8), 8}; }
+};
+
+// The shared 2-vCPU box runs other work too: single-threaded rates are per CPU-second of this
+// process (user + system, page faults included), not per wall-second; the concurrent workload
+// is wall-clock.
+std::uint64_t cpu_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<std::uint64_t>(ts.tv_nsec);
+}
+
+std::uint64_t rss_bytes() {
+  long pages = 0, resident = 0;
+  FILE* f = std::fopen("/proc/self/statm", "r");
+  if (f) {
+    if (std::fscanf(f, "%ld %ld", &pages, &resident) != 2) resident = 0;
+    std::fclose(f);
+  }
+  return static_cast<std::uint64_t>(resident) * static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE));
+}
+
+std::uint64_t file_size(const std::string& p) {
+  struct stat st;
+  return ::stat(p.c_str(), &st) == 0 ? static_cast<std::uint64_t>(st.st_size) : 0;
+}
+
+// ---- the stores -------------------------------------------------------------------------------------
+
+struct store {
+  virtual ~store() = default;
+  std::string name, version;
+  bool persistent = false;
+  virtual void begin() = 0;
+  virtual void put(std::string_view k, std::string_view v) = 0;
+  virtual void commit() = 0;
+  virtual bool remove(std::string_view k) = 0;
+  // Reads run on a snapshot taken by open_read (and closed by close_read).
+  virtual void open_read() {}
+  virtual void close_read() {}
+  virtual bool get(std::string_view k, std::uint64_t& sink) = 0;
+  virtual std::size_t get_many(const std::vector<keybuf>& keys, std::size_t from, std::size_t n,
+                               std::uint64_t& sink) {
+    std::size_t hits = 0;
+    for (std::size_t i = 0; i < n; ++i) hits += get(keys[from + i].view(), sink);
+    return hits;
+  }
+  virtual bool lower_bound(std::string_view k, std::uint64_t& sink) = 0;
+  virtual std::uint64_t iterate() = 0;
+  virtual std::uint64_t bytes_on_disk() { return 0; }
+  virtual std::string shape() { return ""; }
+};
+
+struct kv_store : store {
+  std::string path;
+  kv::database db;
+  std::optional<kv::write_tx> tx;
+  std::optional<kv::snapshot> snap;
+  std::vector<std::string_view> views;
+  std::vector<std::optional<std::string_view>> outs;
+  kv_store(const std::string& dir, kv::sync_mode sync, std::optional<isa> level, const char* label) {
+    name = label;
+    version = isa_name(level ? *level : active_isa());
+    persistent = true;
+    path = dir + "/" + label + ".kv";
+    std::remove(path.c_str());
+    db = kv::database::open(path, kv::options{sync, false, level});
+  }
+  ~kv_store() override {
+    tx.reset();
+    snap.reset();
+    db.close();
+    std::remove(path.c_str());
+  }
+  void begin() override { tx.emplace(db.write()); }
+  void put(std::string_view k, std::string_view v) override { tx->upsert(k, v); }
+  void commit() override {
+    tx->commit();
+    tx.reset();
+  }
+  bool remove(std::string_view k) override { return tx->remove(k); }
+  void open_read() override { snap.emplace(db.read()); }
+  void close_read() override { snap.reset(); }
+  bool get(std::string_view k, std::uint64_t& sink) override {
+    auto v = snap->get(k);
+    if (!v) return false;
+    sink += static_cast<unsigned char>((*v)[0]);
+    return true;
+  }
+  std::size_t get_many(const std::vector<keybuf>& keys, std::size_t from, std::size_t n,
+                       std::uint64_t& sink) override {
+    views.resize(n);
+    outs.resize(n);
+    for (std::size_t i = 0; i < n; ++i) views[i] = keys[from + i].view();
+    snap->get_many(views, outs);
+    std::size_t hits = 0;
+    for (auto& o : outs)
+      if (o) {
+        ++hits;
+        sink += static_cast<unsigned char>((*o)[0]);
+      }
+    return hits;
+  }
+  bool lower_bound(std::string_view k, std::uint64_t& sink) override {
+    kv::cursor c = snap->make_cursor();
+    if (!c.lower_bound(k)) return false;
+    sink += static_cast<unsigned char>(c.key()[0]);
+    return true;
+  }
+  std::uint64_t iterate() override {
+    kv::cursor c = snap->make_cursor();
+    std::uint64_t n = 0;
+    for (bool ok = c.first(); ok; ok = c.next()) n += c.value().size() == 8;
+    return n;
+  }
+  std::uint64_t bytes_on_disk() override { return file_size(path); }
+  std::string shape() override {
+    const auto s = db.stat();
+    return "depth " + std::to_string(s.depth) + ", inner " + std::to_string(s.inner_nodes) +
+           ", leaves " + std::to_string(s.leaf_nodes) + ", used " + std::to_string(s.file_bytes) +
+           " B, free " + std::to_string(s.free_bytes) + " B";
+  }
+};
+
+[[noreturn]] void lmdb_fail(const char* what, int rc) {
+  std::fprintf(stderr, "bench_kv: lmdb %s: %s\n", what, mdb_strerror(rc));
+  std::exit(1);
+}
+#define LMDB_CHECK(call)                       \
+  do {                                         \
+    const int rc_ = (call);                    \
+    if (rc_ != 0) lmdb_fail(#call, rc_);       \
+  } while (0)
+
+struct lmdb_store : store {
+  std::string path;
+  MDB_env* env = nullptr;
+  MDB_dbi dbi = 0;
+  MDB_txn* txn = nullptr;
+  MDB_txn* rtxn = nullptr;
+  MDB_cursor* rcur = nullptr;
+  lmdb_store(const std::string& dir, kv::sync_mode sync) {
+    name = "lmdb";
+    int maj, min, pat;
+    mdb_version(&maj, &min, &pat);
+    version = std::to_string(maj) + "." + std::to_string(min) + "." + std::to_string(pat);
+    persistent = true;
+    path = dir + "/lmdb.mdb";
+    std::remove(path.c_str());
+    std::remove((path + "-lock").c_str());
+    LMDB_CHECK(mdb_env_create(&env));
+    LMDB_CHECK(mdb_env_set_mapsize(env, std::size_t{64} << 30));
+    LMDB_CHECK(mdb_env_set_maxreaders(env, 126));
+    // sync none: MDB_NOSYNC (commits reach the page cache only, like simdex's none).
+    const unsigned flags = MDB_NOSUBDIR | (sync == kv::sync_mode::none ? MDB_NOSYNC : 0u);
+    LMDB_CHECK(mdb_env_open(env, path.c_str(), flags, 0644));
+    MDB_txn* t;
+    LMDB_CHECK(mdb_txn_begin(env, nullptr, 0, &t));
+    LMDB_CHECK(mdb_dbi_open(t, nullptr, 0, &dbi));
+    LMDB_CHECK(mdb_txn_commit(t));
+  }
+  ~lmdb_store() override {
+    close_read();
+    if (txn) mdb_txn_abort(txn);
+    mdb_env_close(env);
+    std::remove(path.c_str());
+    std::remove((path + "-lock").c_str());
+  }
+  static MDB_val val(std::string_view s) { return {s.size(), const_cast<char*>(s.data())}; }
+  void begin() override { LMDB_CHECK(mdb_txn_begin(env, nullptr, 0, &txn)); }
+  void put(std::string_view k, std::string_view v) override {
+    MDB_val a = val(k), b = val(v);
+    LMDB_CHECK(mdb_put(txn, dbi, &a, &b, 0));
+  }
+  void commit() override {
+    LMDB_CHECK(mdb_txn_commit(txn));
+    txn = nullptr;
+  }
+  bool remove(std::string_view k) override {
+    MDB_val a = val(k);
+    const int rc = mdb_del(txn, dbi, &a, nullptr);
+    if (rc == MDB_NOTFOUND) return false;
+    if (rc) lmdb_fail("mdb_del", rc);
+    return true;
+  }
+  void open_read() override {
+    LMDB_CHECK(mdb_txn_begin(env, nullptr, MDB_RDONLY, &rtxn));
+    LMDB_CHECK(mdb_cursor_open(rtxn, dbi, &rcur));
+  }
+  void close_read() override {
+    if (rcur) mdb_cursor_close(rcur);
+    if (rtxn) mdb_txn_abort(rtxn);
+    rcur = nullptr;
+    rtxn = nullptr;
+  }
+  bool get(std::string_view k, std::uint64_t& sink) override {
+    MDB_val a = val(k), b;
+    if (mdb_get(rtxn, dbi, &a, &b) != 0) return false;
+    sink += static_cast<unsigned char>(static_cast<const char*>(b.mv_data)[0]);
+    return true;
+  }
+  bool lower_bound(std::string_view k, std::uint64_t& sink) override {
+    MDB_val a = val(k), b;
+    if (mdb_cursor_get(rcur, &a, &b, MDB_SET_RANGE) != 0) return false;
+    sink += static_cast<unsigned char>(static_cast<const char*>(a.mv_data)[0]);
+    return true;
+  }
+  std::uint64_t iterate() override {
+    MDB_val a, b;
+    std::uint64_t n = 0;
+    for (int rc = mdb_cursor_get(rcur, &a, &b, MDB_FIRST); rc == 0;
+         rc = mdb_cursor_get(rcur, &a, &b, MDB_NEXT))
+      n += b.mv_size == 8;
+    return n;
+  }
+  std::uint64_t bytes_on_disk() override { return file_size(path); }
+  std::string shape() override {
+    MDB_stat s;
+    mdb_env_stat(env, &s);
+    return "depth " + std::to_string(s.ms_depth) + ", branch pages " +
+           std::to_string(s.ms_branch_pages) + ", leaf pages " + std::to_string(s.ms_leaf_pages) +
+           ", overflow " + std::to_string(s.ms_overflow_pages);
+  }
+};
+
+// In-memory limits: std::string keys and values in an ordered container.
+template <class Map>
+struct map_store : store {
+  Map m;
+  explicit map_store(const char* label) { name = label; }
+  void begin() override {}
+  void put(std::string_view k, std::string_view v) override {
+    m.insert_or_assign(std::string(k), std::string(v));
+  }
+  void commit() override {}
+  bool remove(std::string_view k) override { return m.erase(std::string(k)) != 0; }
+  bool get(std::string_view k, std::uint64_t& sink) override {
+    auto it = m.find(std::string(k));
+    if (it == m.end()) return false;
+    sink += static_cast<unsigned char>(it->second[0]);
+    return true;
+  }
+  bool lower_bound(std::string_view k, std::uint64_t& sink) override {
+    auto it = m.lower_bound(std::string(k));
+    if (it == m.end()) return false;
+    sink += static_cast<unsigned char>(it->first[0]);
+    return true;
+  }
+  std::uint64_t iterate() override {
+    std::uint64_t n = 0;
+    for (auto& [k, v] : m) n += v.size() == 8;
+    return n;
+  }
+};
+
+// ---- driver -------------------------------------------------------------------------------------------
+
+struct config {
+  std::uint64_t items = 1000000;
+  int rounds = 0;  // 0: 2 quick, 20 full
+  std::vector<gen> gens{gen::be_seq, gen::rand, gen::str_rand};
+  kv::sync_mode sync = kv::sync_mode::none;
+  bool scalar = true, mem_peers = true;
+};
+
+[[noreturn]] void usage_fail(const std::string& m) {
+  std::fprintf(stderr, "bench_kv: %s\n", m.c_str());
+  std::exit(2);
+}
+
+config parse_own(int& argc, char** argv) {
+  config c;
+  int w = 1;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= argc) usage_fail(a + " wants a value");
+      return argv[++i];
+    };
+    if (a == "--items") {
+      c.items = std::strtoull(next().c_str(), nullptr, 10);
+      if (c.items == 0) usage_fail("--items wants a positive number");
+    } else if (a == "--rounds") {
+      c.rounds = std::atoi(next().c_str());
+      if (c.rounds <= 0) usage_fail("--rounds wants a positive number");
+    } else if (a == "--gens") {
+      c.gens.clear();
+      std::string s = next();
+      std::size_t p = 0;
+      while (p <= s.size()) {
+        const std::size_t q = std::min(s.find(',', p), s.size());
+        const std::string g = s.substr(p, q - p);
+        if (g == "be_seq") c.gens.push_back(gen::be_seq);
+        else if (g == "rand") c.gens.push_back(gen::rand);
+        else if (g == "str_rand") c.gens.push_back(gen::str_rand);
+        else usage_fail("unknown generator '" + g + "'");
+        p = q + 1;
+      }
+    } else if (a == "--sync") {
+      const std::string s = next();
+      if (s == "none") c.sync = kv::sync_mode::none;
+      else if (s == "fsync") c.sync = kv::sync_mode::fsync;
+      else usage_fail("--sync wants none or fsync");
+    } else if (a == "--no-scalar") {
+      c.scalar = false;
+    } else if (a == "--no-mem-peers") {
+      c.mem_peers = false;
+    } else {
+      argv[w++] = argv[i];
+    }
+  }
+  argc = w;
+  return c;
+}
+
+struct driver {
+  session& s;
+  config cfg;
+  values vals;
+  std::string dir;
+  void rec(const std::string& workload, const params& p, store& st, const std::string& unit,
+           std::vector<double> samples) {
+    s.record(workload, p, st.name, st.version, unit, better::higher, std::move(samples));
+  }
+
+  std::vector<std::unique_ptr<store>> make_stores() {
+    std::vector<std::unique_ptr<store>> v;
+    v.push_back(std::make_unique<kv_store>(dir, cfg.sync, std::nullopt, "simdex"));
+    if (cfg.scalar) v.push_back(std::make_unique<kv_store>(dir, cfg.sync, isa::scalar, "simdex-scalar"));
+    v.push_back(std::make_unique<lmdb_store>(dir, cfg.sync));
+    if (cfg.mem_peers) {
+      v.push_back(std::make_unique<map_store<absl::btree_map<std::string, std::string>>>("absl::btree_map"));
+      v.push_back(std::make_unique<map_store<std::map<std::string, std::string>>>("std::map"));
+    }
+    return v;
+  }
+
+  // Inserts [from, to) with a commit every `every` operations (0: one transaction).
+  double insert(store& st, gen g, std::uint64_t from, std::uint64_t to, std::uint64_t every) {
+    const std::uint64_t t0 = cpu_ns();
+    st.begin();
+    std::uint64_t inside = 0;
+    for (std::uint64_t i = from; i < to; ++i) {
+      st.put(make_key(g, i).view(), vals.at(i));
+      if (every && ++inside == every) {
+        st.commit();
+        st.begin();
+        inside = 0;
+      }
+    }
+    st.commit();
+    return static_cast<double>(to - from) / (static_cast<double>(cpu_ns() - t0) / 1e9) / 1e6;
+  }
+
+  void run_gen(gen g) {
+    const int rounds = cfg.rounds ? cfg.rounds : (s.opts().quick() ? 2 : 20);
+    const std::string gn = gen_name(g);
+    auto stores = make_stores();
+    std::vector<std::uint64_t> rss_before(stores.size());
+    std::vector<std::uint64_t> rss_grow(stores.size(), 0);
+    std::uint64_t n = 0;
+    // Insert rounds, one transaction per round; stores take turns inside each round.
+    for (int r = 0; r < rounds; ++r) {
+      for (std::size_t i = 0; i < stores.size(); ++i) {
+        const std::uint64_t before = rss_bytes();
+        const double rate = insert(*stores[i], g, n, n + cfg.items, 0);
+        rss_grow[i] += rss_bytes() - std::min(rss_bytes(), before);
+        params p{{"gen", gn}, {"round", std::int64_t{r + 1}}, {"keys", static_cast<std::int64_t>(n + cfg.items)}};
+        rec("insert/tx-per-round", p, *stores[i], "Mops/s", {rate});
+      }
+      n += cfg.items;
+      progress(r + 1, rounds, "insert " + gn);
+    }
+    params base{{"gen", gn}, {"keys", static_cast<std::int64_t>(n)}};
+    // Commit every 1 and every 100 operations (persistent stores only).
+    if (g == gen::rand) {
+      for (std::uint64_t every : {std::uint64_t{1}, std::uint64_t{100}}) {
+        const std::uint64_t cnt = every == 1 ? std::min<std::uint64_t>(cfg.items / 10, 100000) : cfg.items / 2;
+        for (auto& st : stores) {
+          if (!st->persistent) continue;
+          const double rate = insert(*st, g, n, n + cnt, every);
+          params p = base;
+          p.push_back({"commit_every", static_cast<std::int64_t>(every)});
+          p.push_back({"ops", static_cast<std::int64_t>(cnt)});
+          rec("insert/commit-every", p, *st, "Mops/s", {rate});
+        }
+        // Keep every store at the same key set.
+        for (auto& st : stores)
+          if (!st->persistent) insert(*st, g, n, n + cnt, 0);
+        n += cnt;
+      }
+    }
+    base = params{{"gen", gn}, {"keys", static_cast<std::int64_t>(n)}};
+    for (std::size_t i = 0; i < stores.size(); ++i) {
+      params p = base;
+      const double rss = static_cast<double>(rss_grow[i]) / static_cast<double>(n);
+      s.record("bytes-per-key/rss-growth", p, stores[i]->name, stores[i]->version, "B/key",
+               better::lower, {rss});
+      if (stores[i]->persistent) {
+        const double fb = static_cast<double>(stores[i]->bytes_on_disk()) / static_cast<double>(n);
+        s.record("bytes-per-key/file", p, stores[i]->name, stores[i]->version, "B/key",
+                 better::lower, {fb});
+        s.note(gn + " " + stores[i]->name + " shape at " + std::to_string(n) + " keys: " +
+               stores[i]->shape());
+      }
+    }
+    reads(g, stores, n, base);
+    if (g == gen::rand) {
+      concurrent(g, stores, n, base);
+      // Remove: half a round of random present keys, one transaction.
+      const std::uint64_t cnt = cfg.items / 2;
+      std::vector<keybuf> keys;
+      rng pick(11);
+      for (std::uint64_t i = 0; i < cnt; ++i) keys.push_back(make_key(g, pick.below(n)));
+      for (auto& st : stores) {
+        const std::uint64_t t0 = cpu_ns();
+        st->begin();
+        std::uint64_t hit = 0;
+        for (auto& k : keys) hit += st->remove(k.view());
+        st->commit();
+        const double rate = static_cast<double>(cnt) / (static_cast<double>(cpu_ns() - t0) / 1e9) / 1e6;
+        params p = base;
+        p.push_back({"ops", static_cast<std::int64_t>(cnt)});
+        rec("remove/random", p, *st, "Mops/s", {rate});
+        do_not_optimize(hit);
+      }
+    }
+  }
+
+  // Read workloads through the harness: contenders alternate, each sample a batch of lookups.
+  void reads(gen g, std::vector<std::unique_ptr<store>>& stores, std::uint64_t n, const params& base) {
+    const std::size_t probes = std::min<std::uint64_t>(n, s.opts().quick() ? 200000 : 500000);
+    std::vector<keybuf> seq_keys, hits, misses;
+    rng r(5);
+    const std::uint64_t seq_start = r.below(n - std::min<std::uint64_t>(n, probes) + 1);
+    for (std::size_t i = 0; i < probes; ++i) {
+      seq_keys.push_back(make_key(g, seq_start + i));
+      hits.push_back(make_key(g, r.below(n)));
+      misses.push_back(make_key(g, n + 1000000000ull + r.below(n)));
+    }
+    for (auto& st : stores) st->open_read();
+    auto mops = [&](std::uint64_t ops, std::uint64_t t0) {
+      return static_cast<double>(ops) / (static_cast<double>(cpu_ns() - t0) / 1e9) / 1e6;
+    };
+    auto point = [&](const char* wl, const std::vector<keybuf>& keys, bool expect_hits) {
+      std::vector<contender> cs;
+      for (auto& st : stores) {
+        store* p = st.get();
+        cs.push_back({p->name, p->version, [&, p] {
+                        std::uint64_t sink = 0, found = 0;
+                        const std::uint64_t t0 = cpu_ns();
+                        for (auto& k : keys) found += p->get(k.view(), sink);
+                        const double v = mops(keys.size(), t0);
+                        do_not_optimize(sink);
+                        if (expect_hits ? found != keys.size() : found > keys.size() / 1000) {
+                          std::fprintf(stderr, "bench_kv: %s %s found %llu of %zu\n", p->name.c_str(), wl,
+                                       static_cast<unsigned long long>(found), keys.size());
+                          std::exit(1);
+                        }
+                        return v;
+                      }});
+      }
+      params p = base;
+      p.push_back({"probes", static_cast<std::int64_t>(keys.size())});
+      s.group(wl, p, "Mops/s", better::higher, cs, "lmdb");
+    };
+    point("get/insertion-order", seq_keys, true);
+    point("get/random-hit", hits, true);
+    point("get/random-miss", misses, false);
+    {
+      std::vector<contender> cs;
+      for (auto& st : stores) {
+        store* p = st.get();
+        cs.push_back({p->name, p->version, [&, p] {
+                        std::uint64_t sink = 0, found = 0;
+                        const std::uint64_t t0 = cpu_ns();
+                        for (std::size_t i = 0; i < hits.size(); i += 1024)
+                          found += p->get_many(hits, i, std::min<std::size_t>(1024, hits.size() - i), sink);
+                        do_not_optimize(sink);
+                        if (found != hits.size()) std::exit(1);
+                        return mops(hits.size(), t0);
+                      }});
+      }
+      params p = base;
+      p.push_back({"batch", std::int64_t{1024}});
+      s.group("get_many/random-hit", p, "Mops/s", better::higher, cs, "lmdb");
+    }
+    {
+      std::vector<contender> cs;
+      for (auto& st : stores) {
+        store* p = st.get();
+        cs.push_back({p->name, p->version, [&, p] {
+                        std::uint64_t sink = 0;
+                        const std::uint64_t t0 = cpu_ns();
+                        for (auto& k : misses) p->lower_bound(k.view(), sink);
+                        do_not_optimize(sink);
+                        return mops(misses.size(), t0);
+                      }});
+      }
+      params p = base;
+      s.group("lower_bound/random", p, "Mops/s", better::higher, cs, "lmdb");
+    }
+    {
+      std::vector<contender> cs;
+      for (auto& st : stores) {
+        store* p = st.get();
+        cs.push_back({p->name, p->version, [&, p, n] {
+                        const std::uint64_t t0 = cpu_ns();
+                        const std::uint64_t got = p->iterate();
+                        if (got != n) {
+                          std::fprintf(stderr, "bench_kv: %s iterated %llu of %llu\n", p->name.c_str(),
+                                       static_cast<unsigned long long>(got), static_cast<unsigned long long>(n));
+                          std::exit(1);
+                        }
+                        return mops(n, t0);
+                      }});
+      }
+      s.group("iterate/full", base, "Mops/s", better::higher, cs, "lmdb");
+    }
+    for (auto& st : stores) st->close_read();
+  }
+
+  // One reader of random hits alone, then beside a writer committing every 100 inserts.
+  void concurrent(gen g, std::vector<std::unique_ptr<store>>& stores, std::uint64_t& n, const params& base) {
+    const double secs = s.opts().quick() ? 1.0 : 2.0;
+    for (auto& st : stores) {
+      if (!st->persistent) continue;
+      auto reader = [&](std::atomic<bool>& stop, double& rate) {
+        rng r(3);
+        std::uint64_t ops = 0, sink = 0;
+        const std::uint64_t t0 = now_ns();
+        std::vector<keybuf> batch(1000);
+        while (!stop.load(std::memory_order_relaxed)) {
+          for (auto& k : batch) k = make_key(g, r.below(n));
+          st->open_read();
+          for (auto& k : batch) sink += st->get(k.view(), sink);
+          st->close_read();
+          ops += batch.size();
+        }
+        do_not_optimize(sink);
+        rate = static_cast<double>(ops) / (static_cast<double>(now_ns() - t0) / 1e9) / 1e6;
+      };
+      double alone = 0, with = 0, wrate = 0;
+      {
+        std::atomic<bool> stop{false};
+        std::thread t([&] { reader(stop, alone); });
+        std::this_thread::sleep_for(std::chrono::duration<double>(secs));
+        stop = true;
+        t.join();
+      }
+      {
+        std::atomic<bool> stop{false};
+        const std::uint64_t n0 = n;
+        std::thread t([&] { reader(stop, with); });
+        const std::uint64_t t0 = now_ns();
+        std::uint64_t w = n0 + 5000000000ull;  // far from the reader's range: every write is new
+        const std::uint64_t wstart = w;
+        while (static_cast<double>(now_ns() - t0) / 1e9 < secs) {
+          st->begin();
+          for (int i = 0; i < 100; ++i, ++w) st->put(make_key(g, w).view(), vals.at(w));
+          st->commit();
+        }
+        stop = true;
+        t.join();
+        wrate = static_cast<double>(w - wstart) / (static_cast<double>(now_ns() - t0) / 1e9) / 1e6;
+      }
+      params p = base;
+      rec("concurrent/reader-alone", p, *st, "Mops/s", {alone});
+      rec("concurrent/reader-with-writer", p, *st, "Mops/s", {with});
+      rec("concurrent/writer-commit-every-100", p, *st, "Mops/s", {wrate});
+    }
+  }
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  config cfg = parse_own(argc, argv);
+  session s(parse_options(argc, argv, "kv"));
+  const char* tmp = std::getenv("TMPDIR");
+  driver b{s, cfg, {}, std::string(tmp ? tmp : "/tmp") + "/simdex_bench_kv_" + std::to_string(getpid())};
+  std::filesystem::create_directories(b.dir);
+  const int rounds = cfg.rounds ? cfg.rounds : (s.opts().quick() ? 2 : 20);
+  s.note("rounds " + std::to_string(rounds) + " x " + std::to_string(cfg.items) +
+         " keys, 8-byte values, sync " + (cfg.sync == kv::sync_mode::none ? "none (LMDB MDB_NOSYNC)" : "fsync (LMDB default flags)") +
+         ", files in " + b.dir);
+  s.note("absl::btree_map and std::map of std::string are in-memory speed limits: no persistence, "
+         "no snapshots, no transactions (their 'commits' do nothing)");
+  s.note("single-threaded rates are per CPU-second of the process (user+system), because the "
+         "2-vCPU box is shared with other jobs; the concurrent reader/writer figures are wall-clock");
+  s.note("simdex-scalar is the same store with the scalar primitive kernels (the seed's "
+         "system-level before/after); simdex uses " + std::string(isa_name(active_isa())));
+  for (gen g : cfg.gens) b.run_gen(g);
+  std::filesystem::remove_all(b.dir);
+  const std::string out = s.write();
+  std::printf("%s\n", out.c_str());
+  return 0;
+}

@@ -1,0 +1,217 @@
+// kv: an ordered key-value store in the spirit of psitri (seed 000): a copy-on-write byte-wise
+// radix/B-tree hybrid whose inner nodes route on one key byte through a sorted divider array
+// searched with primitives::lower_bound_padded, with sorted leaves of up to 64 keys carrying a
+// 1-byte hash per key. Memory-mapped single file (or memory only), two checksummed meta pages,
+// O(1) snapshots, one writer at a time, readers never blocked. Design and file format: docs/kv.md.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "simdex/cpu.h"
+
+namespace simdex::kv {
+
+inline constexpr std::size_t kMaxKey = 1024;                       // bytes
+inline constexpr std::uint64_t kMaxValue = std::uint64_t{2} << 30;  // 2 GiB
+inline constexpr std::size_t kMaxTrees = 32;                       // named trees per database
+inline constexpr std::size_t kMaxTreeName = 39;                    // bytes
+inline constexpr std::uint32_t kFormatVersion = 1;
+
+enum class error_kind {
+  key_too_long,    // key over kMaxKey
+  value_too_long,  // value over kMaxValue
+  read_only,       // a write through a read-only handle
+  corrupt,         // structure of a file or node is wrong
+  truncated,       // file shorter than its meta page says
+  bad_version,     // format version this build does not read
+  bad_checksum,    // no meta page with a valid checksum
+  io,              // a system call failed
+  busy,            // an operation that needs no open snapshots or transactions
+  invalid_argument,
+  full,  // address space of the arena (256 GiB) exhausted
+};
+const char* error_kind_name(error_kind kind) noexcept;
+
+class error : public std::runtime_error {
+ public:
+  error(error_kind kind, std::string detail);
+  error_kind kind() const noexcept { return kind_; }
+  const std::string& detail() const noexcept { return detail_; }
+
+ private:
+  error_kind kind_;
+  std::string detail_;
+};
+
+// none: commits reach the page cache only (survive a process crash, not a power loss).
+// fsync: a commit returns after its nodes and then its meta page are on stable storage.
+enum class sync_mode { none, fsync };
+
+struct options {
+  sync_mode sync = sync_mode::none;
+  bool read_only = false;  // open an existing file for reads only
+  // Primitive kernels at this level (or the best one below it that exists and runs here)
+  // instead of the process's dispatch choice: lets one benchmark run put scalar beside SIMD.
+  std::optional<simdex::isa> kernels;
+};
+
+struct stats {
+  std::uint64_t keys = 0;
+  std::uint64_t depth = 0;  // levels, leaf included; 0 for an empty tree
+  std::uint64_t inner_nodes = 0, leaf_nodes = 0, value_nodes = 0;
+  std::uint64_t node_bytes = 0;   // bytes of reachable nodes
+  std::uint64_t file_bytes = 0;   // used length of the file (or arena)
+  std::uint64_t free_bytes = 0;   // free extents inside it, reusable or waiting for readers
+  std::uint64_t seq = 0;          // commit sequence number of the view
+};
+
+namespace detail {
+struct db_impl;
+struct reader;
+struct txn_state;
+struct tree_root {
+  std::uint32_t root = 0;  // node reference (64-byte units), 0 for an empty tree
+  std::uint64_t count = 0;
+  std::uint64_t seq = 0;
+};
+}  // namespace detail
+
+// Position in one view (snapshot or write transaction). key() and value() stay valid until the
+// cursor moves; value() views stay valid for the snapshot's lifetime.
+class cursor {
+ public:
+  cursor();
+  cursor(cursor&&) noexcept;
+  cursor& operator=(cursor&&) noexcept;
+  ~cursor();
+
+  bool valid() const noexcept;
+  bool first();
+  bool last();
+  bool first(std::string_view prefix);  // first key with the prefix
+  bool last(std::string_view prefix);   // last key with the prefix
+  bool seek(std::string_view key);      // exactly key
+  bool lower_bound(std::string_view key);  // first key >= key
+  bool upper_bound(std::string_view key);  // first key > key
+  bool next();
+  bool prev();
+  std::string_view key() const;
+  std::string_view value() const;
+
+  struct state;
+
+ private:
+  friend class view;
+  std::unique_ptr<state> s_;
+};
+
+// Read operations shared by snapshots and write transactions.
+class view {
+ public:
+  // Zero-copy: the bytes live in the map and stay valid while the snapshot lives (for a write
+  // transaction: until its next write).
+  std::optional<std::string_view> get(std::string_view key) const;
+  bool contains(std::string_view key) const { return get(key).has_value(); }
+  // Many lookups in flight: keys are walked level by level in groups with prefetches.
+  void get_many(std::span<const std::string_view> keys,
+                std::span<std::optional<std::string_view>> out) const;
+  // Keys in [lo, hi); an empty hi means no upper bound.
+  std::uint64_t count(std::string_view lo = {}, std::optional<std::string_view> hi = {}) const;
+  std::uint64_t size() const;
+  cursor make_cursor() const;
+  stats stat() const;
+  // Walks the tree and checks every invariant; throws error(corrupt) naming the first problem.
+  void validate() const;
+
+ protected:
+  view() = default;
+  void check_open() const;
+  std::shared_ptr<detail::db_impl> db_;
+  const detail::tree_root* tr_ = nullptr;  // owned by the reader or the transaction state
+  friend class database;
+};
+
+class snapshot : public view {
+ public:
+  snapshot() = default;
+  snapshot(snapshot&&) noexcept = default;
+  snapshot& operator=(snapshot&&) noexcept = default;
+  ~snapshot();
+  std::uint64_t seq() const noexcept { return tr_ ? tr_->seq : 0; }
+  void release();  // ends the snapshot early; its views become invalid
+
+ private:
+  friend class database;
+  std::shared_ptr<detail::reader> reader_;
+};
+
+// A write transaction on one tree. The destructor aborts what was not committed. A nested
+// transaction from sub() works on the parent's current state; while it is open the parent must
+// not be used; its commit folds into the parent, its abort restores the parent's state.
+class write_tx : public view {
+ public:
+  write_tx(write_tx&&) noexcept;
+  write_tx& operator=(write_tx&&) noexcept;
+  ~write_tx();
+
+  void put(std::string_view key, std::string_view value) { upsert(key, value); }
+  bool upsert(std::string_view key, std::string_view value);  // true: key was new
+  bool insert(std::string_view key, std::string_view value);  // false (unchanged) if present
+  bool update(std::string_view key, std::string_view value);  // false (unchanged) if absent
+  bool remove(std::string_view key);                          // true: key was present
+  std::uint64_t remove_range(std::string_view lo, std::optional<std::string_view> hi);
+  // Appends sorted, distinct keys (each greater than every key in the tree) quickly.
+  void bulk_load(std::span<const std::pair<std::string_view, std::string_view>> sorted);
+
+  write_tx sub();
+  void commit();
+  void abort();
+  bool active() const noexcept { return state_ != nullptr; }
+
+ private:
+  friend class database;
+  write_tx() = default;
+  detail::txn_state& st() const;  // throws unless this is the innermost open level
+  std::shared_ptr<detail::txn_state> state_;
+  std::size_t level_ = 0;
+};
+
+class database {
+ public:
+  // A file-backed database (created if missing). The file is memory-mapped; it grows by itself.
+  static database open(const std::string& path, options opts = {});
+  // Memory only (no file): for tests and caches.
+  static database memory(options opts = {});
+
+  database() = default;
+  database(database&&) noexcept = default;
+  database& operator=(database&&) noexcept = default;
+  ~database();
+
+  // Trees are named; "" is the default tree. A tree exists once a committed write created it.
+  snapshot read(std::string_view tree = {}) const;
+  // Blocks while another write transaction of this database is open.
+  write_tx write(std::string_view tree = {});
+  std::vector<std::string> trees() const;
+  // Rewrites the live trees into a fresh file and swaps it in; needs no open snapshot or
+  // transaction (error busy). Memory databases are compacted in place.
+  void compact();
+  stats stat(std::string_view tree = {}) const;
+  void validate() const;  // every tree, plus free space against reachable nodes
+  const std::string& path() const;
+  bool is_open() const noexcept { return db_ != nullptr; }
+  void close();
+
+ private:
+  std::shared_ptr<detail::db_impl> db_;
+};
+
+}  // namespace simdex::kv

@@ -1,0 +1,175 @@
+// Bindings for simdex::kv: Database, Snapshot, WriteTx and Cursor of the native store. Values
+// come back as bytes copies (the zero-copy views are C++'s). The Pythonic layer (context
+// managers, iteration) lives in simdex/kv.py.
+#include "simdex/kv.h"
+
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/string_view.h>
+#include <nanobind/stl/vector.h>
+
+#include <optional>
+
+#include "bind.h"
+
+namespace simdex::py {
+
+namespace {
+
+using namespace simdex::kv;
+
+constexpr std::size_t kReleaseGil = 256;  // keys; below this the GIL round trip costs more
+
+nb::bytes as_bytes(std::string_view s) { return nb::bytes(s.data(), s.size()); }
+std::string_view sv(const nb::bytes& b) { return {b.c_str(), b.size()}; }
+
+nb::object opt_bytes(const std::optional<std::string_view>& v) {
+  if (!v) return nb::none();
+  return as_bytes(*v);
+}
+
+nb::dict stats_dict(const stats& s) {
+  nb::dict d;
+  d["keys"] = s.keys;
+  d["depth"] = s.depth;
+  d["inner_nodes"] = s.inner_nodes;
+  d["leaf_nodes"] = s.leaf_nodes;
+  d["value_nodes"] = s.value_nodes;
+  d["node_bytes"] = s.node_bytes;
+  d["file_bytes"] = s.file_bytes;
+  d["free_bytes"] = s.free_bytes;
+  d["seq"] = s.seq;
+  return d;
+}
+
+nb::list get_many(const view& v, const std::vector<nb::bytes>& keys) {
+  std::vector<std::string_view> ks;
+  ks.reserve(keys.size());
+  for (const auto& k : keys) ks.push_back(sv(k));
+  std::vector<std::optional<std::string_view>> out(ks.size());
+  {
+    std::optional<nb::gil_scoped_release> rel;
+    if (ks.size() >= kReleaseGil) rel.emplace();
+    v.get_many(ks, out);
+  }
+  nb::list r;
+  for (const auto& o : out) r.append(opt_bytes(o));
+  return r;
+}
+
+// The read methods shared by Snapshot and WriteTx.
+template <class C>
+void bind_reads(C& cls) {
+  using T = typename C::Type;
+  cls.def("get", [](const T& v, nb::bytes k) { return opt_bytes(v.get(sv(k))); }, nb::arg("key"))
+      .def("contains", [](const T& v, nb::bytes k) { return v.contains(sv(k)); }, nb::arg("key"))
+      .def("get_many", [](const T& v, const std::vector<nb::bytes>& keys) { return get_many(v, keys); },
+           nb::arg("keys"), "Values (or None) for many keys, looked up with many in flight.")
+      .def(
+          "count",
+          [](const T& v, nb::bytes lo, std::optional<nb::bytes> hi) {
+            std::optional<std::string_view> h;
+            if (hi) h = sv(*hi);
+            return v.count(sv(lo), h);
+          },
+          nb::arg("lo") = nb::bytes("", 0), nb::arg("hi") = nb::none(),
+          "Keys in [lo, hi) (hi None: no upper bound), in O(depth).")
+      .def("size", [](const T& v) { return v.size(); })
+      .def("stat", [](const T& v) { return stats_dict(v.stat()); })
+      .def("validate", [](const T& v) { v.validate(); }, nb::call_guard<nb::gil_scoped_release>())
+      .def("cursor", [](const T& v) { return v.make_cursor(); }, nb::keep_alive<0, 1>(),
+           "A cursor over this view; the view stays alive while the cursor does.");
+}
+
+}  // namespace
+
+void bind_kv(nb::module_& m) {
+  auto b = m.def_submodule("kv", "Copy-on-write radix-trie key-value store (native core)");
+  nb::exception<error>(b, "Error");
+
+  nb::class_<cursor>(b, "Cursor", "A position in a snapshot or transaction.")
+      .def("valid", &cursor::valid)
+      .def("first", [](cursor& c, std::optional<nb::bytes> p) { return p ? c.first(sv(*p)) : c.first(); },
+           nb::arg("prefix") = nb::none())
+      .def("last", [](cursor& c, std::optional<nb::bytes> p) { return p ? c.last(sv(*p)) : c.last(); },
+           nb::arg("prefix") = nb::none())
+      .def("seek", [](cursor& c, nb::bytes k) { return c.seek(sv(k)); }, nb::arg("key"))
+      .def("lower_bound", [](cursor& c, nb::bytes k) { return c.lower_bound(sv(k)); }, nb::arg("key"))
+      .def("upper_bound", [](cursor& c, nb::bytes k) { return c.upper_bound(sv(k)); }, nb::arg("key"))
+      .def("next", &cursor::next)
+      .def("prev", &cursor::prev)
+      .def("key", [](const cursor& c) { return as_bytes(c.key()); })
+      .def("value", [](const cursor& c) { return as_bytes(c.value()); })
+      .def(
+          "take", [](cursor& c, std::size_t n, bool forward, std::optional<nb::bytes> stop) {
+            // Up to n (key, value) pairs from here on, stopping at `stop` (exclusive bound in
+            // the walking direction): one call per chunk instead of three per item.
+            nb::list out;
+            for (std::size_t i = 0; i < n && c.valid(); ++i) {
+              const std::string_view k = c.key();
+              if (stop && (forward ? k >= sv(*stop) : k < sv(*stop))) break;
+              out.append(nb::make_tuple(as_bytes(k), as_bytes(c.value())));
+              forward ? c.next() : c.prev();
+            }
+            return out;
+          },
+          nb::arg("n"), nb::arg("forward") = true, nb::arg("stop") = nb::none());
+
+  auto snap = nb::class_<snapshot>(b, "Snapshot", "A read view: the committed state when it was taken.");
+  bind_reads(snap);
+  snap.def("seq", &snapshot::seq).def("release", &snapshot::release);
+
+  auto tx = nb::class_<write_tx>(b, "WriteTx", "A write transaction on one tree.");
+  bind_reads(tx);
+  tx.def("put", [](write_tx& t, nb::bytes k, nb::bytes v) { t.put(sv(k), sv(v)); }, nb::arg("key"), nb::arg("value"))
+      .def("upsert", [](write_tx& t, nb::bytes k, nb::bytes v) { return t.upsert(sv(k), sv(v)); })
+      .def("insert", [](write_tx& t, nb::bytes k, nb::bytes v) { return t.insert(sv(k), sv(v)); })
+      .def("update", [](write_tx& t, nb::bytes k, nb::bytes v) { return t.update(sv(k), sv(v)); })
+      .def("remove", [](write_tx& t, nb::bytes k) { return t.remove(sv(k)); })
+      .def(
+          "remove_range",
+          [](write_tx& t, nb::bytes lo, std::optional<nb::bytes> hi) {
+            std::optional<std::string_view> h;
+            if (hi) h = sv(*hi);
+            return t.remove_range(sv(lo), h);
+          },
+          nb::arg("lo"), nb::arg("hi") = nb::none())
+      .def("sub", &write_tx::sub, nb::keep_alive<0, 1>())
+      .def("commit", &write_tx::commit, nb::call_guard<nb::gil_scoped_release>())
+      .def("abort", &write_tx::abort)
+      .def("active", &write_tx::active);
+
+  nb::class_<database>(b, "Database", "A store: one memory-mapped file, or memory only.")
+      .def_static(
+          "open",
+          [](std::optional<std::string> path, const std::string& sync, bool read_only) {
+            options o;
+            if (sync == "none")
+              o.sync = sync_mode::none;
+            else if (sync == "fsync")
+              o.sync = sync_mode::fsync;
+            else
+              throw error(error_kind::invalid_argument, "sync must be 'none' or 'fsync', got '" + sync + "'");
+            o.read_only = read_only;
+            if (!path) return database::memory(o);
+            nb::gil_scoped_release rel;
+            return database::open(*path, o);
+          },
+          nb::arg("path") = nb::none(), nb::arg("sync") = "none", nb::arg("read_only") = false)
+      .def("read", &database::read, nb::arg("tree") = "")
+      .def("write", &database::write, nb::arg("tree") = "", nb::call_guard<nb::gil_scoped_release>(),
+           "Starts a write transaction; waits (without the GIL) while another is open.")
+      .def("trees", &database::trees)
+      .def("compact", &database::compact, nb::call_guard<nb::gil_scoped_release>())
+      .def("stat", [](const database& d, std::string_view tree) { return stats_dict(d.stat(tree)); },
+           nb::arg("tree") = "")
+      .def("validate", &database::validate, nb::call_guard<nb::gil_scoped_release>())
+      .def("path", &database::path)
+      .def("is_open", &database::is_open)
+      .def("close", &database::close);
+
+  b.attr("MAX_KEY") = kMaxKey;
+  b.attr("MAX_VALUE") = kMaxValue;
+}
+
+}  // namespace simdex::py

@@ -1,0 +1,252 @@
+// kv internals shared by the store (arena, allocator, meta pages, transactions) and the tree
+// code (node layouts, lookups, copy-on-write updates). Layouts are documented in docs/kv.md.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "simdex/kv.h"
+#include "../primitives/kernels.h"
+#include "simdex/primitives.h"
+
+namespace simdex::kv::detail {
+
+// ---- node layouts (all nodes start on a 64-byte unit; references are unit numbers) -------------
+
+inline constexpr std::uint64_t kUnit = 64;
+inline constexpr std::uint32_t kFirstUnit = 128;  // units 0..127: the two 4 KiB meta pages
+inline constexpr std::size_t kLeafSlots = 64;      // keys per leaf at most
+inline constexpr std::size_t kLeafMaxBytes = 4096;
+inline constexpr std::size_t kLeafHeap = 32 + kLeafSlots + 2 * kLeafSlots;  // 224
+inline constexpr std::size_t kInlineValue = 64;   // longer values go to a value node
+inline constexpr std::uint16_t kOutOfLine = 0xFFFF;
+inline constexpr std::size_t kMaxFanout = 256;
+
+enum node_type : std::uint8_t { kInner = 1, kLeaf = 2, kBlob = 3, kFreeList = 4, kFreeLog = 5 };
+
+struct node_hdr {
+  std::uint8_t type;
+  std::uint8_t flags;
+  std::uint16_t n;       // children (inner) or keys (leaf)
+  std::uint32_t units;   // size of this node in 64-byte units
+  std::uint64_t txn;     // id of the transaction level that wrote it (copy-on-write test)
+};
+static_assert(sizeof(node_hdr) == 16);
+
+// Inner: header | prefix (plen, padded to 8) | dividers[cap] | children u32[cap] | counts u64[cap].
+// Child i holds the keys whose byte at the routing position (depth + plen) is in
+// [div[i-1], div[i]); keys that end at the routing position go to child 0. Children do not
+// consume the routing byte: a child's depth is the routing position.
+struct inner_hdr : node_hdr {
+  std::uint16_t plen;
+  std::uint16_t cap;
+  std::uint32_t pad0;
+  std::uint64_t pad1;
+};
+static_assert(sizeof(inner_hdr) == 32);
+
+// Leaf: header | hash[64] | offs u16[64] | heap. Entry: u16 klen | u16 vlen or kOutOfLine |
+// key suffix (after the leaf's depth) | value bytes, or u32 value-node reference.
+struct leaf_hdr : node_hdr {
+  std::uint16_t heap;  // lowest used heap byte
+  std::uint16_t dead;  // bytes of dead entries in the heap
+  std::uint32_t pad0;
+  std::uint64_t pad1;
+};
+static_assert(sizeof(leaf_hdr) == 32);
+
+// Value node: header | u64 length | bytes. Free-list node: header | u64 count | entries.
+struct blob_hdr : node_hdr {
+  std::uint64_t len;
+};
+
+inline std::size_t align8(std::size_t x) { return (x + 7) & ~std::size_t{7}; }
+inline std::uint32_t units_for(std::uint64_t bytes) {
+  return static_cast<std::uint32_t>((bytes + kUnit - 1) / kUnit);
+}
+inline std::size_t inner_bytes(std::size_t plen, std::size_t cap) {
+  return 32 + align8(plen) + 13 * cap;
+}
+
+inline std::uint16_t rd16(const std::uint8_t* p) {
+  std::uint16_t v;
+  std::memcpy(&v, p, 2);
+  return v;
+}
+inline std::uint32_t rd32(const std::uint8_t* p) {
+  std::uint32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+inline void wr16(std::uint8_t* p, std::uint16_t v) { std::memcpy(p, &v, 2); }
+inline void wr32(std::uint8_t* p, std::uint32_t v) { std::memcpy(p, &v, 4); }
+
+struct inner_view {
+  inner_hdr* h;
+  std::uint8_t* prefix() const { return reinterpret_cast<std::uint8_t*>(h) + 32; }
+  std::uint8_t* div() const { return prefix() + align8(h->plen); }
+  std::uint32_t* child() const { return reinterpret_cast<std::uint32_t*>(div() + h->cap); }
+  std::uint64_t* count() const { return reinterpret_cast<std::uint64_t*>(child() + h->cap); }
+};
+
+struct leaf_view {
+  leaf_hdr* h;
+  std::uint8_t* base() const { return reinterpret_cast<std::uint8_t*>(h); }
+  std::uint8_t* hash() const { return base() + 32; }
+  std::uint16_t* offs() const { return reinterpret_cast<std::uint16_t*>(base() + 96); }
+  const std::uint8_t* entry(std::size_t i) const { return base() + offs()[i]; }
+  std::uint16_t klen(std::size_t i) const { return rd16(entry(i)); }
+  const std::uint8_t* key(std::size_t i) const { return entry(i) + 4; }
+};
+
+// Size of a leaf entry in the heap.
+inline std::size_t entry_bytes(std::size_t klen, bool out_of_line, std::size_t vlen) {
+  return 4 + klen + (out_of_line ? 4 : vlen);
+}
+
+std::uint8_t key_hash(std::string_view key);
+
+// ---- the database -----------------------------------------------------------------------------
+
+struct extent {
+  std::uint32_t off, units;
+};
+struct tagged_extent {
+  std::uint32_t off, units;
+  std::uint64_t tag;        // sequence number of the commit that freed it
+  std::uint64_t birth = 0;  // of the commit that wrote it (0: unknown, assume the oldest)
+};
+
+// Free space: coalescing extents, best fit, plus a bump pointer at the high-water mark. In file
+// mode every change is also logged, so a commit persists only what changed since the last one
+// (see write_free_space in store.cc).
+enum log_kind : std::uint64_t { kLogTake = 1, kLogGive = 2, kLogPend = 3, kLogReclaim = 4 };
+struct log_op {
+  std::uint32_t off, units;
+  std::uint64_t kind;
+};
+class allocator {
+ public:
+  bool logging = false;
+  std::vector<log_op> log;
+  // Replays a logged take: removes [off, off+units) from free space or the bump region.
+  bool carve(std::uint32_t off, std::uint32_t units);
+  std::uint64_t hwm = kFirstUnit;  // first unit past the used part
+  std::map<std::uint32_t, std::uint32_t> by_off;        // off -> units
+  std::set<std::pair<std::uint32_t, std::uint32_t>> by_size;  // (units, off)
+  std::uint64_t free_units = 0;
+
+  // Returns 0 when the arena cannot grow to fit (caller throws full).
+  std::uint32_t take(std::uint32_t units, std::uint64_t limit_units);
+  std::uint32_t take_at_end(std::uint32_t units, std::uint64_t limit_units);
+  void give(std::uint32_t off, std::uint32_t units);
+  void clear() {
+    by_off.clear();
+    by_size.clear();
+    free_units = 0;
+  }
+};
+
+struct tree_info {
+  std::string name;
+  std::uint32_t root = 0;
+  std::uint64_t count = 0;
+};
+
+struct db_impl {
+  std::string path;
+  int fd = -1;
+  bool memory = true;
+  bool read_only = false;
+  sync_mode sync = sync_mode::none;
+  const primitives::kernels* k = nullptr;
+
+  std::uint8_t* base = nullptr;
+  std::size_t reserved = 0;  // bytes of address space reserved
+  std::size_t mapped = 0;    // bytes mapped (file length in file mode)
+
+  std::mutex mu;  // committed state and the reader table
+  std::condition_variable cv;
+  bool writer = false;
+  std::uint64_t seq = 0;
+  std::vector<tree_info> trees;
+  std::multiset<std::uint64_t> readers;  // seq of every live snapshot
+
+  // Writer-only state (guarded by `writer`).
+  std::uint64_t next_id = 1;
+  allocator alloc;
+  std::vector<tagged_extent> freed;  // waiting for readers
+  std::size_t freed_checked = 0;      // freed[0, this) were pinned at the last check
+  bool readers_left = false;          // a snapshot ended since then (guarded by mu)
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> commit_ids;  // (first txn id, seq)
+  std::uint64_t birth_of(std::uint64_t txn) const;
+  std::vector<std::uint32_t> freelog;  // persisted free space: a full list, then deltas
+
+  ~db_impl();
+  std::uint8_t* at(std::uint32_t ref) const { return base + std::uint64_t{ref} * kUnit; }
+  node_hdr* hdr(std::uint32_t ref) const { return reinterpret_cast<node_hdr*>(at(ref)); }
+  void ensure_mapped(std::uint64_t units);  // map [0, units*64 + slack)
+  std::uint64_t limit_units() const { return reserved / kUnit - 64; }
+  std::uint32_t allocate(std::uint32_t units);
+  void reclaim_locked();  // moves freed extents no reader can see into the allocator
+  int tree_index(std::string_view name) const;
+};
+
+struct pending_node {
+  std::uint32_t off, units;
+  std::uint64_t txn;
+};
+struct level {
+  std::uint64_t base;  // nodes with txn >= base were written by this level: mutable in place
+  tree_root saved;
+  std::vector<pending_node> pending;  // nodes older than this level it replaced
+};
+struct txn_state {
+  db_impl* db = nullptr;
+  std::shared_ptr<db_impl> keep;
+  std::string tree;
+  tree_root cur;
+  std::vector<level> levels;
+  std::uint64_t base() const { return levels.back().base; }
+  // Allocates a node stamped with this level's id.
+  std::uint8_t* make(std::uint32_t units, std::uint8_t type, std::uint32_t& ref);
+  // A node this transaction no longer references.
+  void release(std::uint32_t ref);
+  void release_blobs_of_leaf(std::uint32_t ref, std::uint64_t min_txn);
+  void free_new(std::uint32_t ref, std::uint64_t min_txn);  // abort: frees nodes >= min_txn
+};
+
+struct reader {
+  std::shared_ptr<db_impl> db;
+  tree_root tr;
+  bool live = false;
+  ~reader();
+  void release();
+};
+
+[[noreturn]] void fail(error_kind kind, std::string detail);
+
+// Tree operations (tree.cc).
+enum class wmode { upsert, insert, update, remove };
+// Applies one write; returns whether the key existed before.
+bool tree_write(txn_state& t, wmode mode, std::string_view key, std::string_view value,
+                bool& changed);
+const std::uint8_t* tree_get(const db_impl& db, std::uint32_t root, std::string_view key,
+                             std::uint64_t& vlen);
+std::uint64_t tree_rank(const db_impl& db, std::uint32_t root, std::uint64_t count,
+                        std::string_view key);
+void tree_stats(const db_impl& db, std::uint32_t root, stats& s);
+// Checks every invariant of the tree; marks used units in `used` (one bit per unit).
+void tree_validate(const db_impl& db, std::uint32_t root, std::uint64_t count,
+                   std::vector<std::uint64_t>& used, std::uint64_t hwm, std::uint64_t max_txn);
+std::string_view value_at(const db_impl& db, const std::uint8_t* entry);
+
+}  // namespace simdex::kv::detail

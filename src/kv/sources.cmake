@@ -1,0 +1,1 @@
+simdex_add_sources(DIR src/kv FILES store.cc tree.cc)

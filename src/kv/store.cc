@@ -1,0 +1,978 @@
+// The store around the tree: address-space arena over one file (or anonymous memory), free
+// space, meta pages, snapshots, transactions, open/commit/compact.
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+
+#include "internal.h"
+
+namespace simdex::kv {
+
+const char* error_kind_name(error_kind kind) noexcept {
+  switch (kind) {
+    case error_kind::key_too_long: return "key_too_long";
+    case error_kind::value_too_long: return "value_too_long";
+    case error_kind::read_only: return "read_only";
+    case error_kind::corrupt: return "corrupt";
+    case error_kind::truncated: return "truncated";
+    case error_kind::bad_version: return "bad_version";
+    case error_kind::bad_checksum: return "bad_checksum";
+    case error_kind::io: return "io";
+    case error_kind::busy: return "busy";
+    case error_kind::invalid_argument: return "invalid_argument";
+    case error_kind::full: return "full";
+  }
+  return "unknown";
+}
+
+error::error(error_kind kind, std::string detail)
+    : std::runtime_error(std::string("kv ") + error_kind_name(kind) + ": " + detail),
+      kind_(kind),
+      detail_(std::move(detail)) {}
+
+namespace detail {
+
+[[noreturn]] void fail(error_kind kind, std::string detail) { throw error(kind, std::move(detail)); }
+
+namespace {
+[[noreturn]] void fail_errno(const std::string& what) {
+  fail(error_kind::io, what + ": " + std::strerror(errno));
+}
+
+constexpr std::uint64_t kMagic = 0x31564b5844454d53ull;  // "SMEDXKV1" little-endian
+constexpr std::size_t kMetaBytes = 4096;
+
+struct meta_tree {
+  char name[40];
+  std::uint32_t root;
+  std::uint32_t pad;
+  std::uint64_t count;
+  std::uint64_t pad2;
+};
+static_assert(sizeof(meta_tree) == 64);
+
+struct meta_page {
+  std::uint64_t magic;
+  std::uint32_t version;
+  std::uint32_t meta_bytes;
+  std::uint64_t seq;
+  std::uint64_t next_id;
+  std::uint64_t hwm;  // units
+  std::uint32_t freelist;
+  std::uint32_t ntrees;
+  std::uint64_t pad[3];
+  meta_tree trees[kMaxTrees];
+  std::uint64_t checksum;  // XXH3 of everything before it
+};
+static_assert(sizeof(meta_page) <= kMetaBytes);
+
+std::uint64_t meta_sum(const meta_page& m) {
+  return XXH3_64bits(&m, offsetof(meta_page, checksum));
+}
+
+std::size_t reserve_bytes() {
+  // Units are 32-bit: at most 256 GiB of arena.
+  return std::size_t{1} << 38;
+}
+}  // namespace
+
+// ---- allocator ----------------------------------------------------------------------------------
+
+std::uint32_t allocator::take(std::uint32_t units, std::uint64_t limit) {
+  auto it = by_size.lower_bound({units, 0});
+  if (it != by_size.end()) {
+    const auto [sz, off] = *it;
+    by_size.erase(it);
+    by_off.erase(off);
+    free_units -= sz;
+    if (sz > units) {
+      const bool was = logging;
+      logging = false;  // the remainder is part of the logged take, not a give of its own
+      give(off + units, sz - units);
+      logging = was;
+    }
+    if (logging) log.push_back({off, units, kLogTake});
+    return off;
+  }
+  return take_at_end(units, limit);
+}
+
+std::uint32_t allocator::take_at_end(std::uint32_t units, std::uint64_t limit) {
+  if (hwm + units > limit) return 0;
+  const std::uint32_t off = static_cast<std::uint32_t>(hwm);
+  hwm += units;
+  if (logging) log.push_back({off, units, kLogTake});
+  return off;
+}
+
+bool allocator::carve(std::uint32_t off, std::uint32_t units) {
+  if (off >= hwm) {
+    if (off != hwm) return false;
+    hwm += units;
+    return true;
+  }
+  auto it = by_off.upper_bound(off);
+  if (it == by_off.begin()) return false;
+  --it;
+  const std::uint32_t eo = it->first, eu = it->second;
+  if (std::uint64_t{off} + units > std::uint64_t{eo} + eu) return false;
+  by_size.erase({eu, eo});
+  by_off.erase(it);
+  free_units -= eu;
+  const bool was = logging;
+  logging = false;
+  if (off > eo) give(eo, off - eo);
+  if (off + units < eo + eu) give(off + units, eo + eu - off - units);
+  logging = was;
+  return true;
+}
+
+void allocator::give(std::uint32_t off, std::uint32_t units) {
+  if (logging) log.push_back({off, units, kLogGive});
+  free_units += units;
+  auto next = by_off.lower_bound(off);
+  if (next != by_off.end() && off + units == next->first) {
+    by_size.erase({next->second, next->first});
+    units += next->second;
+    next = by_off.erase(next);
+  }
+  if (next != by_off.begin()) {
+    auto prev = std::prev(next);
+    if (prev->first + prev->second == off) {
+      by_size.erase({prev->second, prev->first});
+      off = prev->first;
+      units += prev->second;
+      by_off.erase(prev);
+    }
+  }
+  if (off + std::uint64_t{units} == hwm) {  // the tail gives the space back to the bump pointer
+    hwm = off;
+    free_units -= units;
+    return;
+  }
+  by_off.emplace(off, units);
+  by_size.insert({units, off});
+}
+
+// ---- the arena ------------------------------------------------------------------------------------
+
+db_impl::~db_impl() {
+  if (base) munmap(base, reserved);
+  if (fd >= 0) ::close(fd);
+}
+
+void db_impl::ensure_mapped(std::uint64_t units) {
+  // Readers may read up to 63 bytes past a node (padded divider search): keep a page of slack.
+  const std::size_t need = units * kUnit + 4096;
+  if (need <= mapped) return;
+  if (need > reserved) fail(error_kind::full, "arena of " + std::to_string(reserved) + " bytes is full");
+  std::size_t grow = std::max<std::size_t>(mapped / 4, std::size_t{1} << 20);
+  grow = std::min<std::size_t>(grow, std::size_t{1} << 30);
+  std::size_t target = std::max(need, mapped + grow);
+  target = (target + 4095) & ~std::size_t{4095};
+  target = std::min(target, reserved);
+  if (memory) {
+    if (mprotect(base + mapped, target - mapped, PROT_READ | PROT_WRITE) != 0)
+      fail_errno("mprotect");
+  } else {
+    if (ftruncate(fd, static_cast<off_t>(target)) != 0) fail_errno("ftruncate " + path);
+    void* p = mmap(base + mapped, target - mapped, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
+                   fd, static_cast<off_t>(mapped));
+    if (p == MAP_FAILED) fail_errno("mmap " + path);
+  }
+  mapped = target;
+}
+
+std::uint32_t db_impl::allocate(std::uint32_t units) {
+  const std::uint32_t ref = alloc.take(units, limit_units());
+  if (!ref) fail(error_kind::full, "arena full");
+  ensure_mapped(alloc.hwm);
+  return ref;
+}
+
+std::uint64_t db_impl::birth_of(std::uint64_t txn) const {
+  auto it = std::upper_bound(commit_ids.begin(), commit_ids.end(), std::make_pair(txn, UINT64_MAX));
+  return it == commit_ids.begin() ? 0 : std::prev(it)->second;
+}
+
+// A node written by commit B and replaced by commit T is visible to snapshots taken at
+// sequence numbers in [B, T) only, so it can be reused once no live snapshot lies in that
+// interval: a long-lived reader pins the versions it can see, not everything freed after it.
+// Snapshots registered later have sequence numbers >= every tag, so only a reader leaving can
+// make a pinned extent reusable: pinned ones are rechecked only then.
+void db_impl::reclaim_locked() {
+  const bool was = alloc.logging;
+  alloc.logging = false;
+  if (readers_left) {
+    freed_checked = 0;
+    readers_left = false;
+  }
+  std::vector<tagged_extent> keep(freed.begin(), freed.begin() + static_cast<std::ptrdiff_t>(freed_checked));
+  for (std::size_t i = freed_checked; i < freed.size(); ++i) {
+    const tagged_extent& f = freed[i];
+    auto r = readers.lower_bound(f.birth);
+    if (r != readers.end() && *r < f.tag) {
+      keep.push_back(f);
+      continue;
+    }
+    alloc.give(f.off, f.units);
+    if (was) alloc.log.push_back({f.off, f.units, kLogReclaim});
+  }
+  alloc.logging = was;
+  freed = std::move(keep);
+  freed_checked = freed.size();
+  // Births older than the oldest reader all act alike: forget their commits.
+  const std::uint64_t oldest = readers.empty() ? seq : *readers.begin();
+  std::size_t drop = 0;
+  while (drop + 1 < commit_ids.size() && commit_ids[drop + 1].second <= oldest) ++drop;
+  commit_ids.erase(commit_ids.begin(), commit_ids.begin() + static_cast<std::ptrdiff_t>(drop));
+}
+
+int db_impl::tree_index(std::string_view name) const {
+  for (std::size_t i = 0; i < trees.size(); ++i)
+    if (trees[i].name == name) return static_cast<int>(i);
+  return -1;
+}
+
+std::uint8_t* txn_state::make(std::uint32_t units, std::uint8_t type, std::uint32_t& ref) {
+  ref = db->allocate(units);
+  auto* h = db->hdr(ref);
+  h->type = type;
+  h->flags = 0;
+  h->n = 0;
+  h->units = units;
+  h->txn = base();
+  return db->at(ref);
+}
+
+void txn_state::release(std::uint32_t ref) {
+  const node_hdr* h = db->hdr(ref);
+  if (h->txn >= base())
+    db->alloc.give(ref, h->units);  // written by this level: nobody else can see it
+  else
+    levels.back().pending.push_back({ref, h->units, h->txn});
+}
+
+reader::~reader() { release(); }
+void reader::release() {
+  if (!live) return;
+  std::lock_guard<std::mutex> g(db->mu);
+  db->readers.erase(db->readers.find(tr.seq));
+  db->readers_left = true;
+  live = false;
+}
+
+namespace {
+
+void write_meta(db_impl& db) {
+  meta_page m{};
+  m.magic = kMagic;
+  m.version = kFormatVersion;
+  m.meta_bytes = kMetaBytes;
+  m.seq = db.seq;
+  m.next_id = db.next_id;
+  m.hwm = db.alloc.hwm;
+  m.freelist = db.freelog.empty() ? 0 : db.freelog.back();
+  m.ntrees = static_cast<std::uint32_t>(db.trees.size());
+  for (std::size_t i = 0; i < db.trees.size(); ++i) {
+    std::memcpy(m.trees[i].name, db.trees[i].name.data(), db.trees[i].name.size());
+    m.trees[i].root = db.trees[i].root;
+    m.trees[i].count = db.trees[i].count;
+  }
+  m.checksum = meta_sum(m);
+  std::memcpy(db.base + (db.seq % 2) * kMetaBytes, &m, sizeof m);
+}
+
+constexpr std::size_t kFreeLogMax = 32;  // deltas before the next full list
+
+blob_hdr* start_free_node(db_impl& db, std::uint32_t units, std::uint8_t type, std::uint64_t id,
+                          std::uint32_t& ref) {
+  ref = db.alloc.take(units, db.limit_units());
+  if (!ref) fail(error_kind::full, "arena full");
+  db.ensure_mapped(db.alloc.hwm);
+  auto* h = reinterpret_cast<blob_hdr*>(db.at(ref));
+  h->type = type;
+  h->flags = 0;
+  h->n = 0;
+  h->units = units;
+  h->txn = id;
+  return h;
+}
+
+void put16(std::uint8_t*& p, std::uint32_t off, std::uint32_t units, std::uint64_t tag) {
+  std::memcpy(p, &off, 4);
+  std::memcpy(p + 4, &units, 4);
+  std::memcpy(p + 8, &tag, 8);
+  p += 16;
+}
+
+// Persists free space for this commit. Usually a delta: the allocator's log since the last
+// commit (takes, gives, extents pending for readers, reclaims), chained to the previous node,
+// so a commit costs what it changed. Every kFreeLogMax commits, a full list (free extents with
+// tag 0, pending ones with their tag, and the high-water mark after its own allocation)
+// restarts the chain; the old chain is freed like any replaced node. Reopen replays at most
+// kFreeLogMax deltas.
+void write_free_space(db_impl& db, std::uint64_t id, std::uint64_t seq) {
+  std::uint32_t ref;
+  if (db.freelog.empty() || db.freelog.size() >= kFreeLogMax) {
+    for (std::uint32_t r : db.freelog) db.freed.push_back({r, db.hdr(r)->units, seq, seq});  // no reader sees these
+    db.freelog.clear();
+    const std::size_t n = db.alloc.by_off.size() + db.freed.size() + 1;
+    blob_hdr* h = start_free_node(db, units_for(32 + 16 * n), kFreeList, id, ref);
+    std::uint8_t* p = db.at(ref) + 32;
+    std::uint64_t cnt = 0;
+    for (const auto& [off, u] : db.alloc.by_off) put16(p, off, u, 0), ++cnt;
+    for (const auto& f : db.freed) put16(p, f.off, f.units, f.tag ? f.tag : 1), ++cnt;
+    h->len = cnt;
+    const std::uint64_t hwm = db.alloc.hwm;
+    std::memcpy(db.at(ref) + 24, &hwm, 8);
+  } else {
+    const std::size_t n = db.alloc.log.size() + 1;
+    blob_hdr* h = start_free_node(db, units_for(32 + 16 * n), kFreeLog, id, ref);
+    std::uint8_t* p = db.at(ref) + 32;
+    for (const log_op& o : db.alloc.log) put16(p, o.off, o.units, o.kind);
+    h->len = db.alloc.log.size();
+    const std::uint64_t prev = db.freelog.back();
+    std::memcpy(db.at(ref) + 24, &prev, 8);
+  }
+  db.alloc.log.clear();
+  db.freelog.push_back(ref);
+}
+
+void sync_file(db_impl& db) {
+  if (fdatasync(db.fd) != 0) fail_errno("fdatasync " + db.path);
+}
+
+}  // namespace
+}  // namespace detail
+
+using namespace detail;
+
+// ---- views ----------------------------------------------------------------------------------------
+
+void view::check_open() const {
+  if (!db_ || !tr_) throw error(error_kind::invalid_argument, "view is closed");
+}
+
+std::optional<std::string_view> view::get(std::string_view key) const {
+  check_open();
+  std::uint64_t n = 0;
+  const std::uint8_t* p = tree_get(*db_, tr_->root, key, n);
+  if (!p) return std::nullopt;
+  return std::string_view(reinterpret_cast<const char*>(p), n);
+}
+
+std::uint64_t view::count(std::string_view lo, std::optional<std::string_view> hi) const {
+  check_open();
+  const std::uint64_t a = lo.empty() ? 0 : tree_rank(*db_, tr_->root, tr_->count, lo);
+  const std::uint64_t b = hi ? tree_rank(*db_, tr_->root, tr_->count, *hi) : tr_->count;
+  return b > a ? b - a : 0;
+}
+
+std::uint64_t view::size() const {
+  check_open();
+  return tr_->count;
+}
+
+stats view::stat() const {
+  check_open();
+  stats s;
+  s.keys = tr_->count;
+  s.seq = tr_->seq;
+  tree_stats(*db_, tr_->root, s);
+  s.file_bytes = db_->alloc.hwm * kUnit;
+  s.free_bytes = db_->alloc.free_units * kUnit;
+  for (const auto& f : db_->freed) s.free_bytes += std::uint64_t{f.units} * kUnit;
+  return s;
+}
+
+void view::validate() const {
+  check_open();
+  std::vector<std::uint64_t> used(db_->alloc.hwm / 64 + 1);
+  tree_validate(*db_, tr_->root, tr_->count, used, db_->alloc.hwm, db_->next_id);
+}
+
+snapshot::~snapshot() = default;
+void snapshot::release() {
+  if (reader_) reader_->release();
+  reader_.reset();
+  db_.reset();
+  tr_ = nullptr;
+}
+
+// ---- transactions --------------------------------------------------------------------------------
+
+namespace {
+void check_kv(std::string_view key, std::optional<std::string_view> value) {
+  if (key.size() > kMaxKey)
+    throw error(error_kind::key_too_long, "key of " + std::to_string(key.size()) +
+                                              " bytes is over the " + std::to_string(kMaxKey) +
+                                              "-byte limit");
+  if (value && value->size() > kMaxValue)
+    throw error(error_kind::value_too_long, "value of " + std::to_string(value->size()) +
+                                                " bytes is over the " +
+                                                std::to_string(kMaxValue) + "-byte limit");
+}
+}  // namespace
+
+write_tx::write_tx(write_tx&& o) noexcept
+    : view(std::move(o)), state_(std::move(o.state_)), level_(o.level_) {
+  o.tr_ = nullptr;
+}
+write_tx& write_tx::operator=(write_tx&& o) noexcept {
+  if (this != &o) {
+    if (state_) {
+      try {
+        abort();
+      } catch (...) {
+      }
+    }
+    db_ = std::move(o.db_);
+    tr_ = o.tr_;
+    state_ = std::move(o.state_);
+    level_ = o.level_;
+    o.tr_ = nullptr;
+  }
+  return *this;
+}
+write_tx::~write_tx() {
+  if (state_) {
+    try {
+      abort();
+    } catch (...) {
+    }
+  }
+}
+
+txn_state& write_tx::st() const {
+  if (!state_) throw error(error_kind::invalid_argument, "transaction is no longer active");
+  if (state_->levels.size() != level_ + 1)
+    throw error(error_kind::invalid_argument,
+                "transaction used while its sub-transaction is open");
+  return *state_;
+}
+
+bool write_tx::upsert(std::string_view key, std::string_view value) {
+  check_kv(key, value);
+  bool ch;
+  return !tree_write(st(), wmode::upsert, key, value, ch);
+}
+bool write_tx::insert(std::string_view key, std::string_view value) {
+  check_kv(key, value);
+  bool ch;
+  return !tree_write(st(), wmode::insert, key, value, ch);
+}
+bool write_tx::update(std::string_view key, std::string_view value) {
+  check_kv(key, value);
+  bool ch;
+  return tree_write(st(), wmode::update, key, value, ch);
+}
+bool write_tx::remove(std::string_view key) {
+  check_kv(key, std::nullopt);
+  bool ch;
+  return tree_write(st(), wmode::remove, key, {}, ch);
+}
+
+std::uint64_t write_tx::remove_range(std::string_view lo, std::optional<std::string_view> hi) {
+  st();
+  std::vector<std::string> doomed;
+  cursor c = make_cursor();
+  for (bool ok = c.lower_bound(lo); ok && (!hi || c.key() < *hi); ok = c.next())
+    doomed.emplace_back(c.key());
+  for (const auto& k : doomed) remove(k);
+  return doomed.size();
+}
+
+void write_tx::bulk_load(std::span<const std::pair<std::string_view, std::string_view>> sorted) {
+  txn_state& t = st();
+  for (std::size_t i = 0; i < sorted.size(); ++i) {
+    check_kv(sorted[i].first, sorted[i].second);
+    if (i && !(sorted[i - 1].first < sorted[i].first))
+      throw error(error_kind::invalid_argument,
+                  "bulk_load: keys not sorted and distinct at index " + std::to_string(i));
+    bool ch;
+    if (tree_write(t, wmode::insert, sorted[i].first, sorted[i].second, ch))
+      throw error(error_kind::invalid_argument,
+                  "bulk_load: key at index " + std::to_string(i) + " already present");
+  }
+}
+
+write_tx write_tx::sub() {
+  txn_state& t = st();
+  level l;
+  l.base = ++t.db->next_id;
+  l.saved = t.cur;
+  t.levels.push_back(std::move(l));
+  write_tx w;
+  w.db_ = db_;
+  w.tr_ = &t.cur;
+  w.state_ = state_;
+  w.level_ = level_ + 1;
+  return w;
+}
+
+void write_tx::commit() {
+  txn_state& t = st();
+  db_impl& db = *t.db;
+  if (level_ > 0) {
+    level l = std::move(t.levels.back());
+    t.levels.pop_back();
+    for (const pending_node& p : l.pending) {
+      if (p.txn >= t.base())
+        db.alloc.give(p.off, p.units);
+      else
+        t.levels.back().pending.push_back(p);
+    }
+    state_.reset();
+    tr_ = nullptr;
+    return;
+  }
+  const std::uint64_t seq = db.seq + 1;
+  db.commit_ids.emplace_back(t.levels.back().base, seq);
+  for (const pending_node& p : t.levels.back().pending) {
+    db.freed.push_back({p.off, p.units, seq, db.birth_of(p.txn)});
+    if (db.alloc.logging) db.alloc.log.push_back({p.off, p.units, kLogPend});
+  }
+  {
+    std::lock_guard<std::mutex> g(db.mu);
+    int i = db.tree_index(t.tree);
+    if (i < 0) {
+      if (db.trees.size() >= kMaxTrees) {
+        throw error(error_kind::invalid_argument,
+                    "database holds the most trees it can (" + std::to_string(kMaxTrees) + ")");
+      }
+      db.trees.push_back({t.tree, 0, 0});
+      i = static_cast<int>(db.trees.size()) - 1;
+    }
+    db.trees[i].root = t.cur.root;
+    db.trees[i].count = t.cur.count;
+    db.seq = seq;
+  }
+  if (!db.memory) {
+    write_free_space(db, t.base(), seq);
+    if (db.sync == sync_mode::fsync) sync_file(db);
+    write_meta(db);
+    if (db.sync == sync_mode::fsync) sync_file(db);
+  }
+  {
+    std::lock_guard<std::mutex> g(db.mu);
+    db.writer = false;
+  }
+  db.cv.notify_all();
+  state_.reset();
+  tr_ = nullptr;
+}
+
+void write_tx::abort() {
+  txn_state& t = st();
+  db_impl& db = *t.db;
+  t.free_new(t.cur.root, t.base());
+  t.cur = t.levels.back().saved;
+  t.levels.pop_back();
+  if (level_ == 0) {
+    {
+      std::lock_guard<std::mutex> g(db.mu);
+      db.writer = false;
+    }
+    db.cv.notify_all();
+  }
+  state_.reset();
+  tr_ = nullptr;
+}
+
+// ---- the database -------------------------------------------------------------------------------
+
+namespace {
+std::shared_ptr<db_impl> new_impl(bool memory, const options& o) {
+  auto db = std::make_shared<db_impl>();
+  db->memory = memory;
+  const auto& tables = primitives::kernel_tables();
+  db->k = dispatch::pick(tables).table;
+  if (o.kernels) {
+    for (int l = static_cast<int>(*o.kernels); l >= 0; --l) {
+      if (const auto* t = dispatch::exact(tables, static_cast<isa>(l))) {
+        db->k = t;
+        break;
+      }
+    }
+  }
+  std::size_t want = reserve_bytes();
+  void* p = MAP_FAILED;
+  while (want >= (std::size_t{1} << 30)) {
+    p = mmap(nullptr, want, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p != MAP_FAILED) break;
+    want /= 2;
+  }
+  if (p == MAP_FAILED) fail_errno("reserving address space");
+  db->base = static_cast<std::uint8_t*>(p);
+  db->reserved = want;
+  return db;
+}
+
+const std::uint8_t* free_node(db_impl& db, std::uint32_t ref, std::uint64_t hwm, std::uint64_t& len,
+                              std::uint8_t& type) {
+  if (ref < kFirstUnit || ref >= hwm) fail(error_kind::corrupt, "free-space reference outside the file");
+  const auto* h = reinterpret_cast<const blob_hdr*>(db.at(ref));
+  if ((h->type != kFreeList && h->type != kFreeLog) || h->units == 0 || ref + std::uint64_t{h->units} > hwm)
+    fail(error_kind::corrupt, "free-space node at unit " + std::to_string(ref) + " is damaged");
+  if (h->len > (std::uint64_t{h->units} * kUnit - 32) / 16)
+    fail(error_kind::corrupt, "free-space node longer than itself");
+  len = h->len;
+  type = h->type;
+  return db.at(ref);
+}
+
+// Rebuilds free space: the last full list, then every delta after it in commit order.
+void load_free_space(db_impl& db, std::uint32_t last, std::uint64_t meta_hwm) {
+  std::vector<std::uint32_t> chain;
+  std::uint64_t len;
+  std::uint8_t type;
+  for (std::uint32_t ref = last;;) {
+    if (chain.size() > kFreeLogMax + 1) fail(error_kind::corrupt, "free-space chain too long");
+    chain.push_back(ref);
+    const std::uint8_t* p = free_node(db, ref, meta_hwm, len, type);
+    if (type == kFreeList) break;
+    std::uint64_t prev;
+    std::memcpy(&prev, p + 24, 8);
+    if (prev > UINT32_MAX) fail(error_kind::corrupt, "free-space chain link out of range");
+    ref = static_cast<std::uint32_t>(prev);
+  }
+  std::reverse(chain.begin(), chain.end());
+  auto bad = [](const std::string& what) { fail(error_kind::corrupt, "free space: " + what); };
+  std::map<std::uint32_t, std::uint32_t> pending;  // freed for readers, reusable after reopen
+  allocator& a = db.alloc;
+  a.logging = false;
+  for (std::size_t c = 0; c < chain.size(); ++c) {
+    const std::uint8_t* p = free_node(db, chain[c], meta_hwm, len, type);
+    if (c == 0) {
+      std::uint64_t hwm;
+      std::memcpy(&hwm, p + 24, 8);
+      // The mark may since have dropped (space given back at the tail); the replay ends on it.
+      if (hwm < kFirstUnit || hwm > db.limit_units()) bad("full list's high-water mark out of range");
+      a.hwm = hwm;
+    }
+    p += 32;
+    for (std::uint64_t i = 0; i < len; ++i, p += 16) {
+      std::uint32_t off, u;
+      std::uint64_t kind;
+      std::memcpy(&off, p, 4);
+      std::memcpy(&u, p + 4, 4);
+      std::memcpy(&kind, p + 8, 8);
+      // Log entries may lie past the final mark (space taken, then given back at the tail).
+      if (off < kFirstUnit || u == 0 || off + std::uint64_t{u} > (c == 0 ? a.hwm : db.limit_units()))
+        bad("extent outside the file");
+      if (c == 0) {
+        if (kind == 0) {
+          if (off + std::uint64_t{u} > a.hwm) bad("free extent past the high-water mark");
+          const auto nx = a.by_off.lower_bound(off);
+          if ((nx != a.by_off.end() && nx->first < off + u) ||
+              (nx != a.by_off.begin() && std::prev(nx)->first + std::prev(nx)->second > off) ||
+              pending.count(off))
+            bad("extents overlap");
+          a.give(off, u);
+        } else if (!pending.emplace(off, u).second) {
+          bad("pending extent listed twice");
+        }
+        continue;
+      }
+      switch (kind) {
+        case kLogTake:
+          if (!a.carve(off, u)) bad("a logged allocation is not free");
+          break;
+        case kLogGive: a.give(off, u); break;
+        case kLogPend:
+          if (!pending.emplace(off, u).second) bad("pending extent listed twice");
+          break;
+        case kLogReclaim: {
+          auto it = pending.find(off);
+          if (it == pending.end() || it->second != u) bad("reclaim of an extent not pending");
+          pending.erase(it);
+          a.give(off, u);
+          break;
+        }
+        default: bad("unknown log entry");
+      }
+    }
+  }
+  if (a.hwm != meta_hwm) bad("replayed high-water mark " + std::to_string(a.hwm) + " differs from the meta page's " + std::to_string(meta_hwm) + " (chain " + std::to_string(chain.size()) + ")");
+  // No reader exists yet: the first write transaction reclaims these, through the log, so the
+  // next replay sees them given back.
+  for (const auto& [off, u] : pending) db.freed.push_back({off, u, 0, 0});
+  db.freelog = std::move(chain);
+}
+
+void open_file(db_impl& db, const std::string& path, const options& o) {
+  db.path = path;
+  db.sync = o.sync;
+  db.read_only = o.read_only;
+  db.fd = ::open(path.c_str(), o.read_only ? O_RDONLY : (O_RDWR | O_CREAT), 0644);
+  if (db.fd < 0) fail_errno("open " + path);
+  struct stat st;
+  if (fstat(db.fd, &st) != 0) fail_errno("fstat " + path);
+  std::size_t size = static_cast<std::size_t>(st.st_size);
+  if (size == 0) {
+    if (o.read_only) fail(error_kind::truncated, path + " is empty");
+    db.alloc.hwm = kFirstUnit;
+    db.mapped = 0;
+    db.ensure_mapped(kFirstUnit);
+    db.seq = 0;
+    write_meta(db);
+    std::memcpy(db.base + kMetaBytes, db.base, kMetaBytes);  // both pages valid, the same state
+    if (db.sync == sync_mode::fsync) sync_file(db);
+    db.alloc.logging = true;
+    return;
+  }
+  if (size < 2 * kMetaBytes)
+    fail(error_kind::truncated, path + " holds " + std::to_string(size) + " bytes, less than its two meta pages");
+  if (size > db.reserved) fail(error_kind::full, path + " is larger than the arena");
+  const std::size_t map_len = size & ~std::size_t{4095};
+  const int prot = o.read_only ? PROT_READ : (PROT_READ | PROT_WRITE);
+  if (mmap(db.base, map_len, prot, MAP_SHARED | MAP_FIXED, db.fd, 0) == MAP_FAILED)
+    fail_errno("mmap " + path);
+  db.mapped = map_len;
+  const meta_page* best = nullptr;
+  bool any_magic = false, any_version = false;
+  for (int i = 0; i < 2; ++i) {
+    const auto* m = reinterpret_cast<const meta_page*>(db.base + i * kMetaBytes);
+    if (m->magic != kMagic) continue;
+    any_magic = true;
+    if (m->version != kFormatVersion) continue;
+    any_version = true;
+    if (m->checksum != meta_sum(*m)) continue;
+    if (!best || m->seq > best->seq) best = m;
+  }
+  if (!any_magic) fail(error_kind::corrupt, path + " is not a simdex kv file (no magic)");
+  if (!any_version)
+    fail(error_kind::bad_version, path + ": format version is not " + std::to_string(kFormatVersion));
+  if (!best) fail(error_kind::bad_checksum, path + ": neither meta page has a valid checksum");
+  const meta_page m = *best;
+  if (m.hwm < kFirstUnit || m.hwm * kUnit > size)
+    fail(error_kind::truncated, path + " holds " + std::to_string(size) + " bytes, its meta page needs " +
+                                    std::to_string(m.hwm * kUnit));
+  if (m.ntrees > kMaxTrees) fail(error_kind::corrupt, "meta page lists too many trees");
+  // The last page may need the slack mapping too.
+  db.alloc.hwm = m.hwm;
+  if (m.hwm * kUnit + 4096 > db.mapped) {
+    if (o.read_only) {
+      // Read-only: map the partial page plus an anonymous tail so the padded reads stay mapped.
+      const std::size_t len = ((m.hwm * kUnit + 4096 + 4095) & ~std::size_t{4095}) - db.mapped;
+      if (mmap(db.base + db.mapped, len, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) ==
+          MAP_FAILED)
+        fail_errno("mmap");
+      if (size > map_len &&
+          mmap(db.base + map_len, 4096, PROT_READ, MAP_SHARED | MAP_FIXED, db.fd,
+               static_cast<off_t>(map_len)) == MAP_FAILED)
+        fail_errno("mmap " + path);
+      db.mapped += len;
+    } else {
+      db.ensure_mapped(m.hwm);
+    }
+  }
+  db.seq = m.seq;
+  db.next_id = m.next_id;
+  for (std::uint32_t i = 0; i < m.ntrees; ++i) {
+    const meta_tree& t = m.trees[i];
+    const std::size_t nl = strnlen(t.name, sizeof t.name);
+    if (nl > kMaxTreeName) fail(error_kind::corrupt, "tree name not terminated");
+    if (t.root && (t.root < kFirstUnit || t.root >= m.hwm))
+      fail(error_kind::corrupt, "tree root outside the file");
+    db.trees.push_back({std::string(t.name, nl), t.root, t.count});
+  }
+  if (m.freelist) load_free_space(db, m.freelist, m.hwm);
+  db.alloc.logging = !o.read_only;
+}
+}  // namespace
+
+database database::open(const std::string& path, options opts) {
+  database d;
+  auto db = new_impl(false, opts);
+  open_file(*db, path, opts);
+  d.db_ = std::move(db);
+  return d;
+}
+
+database database::memory(options opts) {
+  database d;
+  auto db = new_impl(true, opts);
+  db->alloc.hwm = kFirstUnit;
+  db->ensure_mapped(kFirstUnit);
+  d.db_ = std::move(db);
+  return d;
+}
+
+database::~database() = default;
+
+void database::close() { db_.reset(); }
+
+const std::string& database::path() const {
+  static const std::string none;
+  return db_ ? db_->path : none;
+}
+
+namespace {
+db_impl& need(const std::shared_ptr<db_impl>& db) {
+  if (!db) throw error(error_kind::invalid_argument, "database is closed");
+  return *db;
+}
+void check_tree_name(std::string_view tree) {
+  if (tree.size() > kMaxTreeName || tree.find('\0') != std::string_view::npos)
+    throw error(error_kind::invalid_argument,
+                "tree name must be at most " + std::to_string(kMaxTreeName) + " bytes, no NUL");
+}
+}  // namespace
+
+snapshot database::read(std::string_view tree) const {
+  db_impl& db = need(db_);
+  check_tree_name(tree);
+  snapshot s;
+  auto r = std::make_shared<reader>();
+  r->db = db_;
+  {
+    std::lock_guard<std::mutex> g(db.mu);
+    const int i = db.tree_index(tree);
+    if (i >= 0) {
+      r->tr.root = db.trees[i].root;
+      r->tr.count = db.trees[i].count;
+    }
+    r->tr.seq = db.seq;
+    db.readers.insert(db.seq);
+    r->live = true;
+  }
+  s.db_ = db_;
+  s.tr_ = &r->tr;
+  s.reader_ = std::move(r);
+  return s;
+}
+
+write_tx database::write(std::string_view tree) {
+  db_impl& db = need(db_);
+  check_tree_name(tree);
+  if (db.read_only) throw error(error_kind::read_only, "database was opened read-only");
+  auto t = std::make_shared<txn_state>();
+  t->db = &db;
+  t->keep = db_;
+  t->tree = std::string(tree);
+  {
+    std::unique_lock<std::mutex> g(db.mu);
+    db.cv.wait(g, [&] { return !db.writer; });
+    db.writer = true;
+    db.reclaim_locked();
+    const int i = db.tree_index(tree);
+    if (i >= 0) {
+      t->cur.root = db.trees[i].root;
+      t->cur.count = db.trees[i].count;
+    }
+    t->cur.seq = db.seq;
+  }
+  level l;
+  l.base = ++db.next_id;
+  l.saved = t->cur;
+  t->levels.push_back(std::move(l));
+  write_tx w;
+  w.db_ = db_;
+  w.tr_ = &t->cur;
+  w.state_ = std::move(t);
+  w.level_ = 0;
+  return w;
+}
+
+std::vector<std::string> database::trees() const {
+  db_impl& db = need(db_);
+  std::lock_guard<std::mutex> g(db.mu);
+  std::vector<std::string> out;
+  for (const auto& t : db.trees) out.push_back(t.name);
+  return out;
+}
+
+stats database::stat(std::string_view tree) const {
+  snapshot s = read(tree);
+  return s.stat();
+}
+
+void database::validate() const {
+  db_impl& db = need(db_);
+  std::unique_lock<std::mutex> g(db.mu);
+  db.cv.wait(g, [&] { return !db.writer; });
+  db.writer = true;  // hold writes off while free space is compared
+  g.unlock();
+  struct unhold {
+    db_impl& db;
+    ~unhold() {
+      {
+        std::lock_guard<std::mutex> g(db.mu);
+        db.writer = false;
+      }
+      db.cv.notify_all();
+    }
+  } u{db};
+  std::vector<std::uint64_t> used(db.alloc.hwm / 64 + 1);
+  for (const auto& t : db.trees) tree_validate(db, t.root, t.count, used, db.alloc.hwm, db.next_id);
+  auto mark = [&](std::uint32_t off, std::uint32_t units, const char* what) {
+    for (std::uint64_t x = off; x < std::uint64_t{off} + units; ++x) {
+      std::uint64_t& w = used[x / 64];
+      const std::uint64_t bit = std::uint64_t{1} << (x % 64);
+      if (w & bit)
+        fail(error_kind::corrupt, std::string(what) + " at unit " + std::to_string(off) +
+                                      " overlaps a live node");
+      w |= bit;
+    }
+  };
+  for (const auto& [off, units] : db.alloc.by_off) mark(off, units, "free extent");
+  for (const auto& f : db.freed) mark(f.off, f.units, "freed extent");
+  for (std::uint32_t r : db.freelog) mark(r, db.hdr(r)->units, "free-space node");
+  // Every unit below the mark is a node, free, or waiting for readers: nothing leaks.
+  std::uint64_t lost = 0, first_lost = 0;
+  for (std::uint64_t x = kFirstUnit; x < db.alloc.hwm; ++x)
+    if (!(used[x / 64] >> (x % 64) & 1) && lost++ == 0) first_lost = x;
+  if (lost)
+    fail(error_kind::corrupt, std::to_string(lost) + " units neither used nor free, first at unit " +
+                                  std::to_string(first_lost));
+}
+
+void database::compact() {
+  db_impl& db = need(db_);
+  if (db_.use_count() != 1)
+    throw error(error_kind::busy, "compact needs no open snapshot or transaction");
+  if (db.read_only) throw error(error_kind::read_only, "database was opened read-only");
+  database fresh;
+  std::string tmp;
+  if (db.memory) {
+    fresh = memory(options{db.sync, false, std::nullopt});
+  } else {
+    tmp = db.path + ".compact";
+    ::unlink(tmp.c_str());
+    fresh = open(tmp, options{db.sync, false, std::nullopt});
+  }
+  for (const auto& t : db.trees) {
+    snapshot s = read(t.name);
+    write_tx w = fresh.write(t.name);
+    cursor c = s.make_cursor();
+    for (bool ok = c.first(); ok; ok = c.next()) {
+      bool ch;
+      tree_write(w.st(), wmode::upsert, c.key(), c.value(), ch);
+    }
+    w.commit();
+  }
+  if (!db.memory) {
+    if (fdatasync(fresh.db_->fd) != 0) fail_errno("fdatasync " + tmp);
+    // Trim the preallocated tail so the file is no longer than its contents.
+    const std::size_t len = ((fresh.db_->alloc.hwm * kUnit) + 4095) & ~std::size_t{4095};
+    if (ftruncate(fresh.db_->fd, static_cast<off_t>(len)) != 0) fail_errno("ftruncate " + tmp);
+    const std::string path = db.path;
+    const options o{db.sync, false, std::nullopt};
+    fresh.close();
+    if (::rename(tmp.c_str(), path.c_str()) != 0) fail_errno("rename " + tmp);
+    db_.reset();
+    *this = open(path, o);
+  } else {
+    db_ = std::move(fresh.db_);
+  }
+}
+
+}  // namespace simdex::kv

@@ -1,0 +1,1063 @@
+// The tree: lookups, ranks, cursors, copy-on-write updates and the validator.
+#include <xxhash.h>
+
+#include <algorithm>
+#include <bit>
+
+#include "internal.h"
+
+namespace simdex::kv::detail {
+
+std::uint8_t key_hash(std::string_view key) {
+  return static_cast<std::uint8_t>(XXH3_64bits(key.data(), key.size()) >> 56);
+}
+
+namespace {
+
+using u8 = std::uint8_t;
+
+// The byte a node routes on, or -1 where the key ends there (such keys sort first).
+inline int sym_at(const u8* k, std::size_t kn, std::size_t pos) { return pos < kn ? k[pos] : -1; }
+
+// Child of `v` for routing byte `sym`: child i covers [div[i-1], div[i]), so the answer is the
+// number of dividers <= sym: lower_bound_padded counts those < sym, then one compare.
+inline unsigned route(const db_impl& db, inner_view v, int sym) {
+  const unsigned n = v.h->n;
+  if (sym < 0 || n == 1) return 0;
+  const u8* d = v.div();
+  const std::size_t i = db.k->lower_bound_padded(d, n - 1, static_cast<u8>(sym));
+  return static_cast<unsigned>(i + (i < n - 1 && d[i] == static_cast<u8>(sym)));
+}
+
+inline int cmp(const u8* a, std::size_t an, const u8* b, std::size_t bn) {
+  // Most keys differ in their first 8 bytes: one big-endian word compare, no libc call.
+  if (an >= 8 && bn >= 8) {
+    std::uint64_t x, y;
+    std::memcpy(&x, a, 8);
+    std::memcpy(&y, b, 8);
+    if (x != y) return __builtin_bswap64(x) < __builtin_bswap64(y) ? -1 : 1;
+  }
+  const std::size_t m = std::min(an, bn);
+  const int c = m ? std::memcmp(a, b, m) : 0;
+  if (c) return c;
+  return an < bn ? -1 : (an > bn ? 1 : 0);
+}
+
+// First entry whose suffix is >= s.
+std::size_t leaf_lower(leaf_view L, const u8* s, std::size_t sn, bool& found) {
+  std::size_t lo = 0, hi = L.h->n;
+  while (lo < hi) {
+    const std::size_t mid = (lo + hi) / 2;
+    const u8* e = L.entry(mid);
+    if (cmp(e + 4, rd16(e), s, sn) < 0)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  found = lo < L.h->n && cmp(L.key(lo), L.klen(lo), s, sn) == 0;
+  return lo;
+}
+
+// Point lookup through the 1-byte hashes, 8 at a time (SWAR exact zero-byte test), so most
+// misses compare no key at all.
+int leaf_find(leaf_view L, const u8* s, std::size_t sn, u8 h) {
+  const std::size_t n = L.h->n;
+  const u8* hs = L.hash();
+  const std::uint64_t pat = 0x0101010101010101ull * h;
+  constexpr std::uint64_t lo7 = 0x7F7F7F7F7F7F7F7Full;
+  for (std::size_t i = 0; i < n; i += 8) {
+    std::uint64_t w;
+    std::memcpy(&w, hs + i, 8);
+    w ^= pat;
+    std::uint64_t z = ~(((w & lo7) + lo7) | w | lo7);
+    while (z) {
+      const std::size_t j = i + static_cast<std::size_t>(std::countr_zero(z)) / 8;
+      if (j >= n) break;
+      const u8* e = L.entry(j);
+      if (rd16(e) == sn && std::memcmp(e + 4, s, sn) == 0) return static_cast<int>(j);
+      z &= z - 1;
+    }
+  }
+  return -1;
+}
+
+std::uint64_t inner_total(inner_view v) {
+  std::uint64_t s = 0;
+  for (unsigned i = 0; i < v.h->n; ++i) s += v.count()[i];
+  return s;
+}
+
+}  // namespace
+
+std::string_view value_at(const db_impl& db, const std::uint8_t* e) {
+  const std::uint16_t kl = rd16(e), vi = rd16(e + 2);
+  if (vi != kOutOfLine) return {reinterpret_cast<const char*>(e + 4 + kl), vi};
+  const auto* b = reinterpret_cast<const blob_hdr*>(db.at(rd32(e + 4 + kl)));
+  return {reinterpret_cast<const char*>(b) + 24, static_cast<std::size_t>(b->len)};
+}
+
+const std::uint8_t* tree_get(const db_impl& db, std::uint32_t ref, std::string_view key,
+                             std::uint64_t& vlen) {
+  if (!ref) return nullptr;
+  const u8* k = reinterpret_cast<const u8*>(key.data());
+  const std::size_t kn = key.size();
+  std::size_t d = 0;
+  for (;;) {
+    node_hdr* h = db.hdr(ref);
+    if (h->type == kInner) {
+      inner_view v{static_cast<inner_hdr*>(h)};
+      const std::size_t pl = v.h->plen;
+      if (pl) {
+        if (kn - d < pl || std::memcmp(k + d, v.prefix(), pl) != 0) return nullptr;
+        d += pl;
+      }
+      ref = v.child()[route(db, v, sym_at(k, kn, d))];
+    } else {
+      leaf_view L{static_cast<leaf_hdr*>(h)};
+      const int j = leaf_find(L, k + d, kn - d, key_hash(key));
+      if (j < 0) return nullptr;
+      const std::string_view sv = value_at(db, L.entry(static_cast<std::size_t>(j)));
+      vlen = sv.size();
+      return reinterpret_cast<const u8*>(sv.data());
+    }
+  }
+}
+
+std::uint64_t tree_rank(const db_impl& db, std::uint32_t ref, std::uint64_t total,
+                        std::string_view key) {
+  const u8* k = reinterpret_cast<const u8*>(key.data());
+  const std::size_t kn = key.size();
+  std::size_t d = 0;
+  std::uint64_t below = 0;
+  while (ref) {
+    node_hdr* h = db.hdr(ref);
+    if (h->type == kInner) {
+      inner_view v{static_cast<inner_hdr*>(h)};
+      const std::size_t pl = v.h->plen;
+      const std::size_t m = std::min(pl, kn - d);
+      const int c = m ? std::memcmp(k + d, v.prefix(), m) : 0;
+      if (c < 0 || (c == 0 && m < pl)) return below;
+      if (c > 0) return below + total;
+      d += pl;
+      const unsigned idx = route(db, v, sym_at(k, kn, d));
+      for (unsigned i = 0; i < idx; ++i) below += v.count()[i];
+      total = v.count()[idx];
+      ref = v.child()[idx];
+    } else {
+      bool found;
+      return below + leaf_lower(leaf_view{static_cast<leaf_hdr*>(h)}, k + d, kn - d, found);
+    }
+  }
+  return below;
+}
+
+// ---- writes -------------------------------------------------------------------------------------
+
+namespace {
+
+struct ent {
+  const u8* key;
+  std::uint32_t klen;  // suffix length at the depth the entries were gathered
+  const u8* val;
+  std::uint32_t vlen;
+  std::uint32_t blob;  // value node reference, or 0 for an inline value
+  u8 hash;
+};
+inline int ent_sym(const ent& e, std::size_t off) { return off < e.klen ? e.key[off] : -1; }
+inline std::size_t ent_bytes(const ent& e, std::size_t off) {
+  return entry_bytes(e.klen - off, e.blob != 0, e.vlen);
+}
+
+struct piece {
+  std::uint32_t ref;
+  std::uint64_t cnt;
+  int sym;  // routing byte of its first key (the divider in front of it)
+};
+struct slot {
+  int sym;
+  std::uint32_t ref;
+  std::uint64_t cnt;
+};
+
+enum class rc { same, replaced, removed, split };
+
+struct wctx {
+  txn_state& t;
+  db_impl& db;
+  wmode mode;
+  const u8* k;
+  std::size_t kn;
+  std::string_view val;
+  u8 h;
+  bool existed = false;
+  std::int64_t delta = 0;
+  std::vector<piece> pieces;
+};
+
+ent gather(leaf_view L, std::size_t i) {
+  const u8* e = L.entry(i);
+  ent x;
+  x.klen = rd16(e);
+  x.key = e + 4;
+  const std::uint16_t vi = rd16(e + 2);
+  x.hash = L.hash()[i];
+  if (vi == kOutOfLine) {
+    x.blob = rd32(e + 4 + x.klen);
+    x.val = nullptr;
+    x.vlen = 0;
+  } else {
+    x.blob = 0;
+    x.val = e + 4 + x.klen;
+    x.vlen = vi;
+  }
+  return x;
+}
+
+std::uint32_t build_leaf(txn_state& t, const ent* es, std::size_t cnt, std::size_t off,
+                         std::size_t slack) {
+  std::size_t bytes = 0;
+  for (std::size_t i = 0; i < cnt; ++i) bytes += ent_bytes(es[i], off);
+  const std::size_t size = std::min(kLeafMaxBytes, kLeafHeap + bytes + slack);
+  std::uint32_t ref;
+  u8* p = t.make(units_for(size), kLeaf, ref);
+  leaf_view L{reinterpret_cast<leaf_hdr*>(p)};
+  const std::size_t end = std::size_t{L.h->units} * kUnit;
+  L.h->n = static_cast<std::uint16_t>(cnt);
+  L.h->heap = static_cast<std::uint16_t>(end - bytes);
+  L.h->dead = 0;
+  std::size_t pos = end - bytes;
+  for (std::size_t i = 0; i < cnt; ++i) {
+    const ent& e = es[i];
+    const std::size_t kl = e.klen - off;
+    u8* q = p + pos;
+    L.offs()[i] = static_cast<std::uint16_t>(pos);
+    L.hash()[i] = e.hash;
+    wr16(q, static_cast<std::uint16_t>(kl));
+    std::memcpy(q + 4, e.key + off, kl);
+    if (e.blob) {
+      wr16(q + 2, kOutOfLine);
+      wr32(q + 4 + kl, e.blob);
+    } else {
+      wr16(q + 2, static_cast<std::uint16_t>(e.vlen));
+      if (e.vlen) std::memcpy(q + 4 + kl, e.val, e.vlen);
+    }
+    pos += ent_bytes(e, off);
+  }
+  return ref;
+}
+
+std::uint32_t write_inner(txn_state& t, const u8* prefix, std::size_t plen, const slot* s,
+                          std::size_t n, std::uint32_t reuse) {
+  u8* p;
+  std::uint32_t ref = reuse;
+  if (reuse) {
+    p = t.db->at(reuse);
+  } else {
+    const std::size_t cap = std::min<std::size_t>(264, align8(n + n / 4 + 1));
+    p = t.make(units_for(inner_bytes(plen, cap)), kInner, ref);
+    auto* h = reinterpret_cast<inner_hdr*>(p);
+    h->plen = static_cast<std::uint16_t>(plen);
+    h->cap = static_cast<std::uint16_t>(cap);
+    h->pad0 = 0;
+    h->pad1 = 0;
+    if (plen) std::memmove(h + 1, prefix, plen);
+  }
+  inner_view v{reinterpret_cast<inner_hdr*>(p)};
+  v.h->n = static_cast<std::uint16_t>(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (i) v.div()[i - 1] = static_cast<u8>(s[i].sym);
+    v.child()[i] = s[i].ref;
+    v.count()[i] = s[i].cnt;
+  }
+  return ref;
+}
+
+std::uint32_t build_inner(txn_state& t, const u8* prefix, std::size_t plen, const piece* ps,
+                          std::size_t n) {
+  slot s[kMaxFanout + 8];
+  for (std::size_t i = 0; i < n; ++i) s[i] = {ps[i].sym, ps[i].ref, ps[i].cnt};
+  return write_inner(t, prefix, plen, s, n, 0);
+}
+
+bool fits_leaf(const ent* es, std::size_t cnt, std::size_t off) {
+  if (cnt > kLeafSlots) return false;
+  std::size_t bytes = kLeafHeap;
+  for (std::size_t i = 0; i < cnt; ++i) bytes += ent_bytes(es[i], off);
+  return bytes <= kLeafMaxBytes;
+}
+
+// Turns sorted entries into nodes covering the same keys: leaves split at boundaries of the
+// routing byte (at `off`), and an inner node where all keys share that byte. bias_right packs
+// the left side full (sequential appends), else halves are balanced by bytes.
+void make_nodes(txn_state& t, const ent* es, std::size_t cnt, std::size_t off, bool bias_right,
+                std::size_t slack, std::vector<piece>& out) {
+  if (fits_leaf(es, cnt, off)) {
+    out.push_back({build_leaf(t, es, cnt, off, slack), cnt, ent_sym(es[0], off)});
+    return;
+  }
+  const int s0 = ent_sym(es[0], off), s1 = ent_sym(es[cnt - 1], off);
+  if (s0 == s1) {
+    // All keys share the routing byte: an inner node over their longest common prefix.
+    const ent& a = es[0];
+    const ent& b = es[cnt - 1];
+    std::size_t l = 1;
+    while (off + l < a.klen && off + l < b.klen && a.key[off + l] == b.key[off + l]) ++l;
+    std::vector<piece> sub;
+    make_nodes(t, es, cnt, off + l, bias_right, slack, sub);
+    out.push_back({build_inner(t, a.key + off, l, sub.data(), sub.size()), cnt, s0});
+    return;
+  }
+  std::size_t total = 0;
+  for (std::size_t i = 0; i < cnt; ++i) total += ent_bytes(es[i], off);
+  std::size_t best = 0, acc = 0;
+  std::size_t best_score = SIZE_MAX;
+  for (std::size_t b = 1; b < cnt; ++b) {
+    acc += ent_bytes(es[b - 1], off);
+    if (ent_sym(es[b - 1], off) == ent_sym(es[b], off)) continue;
+    std::size_t score;
+    if (bias_right) {
+      const bool left_fits = b <= kLeafSlots && kLeafHeap + acc <= kLeafMaxBytes;
+      score = left_fits ? cnt - b : SIZE_MAX / 2 + b;
+    } else {
+      score = acc > total / 2 ? acc - total / 2 : total / 2 - acc;
+    }
+    if (score < best_score) {
+      best_score = score;
+      best = b;
+    }
+  }
+  make_nodes(t, es, best, off, bias_right, slack, out);
+  make_nodes(t, es + best, cnt - best, off, bias_right, slack, out);
+}
+
+std::uint32_t make_blob(txn_state& t, std::string_view v) {
+  std::uint32_t ref;
+  u8* p = t.make(units_for(24 + v.size()), kBlob, ref);
+  reinterpret_cast<blob_hdr*>(p)->len = v.size();
+  if (!v.empty()) std::memcpy(p + 24, v.data(), v.size());
+  return ref;
+}
+
+ent new_entry(wctx& c, std::size_t d) {
+  ent e;
+  e.key = c.k + d;
+  e.klen = static_cast<std::uint32_t>(c.kn - d);
+  e.hash = c.h;
+  if (c.val.size() > kInlineValue) {
+    e.blob = make_blob(c.t, c.val);
+    e.val = nullptr;
+    e.vlen = 0;
+  } else {
+    e.blob = 0;
+    e.val = reinterpret_cast<const u8*>(c.val.data());
+    e.vlen = static_cast<std::uint32_t>(c.val.size());
+  }
+  return e;
+}
+
+std::uint32_t single_leaf(wctx& c, std::size_t d) {
+  ent e = new_entry(c, d);
+  return build_leaf(c.t, &e, 1, 0, 0);
+}
+
+// Replaces child idx of inner node `ref` by `ps` (none: removes it). Returns the node's new
+// reference (itself when edited in place), 0 when no child is left.
+std::uint32_t inner_edit(wctx& c, std::uint32_t ref, unsigned idx, const piece* ps,
+                         std::size_t np) {
+  inner_view v{reinterpret_cast<inner_hdr*>(c.db.at(ref))};
+  const unsigned n = v.h->n;
+  const bool mut = v.h->txn >= c.t.base();
+  if (np == 1 && mut) {
+    v.child()[idx] = ps[0].ref;
+    v.count()[idx] = ps[0].cnt;
+    return ref;
+  }
+  slot s[kMaxFanout + 8];
+  std::size_t m = 0;
+  for (unsigned i = 0; i < n; ++i) {
+    const int sym = i ? v.div()[i - 1] : -1;
+    if (i != idx) {
+      s[m++] = {sym, v.child()[i], v.count()[i]};
+      continue;
+    }
+    for (std::size_t j = 0; j < np; ++j) s[m++] = {j ? ps[j].sym : sym, ps[j].ref, ps[j].cnt};
+  }
+  if (m == 0) {
+    c.t.release(ref);
+    return 0;
+  }
+  if (mut && m <= v.h->cap) return write_inner(c.t, nullptr, 0, s, m, ref);
+  const std::uint32_t nr = write_inner(c.t, v.prefix(), v.h->plen, s, m, 0);
+  c.t.release(ref);
+  return nr;
+}
+
+rc wr(wctx& c, std::uint32_t ref, std::size_t d, std::uint32_t& out);
+
+rc finish_inner(wctx& c, std::uint32_t ref, unsigned idx, const piece* ps, std::size_t np,
+                std::uint32_t& out) {
+  out = inner_edit(c, ref, idx, ps, np);
+  return out ? rc::replaced : rc::removed;
+}
+
+rc wr_inner(wctx& c, std::uint32_t ref, std::size_t d, std::uint32_t& out) {
+  inner_view v{reinterpret_cast<inner_hdr*>(c.db.at(ref))};
+  const std::size_t pl = v.h->plen;
+  const bool adds = c.mode == wmode::upsert || c.mode == wmode::insert;
+  std::size_t i = 0;
+  while (i < pl && d + i < c.kn && c.k[d + i] == v.prefix()[i]) ++i;
+  if (i < pl) {
+    // The key leaves the compressed path: a new node over the common part, routing on the
+    // first differing byte, above this node (rebuilt with the rest of its prefix).
+    if (!adds) return rc::same;
+    const std::uint32_t leaf = single_leaf(c, d + i);
+    slot s[kMaxFanout + 8];
+    const unsigned n = v.h->n;
+    for (unsigned j = 0; j < n; ++j)
+      s[j] = {j ? v.div()[j - 1] : -1, v.child()[j], v.count()[j]};
+    const std::uint32_t rest = write_inner(c.t, v.prefix() + i, pl - i, s, n, 0);
+    const std::uint64_t cnt = inner_total(v);
+    const int ks = sym_at(c.k, c.kn, d + i), os = v.prefix()[i];
+    piece ps[2];
+    if (ks < os) {
+      ps[0] = {leaf, 1, ks};
+      ps[1] = {rest, cnt, os};
+    } else {
+      ps[0] = {rest, cnt, os};
+      ps[1] = {leaf, 1, ks};
+    }
+    // Read the prefix before the old node is released (its space may be reused at once).
+    std::string head(reinterpret_cast<const char*>(v.prefix()), i);
+    c.t.release(ref);
+    out = build_inner(c.t, reinterpret_cast<const u8*>(head.data()), i, ps, 2);
+    c.delta = 1;
+    return rc::replaced;
+  }
+  const std::size_t p = d + pl;
+  const int s = sym_at(c.k, c.kn, p);
+  const unsigned idx = route(c.db, v, s);
+  const std::uint32_t ch = v.child()[idx];
+  const node_hdr* chh = c.db.hdr(ch);
+  if (chh->type == kInner) {
+    inner_view cv{reinterpret_cast<inner_hdr*>(c.db.at(ch))};
+    if (cv.h->plen && cv.prefix()[0] != s) {
+      // The key's routing byte falls in the child's range but not on its path: give it a
+      // leaf of its own here rather than a new node below.
+      if (!adds) return rc::same;
+      const std::uint32_t leaf = single_leaf(c, p);
+      const int os = cv.prefix()[0];
+      piece ps[2];
+      if (s < os) {
+        ps[0] = {leaf, 1, s};
+        ps[1] = {ch, v.count()[idx], os};
+      } else {
+        ps[0] = {ch, v.count()[idx], os};
+        ps[1] = {leaf, 1, s};
+      }
+      c.delta = 1;
+      return finish_inner(c, ref, idx, ps, 2, out);
+    }
+  }
+  std::uint32_t nref = 0;
+  const rc r = wr(c, ch, p, nref);
+  switch (r) {
+    case rc::same:
+      return rc::same;
+    case rc::replaced: {
+      piece pc{nref, static_cast<std::uint64_t>(static_cast<std::int64_t>(v.count()[idx]) + c.delta), 0};
+      return finish_inner(c, ref, idx, &pc, 1, out);
+    }
+    case rc::removed:
+      return finish_inner(c, ref, idx, nullptr, 0, out);
+    case rc::split: {
+      std::vector<piece> ps = std::move(c.pieces);
+      c.pieces.clear();
+      return finish_inner(c, ref, idx, ps.data(), ps.size(), out);
+    }
+  }
+  return rc::same;
+}
+
+// Entries of the rebuilt leaf -> one leaf, or pieces for the parent.
+rc emit(wctx& c, std::vector<ent>& es, std::size_t slack, bool bias_right, std::uint32_t& out) {
+  if (fits_leaf(es.data(), es.size(), 0)) {
+    out = build_leaf(c.t, es.data(), es.size(), 0, slack);
+    return rc::replaced;
+  }
+  c.pieces.clear();
+  make_nodes(c.t, es.data(), es.size(), 0, bias_right, slack, c.pieces);
+  if (c.pieces.size() == 1) {
+    out = c.pieces[0].ref;
+    c.pieces.clear();
+    return rc::replaced;
+  }
+  return rc::split;
+}
+
+rc wr_leaf(wctx& c, std::uint32_t ref, std::size_t d, std::uint32_t& out) {
+  leaf_view L{reinterpret_cast<leaf_hdr*>(c.db.at(ref))};
+  const u8* s = c.k + d;
+  const std::size_t sn = c.kn - d;
+  bool found;
+  const std::size_t pos = leaf_lower(L, s, sn, found);
+  const std::size_t n = L.h->n;
+  const bool mut = L.h->txn >= c.t.base();
+  const std::size_t size = std::size_t{L.h->units} * kUnit;
+  if (c.mode == wmode::remove) {
+    if (!found) return rc::same;
+    c.existed = true;
+    c.delta = -1;
+    const ent old = gather(L, pos);
+    if (n == 1) {
+      c.t.release(ref);
+      if (old.blob) c.t.release(old.blob);
+      return rc::removed;
+    }
+    if (mut) {
+      L.h->dead = static_cast<std::uint16_t>(L.h->dead + ent_bytes(old, 0));
+      std::memmove(L.hash() + pos, L.hash() + pos + 1, n - pos - 1);
+      std::memmove(L.offs() + pos, L.offs() + pos + 1, 2 * (n - pos - 1));
+      L.h->n = static_cast<std::uint16_t>(n - 1);
+      if (old.blob) c.t.release(old.blob);
+      out = ref;
+      return rc::replaced;
+    }
+    std::vector<ent> es;
+    es.reserve(n);
+    for (std::size_t i = 0; i < n; ++i)
+      if (i != pos) es.push_back(gather(L, i));
+    out = build_leaf(c.t, es.data(), es.size(), 0, 0);
+    c.t.release(ref);
+    if (old.blob) c.t.release(old.blob);
+    return rc::replaced;
+  }
+  if (found) {
+    c.existed = true;
+    if (c.mode == wmode::insert) return rc::same;
+    const ent old = gather(L, pos);
+    const bool inl = c.val.size() <= kInlineValue;
+    if (mut && inl && !old.blob && old.vlen == c.val.size()) {
+      if (!c.val.empty()) std::memmove(const_cast<u8*>(old.val), c.val.data(), c.val.size());
+      return rc::same;
+    }
+    const ent ne = new_entry(c, d);
+    const std::size_t nb = ent_bytes(ne, 0);
+    if (mut && L.h->heap >= kLeafHeap + nb) {
+      const std::size_t at = L.h->heap - nb;
+      u8* q = L.base() + at;
+      wr16(q, static_cast<std::uint16_t>(sn));
+      std::memcpy(q + 4, s, sn);
+      if (ne.blob) {
+        wr16(q + 2, kOutOfLine);
+        wr32(q + 4 + sn, ne.blob);
+      } else {
+        wr16(q + 2, static_cast<std::uint16_t>(ne.vlen));
+        if (ne.vlen) std::memcpy(q + 4 + sn, ne.val, ne.vlen);
+      }
+      L.h->heap = static_cast<std::uint16_t>(at);
+      L.h->dead = static_cast<std::uint16_t>(L.h->dead + ent_bytes(old, 0));
+      L.offs()[pos] = static_cast<std::uint16_t>(at);
+      if (old.blob) c.t.release(old.blob);
+      return rc::same;
+    }
+    std::vector<ent> es;
+    es.reserve(n);
+    for (std::size_t i = 0; i < n; ++i) es.push_back(i == pos ? ne : gather(L, i));
+    const rc r = emit(c, es, mut ? size / 4 : 0, false, out);
+    c.t.release(ref);
+    if (old.blob) c.t.release(old.blob);
+    return r;
+  }
+  if (c.mode == wmode::update) return rc::same;
+  c.delta = 1;
+  const ent ne = new_entry(c, d);
+  const std::size_t nb = ent_bytes(ne, 0);
+  if (mut && n < kLeafSlots && L.h->heap >= kLeafHeap + nb) {
+    const std::size_t at = L.h->heap - nb;
+    u8* q = L.base() + at;
+    wr16(q, static_cast<std::uint16_t>(sn));
+    std::memcpy(q + 4, s, sn);
+    if (ne.blob) {
+      wr16(q + 2, kOutOfLine);
+      wr32(q + 4 + sn, ne.blob);
+    } else {
+      wr16(q + 2, static_cast<std::uint16_t>(ne.vlen));
+      if (ne.vlen) std::memcpy(q + 4 + sn, ne.val, ne.vlen);
+    }
+    L.h->heap = static_cast<std::uint16_t>(at);
+    std::memmove(L.hash() + pos + 1, L.hash() + pos, n - pos);
+    std::memmove(L.offs() + pos + 1, L.offs() + pos, 2 * (n - pos));
+    L.hash()[pos] = c.h;
+    L.offs()[pos] = static_cast<std::uint16_t>(at);
+    L.h->n = static_cast<std::uint16_t>(n + 1);
+    out = ref;
+    return rc::replaced;
+  }
+  std::vector<ent> es;
+  es.reserve(n + 1);
+  for (std::size_t i = 0; i < pos; ++i) es.push_back(gather(L, i));
+  es.push_back(ne);
+  for (std::size_t i = pos; i < n; ++i) es.push_back(gather(L, i));
+  const rc r = emit(c, es, mut ? size / 4 : 0, pos == n && n > 0, out);
+  c.t.release(ref);
+  return r;
+}
+
+rc wr(wctx& c, std::uint32_t ref, std::size_t d, std::uint32_t& out) {
+  if (c.db.hdr(ref)->type == kInner) return wr_inner(c, ref, d, out);
+  return wr_leaf(c, ref, d, out);
+}
+
+}  // namespace
+
+bool tree_write(txn_state& t, wmode mode, std::string_view key, std::string_view value,
+                bool& changed) {
+  wctx c{t, *t.db, mode, reinterpret_cast<const u8*>(key.data()), key.size(), value,
+         key_hash(key), false, 0, {}};
+  changed = false;
+  if (!t.cur.root) {
+    if (mode == wmode::remove || mode == wmode::update) return false;
+    t.cur.root = single_leaf(c, 0);
+    t.cur.count = 1;
+    changed = true;
+    return false;
+  }
+  std::uint32_t out = 0;
+  const rc r = wr(c, t.cur.root, 0, out);
+  switch (r) {
+    case rc::same:
+      changed = c.existed && mode != wmode::insert;
+      break;
+    case rc::replaced:
+      t.cur.root = out;
+      changed = true;
+      break;
+    case rc::removed:
+      t.cur.root = 0;
+      changed = true;
+      break;
+    case rc::split:
+      t.cur.root = build_inner(t, nullptr, 0, c.pieces.data(), c.pieces.size());
+      changed = true;
+      break;
+  }
+  t.cur.count = static_cast<std::uint64_t>(static_cast<std::int64_t>(t.cur.count) + c.delta);
+  return c.existed;
+}
+
+void txn_state::release_blobs_of_leaf(std::uint32_t ref, std::uint64_t min_txn) {
+  leaf_view L{reinterpret_cast<leaf_hdr*>(db->at(ref))};
+  for (std::size_t i = 0; i < L.h->n; ++i) {
+    const ent e = gather(L, i);
+    if (e.blob && db->hdr(e.blob)->txn >= min_txn) db->alloc.give(e.blob, db->hdr(e.blob)->units);
+  }
+}
+
+void txn_state::free_new(std::uint32_t ref, std::uint64_t min_txn) {
+  if (!ref) return;
+  node_hdr* h = db->hdr(ref);
+  if (h->txn < min_txn) return;
+  if (h->type == kInner) {
+    inner_view v{static_cast<inner_hdr*>(h)};
+    for (unsigned i = 0; i < v.h->n; ++i) free_new(v.child()[i], min_txn);
+  } else if (h->type == kLeaf) {
+    release_blobs_of_leaf(ref, min_txn);
+  }
+  db->alloc.give(ref, h->units);
+}
+
+// ---- statistics and validation --------------------------------------------------------------------
+
+namespace {
+void stats_rec(const db_impl& db, std::uint32_t ref, std::uint64_t depth, stats& s) {
+  node_hdr* h = db.hdr(ref);
+  s.depth = std::max(s.depth, depth);
+  s.node_bytes += std::uint64_t{h->units} * kUnit;
+  if (h->type == kInner) {
+    ++s.inner_nodes;
+    inner_view v{static_cast<inner_hdr*>(h)};
+    for (unsigned i = 0; i < v.h->n; ++i) stats_rec(db, v.child()[i], depth + 1, s);
+  } else {
+    ++s.leaf_nodes;
+    leaf_view L{static_cast<leaf_hdr*>(h)};
+    for (std::size_t i = 0; i < L.h->n; ++i) {
+      const u8* e = L.entry(i);
+      if (rd16(e + 2) == kOutOfLine) {
+        ++s.value_nodes;
+        s.node_bytes += std::uint64_t{db.hdr(rd32(e + 4 + rd16(e)))->units} * kUnit;
+      }
+    }
+  }
+}
+
+struct validator {
+  const db_impl& db;
+  std::vector<std::uint64_t>& used;
+  std::uint64_t hwm, max_txn;
+  std::string key, last;
+  bool have_last = false;
+  struct range {
+    std::size_t pos;
+    int lo, hi;  // allowed routing byte: [lo, hi), lo == -1 admits keys ending at pos
+  };
+  std::vector<range> ranges;
+
+  [[noreturn]] void bad(std::uint32_t ref, const std::string& what) {
+    fail(error_kind::corrupt, "node at unit " + std::to_string(ref) + ": " + what);
+  }
+  const node_hdr* node(std::uint32_t ref, std::uint8_t type) {
+    if (ref < kFirstUnit || ref >= hwm) bad(ref, "reference outside the used file");
+    const node_hdr* h = db.hdr(ref);
+    if (h->type != type) bad(ref, "type " + std::to_string(h->type) + ", expected " + std::to_string(type));
+    if (h->units == 0 || std::uint64_t{ref} + h->units > hwm) bad(ref, "size runs past the used file");
+    if (h->txn > max_txn) bad(ref, "transaction id from the future");
+    for (std::uint64_t u = ref; u < std::uint64_t{ref} + h->units; ++u) {
+      std::uint64_t& w = used[u / 64];
+      const std::uint64_t bit = std::uint64_t{1} << (u % 64);
+      if (w & bit) bad(ref, "overlaps another node");
+      w |= bit;
+    }
+    return h;
+  }
+  std::uint64_t walk(std::uint32_t ref, std::size_t d, int depth) {
+    if (depth > 4096) bad(ref, "tree deeper than 4096 levels");
+    if (ref < kFirstUnit || ref >= hwm) bad(ref, "reference outside the used file");
+    const std::uint8_t type = db.hdr(ref)->type;
+    if (type == kInner) {
+      const auto* h = static_cast<const inner_hdr*>(node(ref, kInner));
+      inner_view v{const_cast<inner_hdr*>(h)};
+      if (h->n == 0 || h->n > h->cap || h->cap > 264) bad(ref, "bad child count");
+      if (inner_bytes(h->plen, h->cap) > std::uint64_t{h->units} * kUnit) bad(ref, "arrays past the node");
+      if (d + h->plen > kMaxKey) bad(ref, "prefix past the key limit");
+      for (unsigned i = 1; i + 1 < h->n; ++i)
+        if (v.div()[i] <= v.div()[i - 1]) bad(ref, "dividers not increasing");
+      key.resize(d);
+      key.append(reinterpret_cast<const char*>(v.prefix()), h->plen);
+      const std::size_t p = d + h->plen;
+      std::uint64_t total = 0;
+      for (unsigned i = 0; i < h->n; ++i) {
+        ranges.push_back({p, i ? v.div()[i - 1] : -1, i + 1 < h->n ? v.div()[i] : 256});
+        key.resize(p);
+        const std::uint64_t got = walk(v.child()[i], p, depth + 1);
+        ranges.pop_back();
+        if (got != v.count()[i])
+          bad(ref, "child " + std::to_string(i) + " holds " + std::to_string(got) +
+                       " keys, count says " + std::to_string(v.count()[i]));
+        total += got;
+      }
+      return total;
+    }
+    if (type == kLeaf) {
+      const auto* h = static_cast<const leaf_hdr*>(node(ref, kLeaf));
+      leaf_view L{const_cast<leaf_hdr*>(h)};
+      const std::size_t size = std::size_t{h->units} * kUnit;
+      if (size > kLeafMaxBytes) bad(ref, "leaf over 4096 bytes");
+      if (h->n == 0 || h->n > kLeafSlots) bad(ref, "bad key count");
+      if (h->heap < kLeafHeap || h->heap > size) bad(ref, "bad heap start");
+      for (std::size_t i = 0; i < h->n; ++i) {
+        const std::size_t o = L.offs()[i];
+        if (o < h->heap || o + 4 > size) bad(ref, "entry offset outside the heap");
+        const u8* e = L.base() + o;
+        const std::size_t kl = rd16(e), vi = rd16(e + 2);
+        const bool ool = vi == kOutOfLine;
+        if (vi > kInlineValue && !ool) bad(ref, "inline value too long");
+        if (o + entry_bytes(kl, ool, ool ? 0 : vi) > size) bad(ref, "entry past the node");
+        if (d + kl > kMaxKey) bad(ref, "key over the limit");
+        key.resize(d);
+        key.append(reinterpret_cast<const char*>(e + 4), kl);
+        if (have_last && !(last < std::string_view(key)))
+          bad(ref, "keys out of order at entry " + std::to_string(i));
+        last = key;
+        have_last = true;
+        if (L.hash()[i] != key_hash(key)) bad(ref, "hash mismatch at entry " + std::to_string(i));
+        for (const range& r : ranges) {
+          const int s = r.pos < key.size() ? static_cast<u8>(key[r.pos]) : -1;
+          if (s < r.lo || s >= r.hi || (s == -1 && r.lo != -1))
+            bad(ref, "key routed to the wrong child at entry " + std::to_string(i));
+        }
+        if (ool) {
+          const std::uint32_t b = rd32(e + 4 + kl);
+          if (b < kFirstUnit || b >= hwm) bad(ref, "value reference outside the file");
+          const auto* bh = static_cast<const blob_hdr*>(node(b, kBlob));
+          if (24 + bh->len > std::uint64_t{bh->units} * kUnit) bad(b, "value past its node");
+        }
+      }
+      return h->n;
+    }
+    bad(ref, "unknown node type " + std::to_string(type));
+  }
+};
+}  // namespace
+
+void tree_stats(const db_impl& db, std::uint32_t root, stats& s) {
+  if (root) stats_rec(db, root, 1, s);
+}
+
+void tree_validate(const db_impl& db, std::uint32_t root, std::uint64_t count,
+                   std::vector<std::uint64_t>& used, std::uint64_t hwm, std::uint64_t max_txn) {
+  if (!root) {
+    if (count) fail(error_kind::corrupt, "empty tree with a key count of " + std::to_string(count));
+    return;
+  }
+  validator v{db, used, hwm, max_txn, {}, {}, false, {}};
+  const std::uint64_t got = v.walk(root, 0, 0);
+  if (got != count)
+    fail(error_kind::corrupt, "tree holds " + std::to_string(got) + " keys, its root says " +
+                                  std::to_string(count));
+}
+
+// ---- cursors ------------------------------------------------------------------------------------
+
+}  // namespace simdex::kv::detail
+
+namespace simdex::kv {
+
+using namespace detail;
+
+struct cursor::state {
+  std::shared_ptr<db_impl> db;
+  std::uint32_t root = 0;
+  struct frame {
+    std::uint32_t ref, idx, depth;
+  };
+  std::vector<frame> st;
+  std::string key;
+  bool valid = false;
+
+  node_hdr* hdr(std::uint32_t r) const { return db->hdr(r); }
+  void set_leaf_key() {
+    const frame& f = st.back();
+    leaf_view L{reinterpret_cast<leaf_hdr*>(db->at(f.ref))};
+    key.resize(f.depth);
+    key.append(reinterpret_cast<const char*>(L.key(f.idx)), L.klen(f.idx));
+    valid = true;
+  }
+  // Pushes the path to the first (or last) key of the subtree at `ref`.
+  void descend(std::uint32_t ref, std::size_t d, bool last) {
+    for (;;) {
+      node_hdr* h = hdr(ref);
+      key.resize(d);
+      if (h->type == kInner) {
+        inner_view v{static_cast<inner_hdr*>(h)};
+        const std::uint32_t i = last ? v.h->n - 1u : 0u;
+        st.push_back({ref, i, static_cast<std::uint32_t>(d)});
+        key.append(reinterpret_cast<const char*>(v.prefix()), v.h->plen);
+        d += v.h->plen;
+        ref = v.child()[i];
+      } else {
+        const std::uint32_t i = last ? static_cast<leaf_hdr*>(h)->n - 1u : 0u;
+        st.push_back({ref, i, static_cast<std::uint32_t>(d)});
+        set_leaf_key();
+        return;
+      }
+    }
+  }
+  bool lb(std::uint32_t ref, std::size_t d, const u8* k, std::size_t kn) {
+    node_hdr* h = hdr(ref);
+    if (h->type == kInner) {
+      inner_view v{static_cast<inner_hdr*>(h)};
+      const std::size_t pl = v.h->plen;
+      const std::size_t m = std::min(pl, kn - d);
+      const int c = m ? std::memcmp(k + d, v.prefix(), m) : 0;
+      if (c < 0 || (c == 0 && m < pl)) {
+        descend(ref, d, false);
+        return true;
+      }
+      if (c > 0) return false;
+      const std::size_t p = d + pl;
+      const unsigned first = route(*db, v, sym_at(k, kn, p));
+      st.push_back({ref, first, static_cast<std::uint32_t>(d)});
+      const std::size_t me = st.size() - 1;
+      for (unsigned i = first; i < v.h->n; ++i) {
+        st[me].idx = i;
+        key.resize(d);
+        key.append(reinterpret_cast<const char*>(v.prefix()), pl);
+        if (i == first) {
+          if (lb(v.child()[i], p, k, kn)) return true;
+        } else {
+          descend(v.child()[i], p, false);
+          return true;
+        }
+      }
+      st.pop_back();
+      return false;
+    }
+    leaf_view L{static_cast<leaf_hdr*>(h)};
+    bool found;
+    const std::size_t pos = leaf_lower(L, k + d, kn - d, found);
+    if (pos == L.h->n) return false;
+    st.push_back({ref, static_cast<std::uint32_t>(pos), static_cast<std::uint32_t>(d)});
+    set_leaf_key();
+    return true;
+  }
+  bool step(bool fwd) {
+    if (!valid) return false;
+    {
+      frame& f = st.back();
+      const unsigned n = reinterpret_cast<leaf_hdr*>(db->at(f.ref))->n;
+      if (fwd ? f.idx + 1 < n : f.idx > 0) {
+        f.idx = fwd ? f.idx + 1 : f.idx - 1;
+        set_leaf_key();
+        return true;
+      }
+    }
+    st.pop_back();
+    while (!st.empty()) {
+      frame& f = st.back();
+      inner_view v{reinterpret_cast<inner_hdr*>(db->at(f.ref))};
+      if (fwd ? f.idx + 1 < v.h->n : f.idx > 0) {
+        f.idx = fwd ? f.idx + 1 : f.idx - 1;
+        const std::size_t p = f.depth + v.h->plen;
+        key.resize(f.depth);
+        key.append(reinterpret_cast<const char*>(v.prefix()), v.h->plen);
+        descend(v.child()[f.idx], p, !fwd);
+        return true;
+      }
+      st.pop_back();
+    }
+    valid = false;
+    return false;
+  }
+  void reset() {
+    st.clear();
+    key.clear();
+    valid = false;
+  }
+};
+
+cursor::cursor() = default;
+cursor::cursor(cursor&&) noexcept = default;
+cursor& cursor::operator=(cursor&&) noexcept = default;
+cursor::~cursor() = default;
+
+bool cursor::valid() const noexcept { return s_ && s_->valid; }
+bool cursor::first() {
+  if (!s_) return false;
+  s_->reset();
+  if (!s_->root) return false;
+  s_->descend(s_->root, 0, false);
+  return true;
+}
+bool cursor::last() {
+  if (!s_) return false;
+  s_->reset();
+  if (!s_->root) return false;
+  s_->descend(s_->root, 0, true);
+  return true;
+}
+bool cursor::lower_bound(std::string_view k) {
+  if (!s_) return false;
+  s_->reset();
+  if (!s_->root) return false;
+  if (!s_->lb(s_->root, 0, reinterpret_cast<const u8*>(k.data()), k.size())) s_->reset();
+  return s_->valid;
+}
+bool cursor::upper_bound(std::string_view k) {
+  if (lower_bound(k) && key() == k) return next();
+  return valid();
+}
+bool cursor::seek(std::string_view k) {
+  if (lower_bound(k) && key() == k) return true;
+  if (s_) s_->reset();
+  return false;
+}
+bool cursor::first(std::string_view prefix) {
+  if (lower_bound(prefix) && key().substr(0, prefix.size()) == prefix) return true;
+  if (s_) s_->reset();
+  return false;
+}
+bool cursor::last(std::string_view prefix) {
+  std::string succ(prefix);
+  while (!succ.empty() && static_cast<u8>(succ.back()) == 0xFF) succ.pop_back();
+  bool ok;
+  if (succ.empty()) {
+    ok = last();
+  } else {
+    succ.back() = static_cast<char>(static_cast<u8>(succ.back()) + 1);
+    ok = lower_bound(succ) ? prev() : last();
+  }
+  if (ok && key().substr(0, prefix.size()) == prefix) return true;
+  if (s_) s_->reset();
+  return false;
+}
+bool cursor::next() { return s_ && s_->step(true); }
+bool cursor::prev() { return s_ && s_->step(false); }
+std::string_view cursor::key() const {
+  if (!valid()) throw error(error_kind::invalid_argument, "cursor is not on a key");
+  return s_->key;
+}
+std::string_view cursor::value() const {
+  if (!valid()) throw error(error_kind::invalid_argument, "cursor is not on a key");
+  const auto& f = s_->st.back();
+  leaf_view L{reinterpret_cast<leaf_hdr*>(s_->db->at(f.ref))};
+  return value_at(*s_->db, L.entry(f.idx));
+}
+
+cursor view::make_cursor() const {
+  check_open();
+  cursor c;
+  c.s_ = std::make_unique<cursor::state>();
+  c.s_->db = db_;
+  c.s_->root = tr_->root;
+  return c;
+}
+
+// Group prefetch: every key of a group advances one level per pass, and the next node of
+// each is prefetched before any of them is read, so a group's misses overlap.
+void view::get_many(std::span<const std::string_view> keys,
+                    std::span<std::optional<std::string_view>> out) const {
+  check_open();
+  if (out.size() < keys.size())
+    throw error(error_kind::invalid_argument, "get_many: output span shorter than the keys");
+  const db_impl& db = *db_;
+  const std::uint32_t root = tr_->root;
+  constexpr std::size_t G = 16;
+  for (std::size_t g = 0; g < keys.size(); g += G) {
+    const std::size_t m = std::min(G, keys.size() - g);
+    std::uint32_t ref[G];
+    std::size_t depth[G];
+    bool done[G];
+    std::size_t left = m;
+    for (std::size_t i = 0; i < m; ++i) {
+      ref[i] = root;
+      depth[i] = 0;
+      done[i] = root == 0;
+      out[g + i].reset();
+      if (done[i]) --left;
+      else __builtin_prefetch(db.at(root));
+    }
+    while (left) {
+      for (std::size_t i = 0; i < m; ++i) {
+        if (done[i]) continue;
+        const std::string_view key = keys[g + i];
+        const u8* k = reinterpret_cast<const u8*>(key.data());
+        const std::size_t kn = key.size();
+        node_hdr* h = db.hdr(ref[i]);
+        if (h->type == kInner) {
+          inner_view v{static_cast<inner_hdr*>(h)};
+          const std::size_t pl = v.h->plen;
+          std::size_t d = depth[i];
+          if (pl && (kn - d < pl || std::memcmp(k + d, v.prefix(), pl) != 0)) {
+            done[i] = true;
+            --left;
+            continue;
+          }
+          d += pl;
+          ref[i] = v.child()[route(db, v, sym_at(k, kn, d))];
+          depth[i] = d;
+          const u8* nx = db.at(ref[i]);
+          __builtin_prefetch(nx);
+          __builtin_prefetch(nx + 64);
+        } else {
+          leaf_view L{static_cast<leaf_hdr*>(h)};
+          const int j = leaf_find(L, k + depth[i], kn - depth[i], key_hash(key));
+          if (j >= 0) out[g + i] = value_at(db, L.entry(static_cast<std::size_t>(j)));
+          done[i] = true;
+          --left;
+        }
+      }
+    }
+  }
+}
+
+}  // namespace simdex::kv

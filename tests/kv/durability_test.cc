@@ -1,0 +1,249 @@
+// kv: crash safety (a child killed with SIGKILL mid-transaction, many times), one writer with
+// concurrent readers (bank-transfer invariant), and space reuse.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <map>
+#include <random>
+#include <thread>
+
+#include "simdex/kv.h"
+
+using namespace simdex;
+
+namespace {
+
+std::string tmp_path(const std::string& name) {
+  const char* dir = std::getenv("TMPDIR");
+  std::string p = std::string(dir ? dir : "/tmp") + "/simdex_kv_" + std::to_string(getpid()) + "_" + name;
+  std::remove(p.c_str());
+  return p;
+}
+
+std::string u64key(std::uint64_t v) {
+  std::string s(8, '\0');
+  for (int i = 7; i >= 0; --i, v >>= 8) s[i] = static_cast<char>(v & 0xFF);
+  return s;
+}
+std::uint64_t u64of(std::string_view s) {
+  std::uint64_t v = 0;
+  for (unsigned char c : s) v = v << 8 | c;
+  return v;
+}
+
+// Transaction `no` of the crash workload: deterministic, so the parent can replay it.
+template <class Put, class Del>
+void crash_txn(std::uint64_t no, Put put, Del del) {
+  std::mt19937_64 r(no * 0x9E3779B97F4A7C15ull + 1);
+  const int ops = 1 + static_cast<int>(r() % 60);
+  for (int i = 0; i < ops; ++i) {
+    const std::string k = "k" + std::to_string(r() % 3000);
+    if (r() % 4 == 0) {
+      del(k);
+    } else {
+      const std::size_t len = r() % 10 == 0 ? 100 + r() % 5000 : r() % 40;
+      put(k, std::string(len, static_cast<char>('a' + (no + i) % 26)));
+    }
+  }
+  put("__seq", u64key(no));
+}
+
+[[noreturn]] void crash_child(const std::string& path, int fd) {
+  try {
+    kv::database db = kv::database::open(path, {kv::sync_mode::fsync, false, std::nullopt});
+    std::uint64_t no = 0;
+    {
+      kv::snapshot s = db.read();
+      if (auto v = s.get("__seq")) no = u64of(*v);
+    }
+    for (;;) {
+      ++no;
+      kv::write_tx tx = db.write();
+      crash_txn(no, [&](const std::string& k, const std::string& v) { tx.put(k, v); },
+                [&](const std::string& k) { tx.remove(k); });
+      tx.commit();
+      if (write(fd, &no, sizeof no) != sizeof no) _exit(3);
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "crash child: %s\n", e.what());
+    _exit(2);
+  }
+}
+
+}  // namespace
+
+// Runs SIMDEX_KV_CRASH_ROUNDS kill/reopen rounds (default 8; scripts/test.sh runs 120 once).
+TEST(KvCrash, KilledWriterLosesNothingCommitted) {
+  const char* env = std::getenv("SIMDEX_KV_CRASH_ROUNDS");
+  const int rounds = env ? std::atoi(env) : 8;
+  const std::string path = tmp_path("crash");
+  std::map<std::string, std::string> model;
+  std::uint64_t applied = 0;  // model holds transactions 1..applied
+  std::mt19937_64 r(42);
+  auto apply_to = [&](std::uint64_t no) {
+    while (applied < no) {
+      ++applied;
+      crash_txn(applied, [&](const std::string& k, const std::string& v) { model[k] = v; },
+                [&](const std::string& k) { model.erase(k); });
+    }
+  };
+  std::uint64_t reported = 0;
+  for (int round = 0; round < rounds; ++round) {
+    int fds[2];
+    ASSERT_EQ(pipe(fds), 0);
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      close(fds[0]);
+      crash_child(path, fds[1]);
+    }
+    close(fds[1]);
+    // Let it commit a little (or nothing), then kill it at a random moment.
+    const auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::microseconds(r() % 40000);
+    while (std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+    kill(pid, SIGKILL);
+    std::uint64_t no;
+    while (read(fds[0], &no, sizeof no) == sizeof no) reported = no;
+    close(fds[0]);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    ASSERT_TRUE(WIFSIGNALED(status)) << "child exited by itself, status " << status;
+    kv::database db = kv::database::open(path, {kv::sync_mode::fsync, false, std::nullopt});
+    db.validate();
+    kv::snapshot s = db.read();
+    const std::uint64_t seq = s.get("__seq") ? u64of(*s.get("__seq")) : 0;
+    // The last reported commit, or the one in flight when the kill came.
+    ASSERT_TRUE(seq == reported || seq == reported + 1) << "round " << round << ": store at "
+                                                        << seq << ", child reported " << reported;
+    reported = seq;
+    apply_to(seq);
+    ASSERT_EQ(s.size(), model.size()) << "round " << round;
+    kv::cursor c = s.make_cursor();
+    auto it = model.begin();
+    for (bool ok = c.first(); ok; ok = c.next(), ++it) {
+      ASSERT_NE(it, model.end());
+      ASSERT_EQ(c.key(), it->first);
+      ASSERT_EQ(c.value(), it->second);
+    }
+  }
+  std::printf("%d kills, %llu transactions committed\n", rounds,
+              static_cast<unsigned long long>(reported));
+  std::remove(path.c_str());
+}
+
+// One writer moves money between accounts; readers check that every snapshot sums to the
+// same total and holds every account.
+TEST(KvConcurrency, BankTransfersKeepTheSum) {
+  for (bool file : {false, true}) {
+    const std::string path = tmp_path("bank");
+    kv::database db = file ? kv::database::open(path) : kv::database::memory();
+    constexpr int kAccounts = 200;
+    constexpr std::uint64_t kStart = 1000;
+    {
+      kv::write_tx tx = db.write();
+      for (int i = 0; i < kAccounts; ++i) tx.put("acct" + std::to_string(i), u64key(kStart));
+      tx.commit();
+    }
+    std::atomic<bool> stop{false};
+    std::atomic<std::uint64_t> reads{0};
+    std::atomic<int> bad{0};
+    std::vector<std::thread> readers;
+    for (int t = 0; t < 3; ++t) {
+      readers.emplace_back([&, t] {
+        std::mt19937_64 r(t);
+        while (!stop.load()) {
+          kv::snapshot s = db.read();
+          std::uint64_t sum = 0, n = 0;
+          kv::cursor c = s.make_cursor();
+          for (bool ok = c.first("acct"); ok && c.key().substr(0, 4) == "acct"; ok = c.next()) {
+            sum += u64of(c.value());
+            ++n;
+          }
+          if (sum != kStart * kAccounts || n != kAccounts || s.size() != kAccounts) ++bad;
+          for (int i = 0; i < 50; ++i)
+            if (!s.get("acct" + std::to_string(r() % kAccounts))) ++bad;
+          reads.fetch_add(1);
+        }
+      });
+    }
+    std::mt19937_64 r(99);
+    for (int i = 0; i < 1500; ++i) {
+      kv::write_tx tx = db.write();
+      for (int j = 0; j < 5; ++j) {
+        const std::string a = "acct" + std::to_string(r() % kAccounts);
+        const std::string b = "acct" + std::to_string(r() % kAccounts);
+        const std::uint64_t va = u64of(*tx.get(a));
+        const std::uint64_t amt = va ? r() % (va + 1) : 0;
+        tx.put(a, u64key(va - amt));
+        tx.put(b, u64key(u64of(*tx.get(b)) + amt));
+      }
+      if (r() % 5 == 0) {
+        kv::write_tx sub = tx.sub();
+        sub.put("acct0", u64key(0));  // would break the invariant: aborted
+        sub.abort();
+      }
+      if (r() % 10 == 0)
+        tx.abort();
+      else
+        tx.commit();
+    }
+    stop = true;
+    for (auto& t : readers) t.join();
+    EXPECT_EQ(bad.load(), 0);
+    EXPECT_GT(reads.load(), 0u);
+    db.validate();
+    if (file) std::remove(path.c_str());
+  }
+}
+
+// Without readers, a long run of small commits reuses space; a held snapshot pins what it sees
+// and nothing more once released.
+TEST(KvSpace, FreedSpaceIsReused) {
+  const std::string path = tmp_path("space");
+  kv::database db = kv::database::open(path);
+  {
+    kv::write_tx tx = db.write();
+    for (int i = 0; i < 20000; ++i) tx.put(u64key(i * 7919ull), "value-" + std::to_string(i));
+    tx.commit();
+  }
+  auto bytes = [&] { return db.stat().file_bytes; };
+  std::mt19937_64 r(1);
+  auto churn = [&](int n) {
+    for (int i = 0; i < n; ++i) {
+      kv::write_tx tx = db.write();
+      tx.put(u64key((r() % 20000) * 7919ull), std::to_string(r()));
+      tx.commit();
+    }
+  };
+  churn(200);
+  const std::uint64_t settled = bytes();
+  churn(2000);
+  EXPECT_LE(bytes(), settled + settled / 10) << "file grew under churn without readers";
+  {
+    // A held snapshot pins the versions it can see (at most one tree's worth), not every
+    // version written and replaced while it lives.
+    kv::snapshot pin = db.read();
+    const std::uint64_t at_pin = bytes();
+    churn(2000);
+    EXPECT_EQ(pin.size(), 20000u);
+    EXPECT_LE(bytes(), 2 * at_pin + at_pin / 5) << "a snapshot pinned versions it cannot see";
+    db.validate();
+  }
+  churn(2000);
+  const std::uint64_t after = bytes();
+  churn(2000);
+  EXPECT_LE(bytes(), after + after / 10);
+  db.validate();
+  const std::uint64_t before_compact = bytes();
+  db.compact();
+  db.validate();
+  EXPECT_LE(db.stat().file_bytes, before_compact);
+  EXPECT_EQ(db.read().size(), 20000u);
+  std::remove(path.c_str());
+}

@@ -1,0 +1,442 @@
+// kv: differential tests against std::map (every op, cursors, counts, transactions, snapshots),
+// limits and errors, persistence and reopen, corrupt files.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <random>
+
+#include "simdex/cpu.h"
+#include "simdex/kv.h"
+
+using namespace simdex;
+using model = std::map<std::string, std::string>;
+
+namespace kvt {
+
+// Sanitizer builds run each op several times slower: a quarter of the operations there.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr int kOpsScale = 4;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+constexpr int kOpsScale = 4;
+#else
+constexpr int kOpsScale = 1;
+#endif
+#else
+constexpr int kOpsScale = 1;
+#endif
+
+std::string tmp_path(const std::string& name) {
+  const char* dir = std::getenv("TMPDIR");
+  std::string p = std::string(dir ? dir : "/tmp") + "/simdex_kv_" + std::to_string(getpid()) + "_" + name;
+  std::remove(p.c_str());
+  return p;
+}
+
+// Keys that stress the radix paths: shared prefixes, keys that are prefixes of others, empty,
+// binary bytes (0x00, 0xFF), long keys.
+struct keygen {
+  std::mt19937_64 rng;
+  std::vector<std::string> pool;
+  explicit keygen(std::uint64_t seed) : rng(seed) {}
+  std::string fresh() {
+    switch (rng() % 8) {
+      case 0: return "";
+      case 1: {  // short over a tiny alphabet: many prefixes of one another
+        std::string s(rng() % 6, 'a');
+        for (auto& c : s) c = static_cast<char>("ab\0\xff"[rng() % 4]);
+        return s;
+      }
+      case 2: {  // big-endian counters
+        std::uint64_t v = rng() % 5000;
+        std::string s(8, '\0');
+        for (int i = 7; i >= 0; --i, v >>= 8) s[i] = static_cast<char>(v & 0xFF);
+        return s;
+      }
+      case 3: {  // long, shared head
+        std::string s(100 + rng() % 900, 'x');
+        s[s.size() - 1 - rng() % 3] = static_cast<char>('a' + rng() % 26);
+        return s;
+      }
+      default: {  // random binary 1..12
+        std::string s(1 + rng() % 12, '\0');
+        for (auto& c : s) c = static_cast<char>(rng() % 7 == 0 ? 0xFF : rng());
+        return s;
+      }
+    }
+  }
+  std::string key() {
+    if (!pool.empty() && rng() % 3 == 0) return pool[rng() % pool.size()];
+    std::string k = fresh();
+    if (k.size() > kv::kMaxKey) k.resize(kv::kMaxKey);
+    pool.push_back(k);
+    return k;
+  }
+  std::string value() {
+    switch (rng() % 6) {
+      case 0: return "";
+      case 1: return std::string(64, static_cast<char>('a' + rng() % 26));
+      case 2: return std::string(65 + rng() % 3000, static_cast<char>('A' + rng() % 26));
+      default: return std::to_string(rng());
+    }
+  }
+};
+
+void expect_same(const kv::view& v, const model& m) {
+  ASSERT_EQ(v.size(), m.size());
+  kv::cursor c = v.make_cursor();
+  auto it = m.begin();
+  for (bool ok = c.first(); ok; ok = c.next(), ++it) {
+    ASSERT_NE(it, m.end());
+    ASSERT_EQ(c.key(), it->first);
+    ASSERT_EQ(c.value(), it->second);
+  }
+  ASSERT_EQ(it, m.end());
+  // Reverse.
+  auto rit = m.rbegin();
+  for (bool ok = c.last(); ok; ok = c.prev(), ++rit) {
+    ASSERT_NE(rit, m.rend());
+    ASSERT_EQ(c.key(), rit->first);
+  }
+  ASSERT_EQ(rit, m.rend());
+}
+
+void check_probe(const kv::view& v, const model& m, const std::string& k) {
+  auto got = v.get(k);
+  auto it = m.find(k);
+  ASSERT_EQ(got.has_value(), it != m.end()) << "key size " << k.size();
+  if (got) { ASSERT_EQ(*got, it->second); }
+  kv::cursor c = v.make_cursor();
+  auto lb = m.lower_bound(k);
+  ASSERT_EQ(c.lower_bound(k), lb != m.end());
+  if (lb != m.end()) { ASSERT_EQ(c.key(), lb->first); }
+  auto ub = m.upper_bound(k);
+  ASSERT_EQ(c.upper_bound(k), ub != m.end());
+  if (ub != m.end()) { ASSERT_EQ(c.key(), ub->first); }
+  if (lb != m.begin()) {  // prev from lower_bound
+    ASSERT_TRUE(c.lower_bound(k) || c.last());
+    if (lb != m.end()) { ASSERT_TRUE(c.prev()); }
+    ASSERT_EQ(c.key(), std::prev(lb)->first);
+  }
+  ASSERT_EQ(v.count(k), static_cast<std::uint64_t>(std::distance(lb, m.end())));
+  ASSERT_EQ(v.count({}, k), static_cast<std::uint64_t>(std::distance(m.begin(), lb)));
+  // Prefix iteration.
+  const std::string pre = k.substr(0, k.size() / 2);
+  auto pit = m.lower_bound(pre);
+  const bool any = pit != m.end() && pit->first.compare(0, pre.size(), pre) == 0;
+  ASSERT_EQ(c.first(pre), any);
+  if (any) { ASSERT_EQ(c.key(), pit->first); }
+  if (any) {
+    auto last = pit;
+    while (std::next(last) != m.end() && std::next(last)->first.compare(0, pre.size(), pre) == 0) ++last;
+    ASSERT_TRUE(c.last(pre));
+    ASSERT_EQ(c.key(), last->first);
+  }
+}
+
+void run_ops(kv::database& db, std::uint64_t seed, int ops, int validate_every) {
+  keygen g(seed);
+  model committed;
+  std::mt19937_64& r = g.rng;
+  kv::snapshot old_snap = db.read();
+  model old_model;
+  std::size_t max_keys = 0;
+  for (int done = 0; done < ops;) {
+    kv::write_tx tx = db.write();
+    model m = committed;
+    const int n = 1 + static_cast<int>(r() % 400);
+    std::optional<kv::write_tx> sub;
+    model sub_model;
+    for (int i = 0; i < n; ++i, ++done) {
+      kv::write_tx& w = sub ? *sub : tx;
+      model& mm = sub ? sub_model : m;
+      const std::string k = g.key();
+      // Phases: growing (few removes) then shrinking, so trees get deep and then empty again.
+      const bool growing = (done / 8000) % 2 == 0;
+      unsigned op = r() % 100;
+      if (growing && op >= 55 && op < 75) op = r() % 35;
+      if (!growing && op < 55 && r() % 2) op = 55 + r() % 20;
+      if (op >= 75 && op < 77 && r() % 10) op = 90;  // range removes: rare
+      if (op < 35) {
+        const std::string v = g.value();
+        const bool fresh = !mm.count(k);
+        ASSERT_EQ(w.upsert(k, v), fresh);
+        mm[k] = v;
+      } else if (op < 45) {
+        const std::string v = g.value();
+        const bool fresh = !mm.count(k);
+        ASSERT_EQ(w.insert(k, v), fresh);
+        if (fresh) mm[k] = v;
+      } else if (op < 55) {
+        const std::string v = g.value();
+        const bool had = mm.count(k);
+        ASSERT_EQ(w.update(k, v), had);
+        if (had) mm[k] = v;
+      } else if (op < 75) {
+        std::string rk = k;
+        if (!growing && r() % 2) {  // shrinking: mostly keys that are present
+          auto at = mm.lower_bound(k);
+          if (at != mm.end()) rk = at->first;
+        }
+        ASSERT_EQ(w.remove(rk), mm.erase(rk) == 1);
+      } else if (op < 77) {
+        // Narrow ranges mostly (a wide one now and then), so trees still grow.
+        std::string lo = k, hi;
+        auto at = mm.lower_bound(lo);
+        const std::size_t span = r() % 200 == 0 ? 1000 : r() % 40;
+        for (std::size_t j = 0; j < span && at != mm.end(); ++j) ++at;
+        hi = at == mm.end() ? std::string(kv::kMaxKey, '\xff') : at->first;
+        auto a = mm.lower_bound(lo), b = mm.lower_bound(hi);
+        const auto expect = static_cast<std::uint64_t>(std::distance(a, b));
+        ASSERT_EQ(w.remove_range(lo, hi), expect);
+        mm.erase(a, b);
+      } else if (op < 79 && !sub) {
+        sub.emplace(tx.sub());
+        sub_model = m;
+      } else if (op < 81 && sub) {
+        if (r() % 2) {
+          sub->commit();
+          m = sub_model;
+        } else {
+          sub->abort();
+        }
+        sub.reset();
+      } else {
+        ASSERT_NO_FATAL_FAILURE(check_probe(w, mm, k));
+      }
+    }
+    if (sub) {
+      sub->commit();
+      m = sub_model;
+      sub.reset();
+    }
+    if (r() % 4 == 0) ASSERT_NO_FATAL_FAILURE(expect_same(tx, m));
+    max_keys = std::max(max_keys, m.size());
+    if (r() % 4 == 0) {
+      tx.abort();
+    } else {
+      tx.commit();
+      committed = m;
+    }
+    if (r() % 8 == 0) {
+      ASSERT_NO_FATAL_FAILURE(expect_same(old_snap, old_model));
+      old_snap = db.read();
+      old_model = committed;
+    }
+    if (validate_every && (done / validate_every) != ((done - n) / validate_every)) db.validate();
+  }
+  db.validate();
+  std::printf("seed %llu: %d ops, at most %zu keys, %zu at the end\n",
+              static_cast<unsigned long long>(seed), ops, max_keys, committed.size());
+  kv::snapshot s = db.read();
+  ASSERT_NO_FATAL_FAILURE(expect_same(s, committed));
+  ASSERT_NO_FATAL_FAILURE(expect_same(old_snap, old_model));
+}
+
+}  // namespace kvt
+
+TEST(KvDifferential, MixedOpsMemory) {
+  std::printf("isa %s\n", isa_name(active_isa()));
+  for (std::uint64_t seed = 1; seed <= 3; ++seed) {
+    kv::database db = kv::database::memory();
+    ASSERT_NO_FATAL_FAILURE(kvt::run_ops(db, seed, 40000 / kvt::kOpsScale, 10000 / kvt::kOpsScale));
+  }
+}
+
+TEST(KvDifferential, MixedOpsFileAndReopen) {
+  const std::string p = kvt::tmp_path("mixed");
+  {
+    kv::database db = kv::database::open(p);
+    ASSERT_NO_FATAL_FAILURE(kvt::run_ops(db, 7, 15000 / kvt::kOpsScale, 3000 / kvt::kOpsScale));
+  }
+  model m;
+  {
+    kv::database db = kv::database::open(p);
+    db.validate();
+    kv::snapshot s = db.read();
+    kv::cursor c = s.make_cursor();
+    for (bool ok = c.first(); ok; ok = c.next()) m.emplace(c.key(), c.value());
+  }
+  {
+    kv::database db = kv::database::open(p);
+    ASSERT_NO_FATAL_FAILURE(kvt::expect_same(db.read(), m));
+    {
+      kv::write_tx tx = db.write();
+      for (int i = 0; i < 3000; ++i) tx.put("k" + std::to_string(i), std::string(i % 100, 'v'));
+      tx.commit();
+    }
+    db.validate();
+    db.compact();
+    db.validate();
+  }
+  std::remove(p.c_str());
+}
+
+TEST(KvDifferential, LargeSequentialAndRandom) {
+  kv::database db = kv::database::memory();
+  model m;
+  std::mt19937_64 r(5);
+  {
+    kv::write_tx tx = db.write();
+    for (std::uint64_t i = 0; i < 60000; ++i) {
+      std::string k(8, '\0');
+      std::uint64_t v = i;
+      for (int b = 7; b >= 0; --b, v >>= 8) k[b] = static_cast<char>(v & 0xFF);
+      tx.put(k, "v");
+      m[k] = "v";
+    }
+    for (int i = 0; i < 60000; ++i) {
+      std::string k(8, '\0');
+      std::uint64_t v = r();
+      std::memcpy(k.data(), &v, 8);
+      tx.put(k, k);
+      m[k] = k;
+    }
+    tx.commit();
+  }
+  db.validate();
+  kv::snapshot s = db.read();
+  ASSERT_NO_FATAL_FAILURE(kvt::expect_same(s, m));
+  const auto st = s.stat();
+  EXPECT_EQ(st.keys, m.size());
+  EXPECT_GE(st.depth, 2u);
+  // get_many agrees with get.
+  std::vector<std::string> keys;
+  for (int i = 0; i < 3000; ++i) {
+    std::string k(8, '\0');
+    std::uint64_t v = i % 2 ? r() : static_cast<std::uint64_t>(i);
+    std::memcpy(k.data(), &v, 8);
+    keys.push_back(k);
+  }
+  for (auto it = m.begin(); keys.size() < 6000; std::advance(it, 17)) keys.push_back(it->first);
+  std::vector<std::string_view> views(keys.begin(), keys.end());
+  std::vector<std::optional<std::string_view>> out(views.size());
+  s.get_many(views, out);
+  for (std::size_t i = 0; i < views.size(); ++i) ASSERT_EQ(out[i], s.get(views[i])) << i;
+  // Remove everything in random order; the tree ends empty.
+  {
+    kv::write_tx tx = db.write();
+    std::vector<std::string> all;
+    for (auto& [k, v] : m) all.push_back(k);
+    std::shuffle(all.begin(), all.end(), r);
+    for (std::size_t i = 0; i < all.size(); ++i) {
+      ASSERT_TRUE(tx.remove(all[i]));
+      if (i % 20000 == 0) tx.validate();
+    }
+    EXPECT_EQ(tx.size(), 0u);
+    tx.commit();
+  }
+  db.validate();
+  EXPECT_EQ(db.read().size(), 0u);
+  EXPECT_EQ(s.size(), m.size());  // the old snapshot is untouched
+  ASSERT_NO_FATAL_FAILURE(kvt::expect_same(s, m));
+}
+
+TEST(KvErrors, LimitsAndMisuse) {
+  kv::database db = kv::database::memory();
+  kv::write_tx tx = db.write();
+  try {
+    tx.put(std::string(kv::kMaxKey + 1, 'k'), "v");
+    FAIL();
+  } catch (const kv::error& e) {
+    EXPECT_EQ(e.kind(), kv::error_kind::key_too_long);
+  }
+  tx.put(std::string(kv::kMaxKey, 'k'), std::string(100000, 'v'));
+  tx.put("", "");
+  EXPECT_EQ(tx.get("")->size(), 0u);
+  {
+    kv::write_tx sub = tx.sub();
+    EXPECT_THROW(tx.put("a", "b"), kv::error);  // parent used while the sub is open
+    sub.put("a", "b");
+    sub.abort();
+  }
+  EXPECT_FALSE(tx.get("a"));
+  tx.commit();
+  EXPECT_THROW(tx.put("a", "b"), kv::error);
+  EXPECT_THROW(db.write("").put(std::string(kv::kMaxKey + 5, 'z'), ""), kv::error);
+  kv::snapshot s = db.read();
+  EXPECT_THROW(db.compact(), kv::error);  // a snapshot is open
+  EXPECT_EQ(s.get(std::string(kv::kMaxKey, 'k'))->size(), 100000u);
+}
+
+TEST(KvTrees, NamedTreesAreIndependent) {
+  const std::string p = kvt::tmp_path("trees");
+  {
+    kv::database db = kv::database::open(p, {kv::sync_mode::fsync, false, std::nullopt});
+    for (int t = 0; t < 3; ++t) {
+      kv::write_tx tx = db.write("t" + std::to_string(t));
+      for (int i = 0; i <= t * 100; ++i) tx.put(std::to_string(i), std::to_string(t));
+      tx.commit();
+    }
+  }
+  kv::database db = kv::database::open(p);
+  EXPECT_EQ(db.trees().size(), 3u);
+  for (int t = 0; t < 3; ++t) EXPECT_EQ(db.read("t" + std::to_string(t)).size(), t * 100u + 1);
+  EXPECT_EQ(*db.read("t2").get("7"), "2");
+  EXPECT_EQ(db.read("none").size(), 0u);
+  db.validate();
+  std::remove(p.c_str());
+}
+
+TEST(KvFile, BadFilesGiveClearErrors) {
+  const std::string p = kvt::tmp_path("bad");
+  auto write_bytes = [&](const std::string& bytes) {
+    std::ofstream f(p, std::ios::binary | std::ios::trunc);
+    f << bytes;
+  };
+  auto kind_of = [&]() -> std::optional<kv::error_kind> {
+    try {
+      kv::database db = kv::database::open(p);
+      db.validate();
+    } catch (const kv::error& e) {
+      return e.kind();
+    }
+    return std::nullopt;
+  };
+  write_bytes("short");
+  EXPECT_EQ(kind_of(), kv::error_kind::truncated);
+  write_bytes(std::string(16384, 'x'));
+  EXPECT_EQ(kind_of(), kv::error_kind::corrupt);
+  {
+    std::remove(p.c_str());
+    kv::database db = kv::database::open(p);
+    kv::write_tx tx = db.write();
+    for (int i = 0; i < 2000; ++i) tx.put(std::to_string(i), "value");
+    tx.commit();
+  }
+  std::string good;
+  {
+    std::ifstream f(p, std::ios::binary);
+    good.assign(std::istreambuf_iterator<char>(f), {});
+  }
+  std::string b = good;
+  b[8] = 9;  // version field of both pages
+  b[4096 + 8] = 9;
+  write_bytes(b);
+  EXPECT_EQ(kind_of(), kv::error_kind::bad_version);
+  b = good;
+  b[20] ^= 1;  // inside both checksummed pages
+  b[4096 + 20] ^= 1;
+  write_bytes(b);
+  EXPECT_EQ(kind_of(), kv::error_kind::bad_checksum);
+  write_bytes(good.substr(0, 9000));
+  EXPECT_EQ(kind_of(), kv::error_kind::truncated);
+  // Damage inside the nodes: open succeeds, validate names the problem (or all is fine if the
+  // byte was slack); never a crash.
+  std::mt19937_64 r(3);
+  for (int i = 0; i < 200; ++i) {
+    b = good;
+    const std::size_t at = 8192 + r() % (good.size() - 8192);
+    b[at] = static_cast<char>(r());
+    write_bytes(b);
+    auto k = kind_of();
+    if (k) { EXPECT_TRUE(*k == kv::error_kind::corrupt || *k == kv::error_kind::truncated) << static_cast<int>(*k); }
+  }
+  write_bytes(good);
+  EXPECT_EQ(kind_of(), std::nullopt);
+  std::remove(p.c_str());
+}
