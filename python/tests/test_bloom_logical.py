@@ -212,3 +212,179 @@ def test_python_nulls_empty_and_numpy_scalars(logical_file):
         f["uu"].check(b"abc")
     with pytest.raises(ValueError, match="expected 16"):
         bloom.hash_values([b"a" * 16, b"b"], "FIXED_LEN_BYTE_ARRAY", 16)
+
+
+# ---- hand-built files (a tiny Thrift compact writer) -----------------------------------------------
+
+def _varint(v):
+    out = bytearray()
+    while v >= 0x80:
+        out.append(v & 0x7F | 0x80)
+        v >>= 7
+    out.append(v)
+    return bytes(out)
+
+
+def _zz(v):
+    return _varint((v << 1) ^ (v >> 63))
+
+
+class _Struct:
+    """Fields in increasing id order: ("i32"|"i64"|"bin"|"struct"|"list", id, value)."""
+
+    def __init__(self, *fields):
+        self.fields = fields
+
+    def encode(self):
+        out, last = bytearray(), 0
+        types = {"i32": 5, "i64": 6, "bin": 8, "list": 9, "struct": 12}
+        for kind, fid, v in self.fields:
+            out.append((fid - last) << 4 | types[kind])
+            last = fid
+            if kind in ("i32", "i64"):
+                out += _zz(v)
+            elif kind == "bin":
+                out += _varint(len(v)) + v
+            elif kind == "struct":
+                out += v.encode()
+            else:  # list of structs or of binaries
+                elem_type = 8 if v and isinstance(v[0], bytes) else 12
+                out += bytes([len(v) << 4 | elem_type]) if len(v) < 15 else bytes([0xF0 | elem_type]) + _varint(len(v))
+                for e in v:
+                    out += _varint(len(e)) + e if elem_type == 8 else e.encode()
+        return bytes(out + b"\x00")
+
+
+def _footer(ncols, chunk_list, root_children=None):
+    schema = [_Struct(("bin", 4, b"schema"), ("i32", 5, ncols if root_children is None else root_children))]
+    schema += [_Struct(("i32", 1, 2), ("bin", 4, f"c{i}".encode())) for i in range(ncols)]
+    rg = _Struct(("list", 1, chunk_list), ("i64", 2, 0), ("i64", 3, 1))
+    return _Struct(("i32", 1, 2), ("list", 2, schema), ("i64", 3, 1), ("list", 4, [rg])).encode()
+
+
+def _chunk(i, offset=None, length=None):
+    meta = [("i32", 1, 2), ("list", 3, [f"c{i}".encode()]), ("i64", 5, 1)]
+    if offset is not None:
+        meta += [("i64", 14, offset), ("i32", 15, length)]
+    return _Struct(("i64", 2, 0), ("struct", 3, _Struct(*meta)))
+
+
+def _file(path, body, footer):
+    path.write_bytes(b"PAR1" + body + footer + len(footer).to_bytes(4, "little") + b"PAR1")
+    return path
+
+
+# ---- item 5: memory bounded by what is asked ------------------------------------------------------
+
+_PEAK = r"""
+import sys
+from simdex import bloom
+from simdex.commands import bloom as cli
+import argparse, contextlib, io
+def rss(key):
+    for line in open("/proc/self/status"):
+        if line.startswith(key):
+            return int(line.split()[1]) * 1024
+open("/proc/self/clear_refs", "w").write("5")  # reset the peak (VmHWM) to the current RSS
+base = rss("VmRSS:")
+what, path = sys.argv[1], sys.argv[2]
+if what == "from_parquet":
+    n = sum(len(v) for v in bloom.from_parquet(path).values())
+elif what == "one_column":
+    n = len(bloom.from_parquet(path, columns=["c3"]))
+else:
+    args = argparse.Namespace(file=path, column=None if what == "inspect" else "c3",
+                              value=None if what == "inspect" else "7", json=True, hex=False)
+    with contextlib.redirect_stdout(io.StringIO()):
+        n = cli._cmd_inspect(args)
+print(rss("VmHWM:") - base, n)
+"""
+
+
+def _peak(what, path):
+    r = subprocess.run([sys.executable, "-c", _PEAK, what, str(path)], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    peak, n = r.stdout.split()
+    return int(peak), int(n)
+
+
+def test_memory_many_chunks_share_one_large_filter(tmp_path):
+    if not os.path.exists("/proc/self/clear_refs"):
+        pytest.skip("needs Linux /proc/self/clear_refs to measure peak RSS")
+    f = BloomFilter(32 << 20)
+    f.insert(np.arange(1000))
+    blob = f.to_bytes()
+    footer = _footer(100, [_chunk(i, 4, len(blob)) for i in range(100)])
+    path = _file(tmp_path / "shared.parquet", blob, footer)
+    filters = bloom.from_parquet(path)
+    assert len(filters[0]) == 100 and filters[0]["c7"].check(np.arange(1000)).all()
+    asked = len(blob) + len(footer)
+    for what in ("from_parquet", "inspect", "probe", "one_column"):
+        peak, n = _peak(what, path)
+        assert peak <= 4 * asked, (what, peak, asked)
+
+
+def test_memory_footer_claiming_millions_of_chunks(tmp_path):
+    if not os.path.exists("/proc/self/clear_refs"):
+        pytest.skip("needs Linux /proc/self/clear_refs to measure peak RSS")
+    n = 3_000_000
+    rg = b"\x19" + bytes([0xFC]) + _varint(n) + b"\x00" * n + b"\x00"  # columns: n empty structs
+    footer = (_Struct(("i32", 1, 2), ("list", 2, [_Struct(("bin", 4, b"s"), ("i32", 5, 1)),
+                                                  _Struct(("i32", 1, 2), ("bin", 4, b"c3"))]),
+                      ("i64", 3, 1)).encode()[:-1] + b"\x19\x1c" + rg + b"\x00")
+    path = _file(tmp_path / "huge.parquet", b"", footer)
+    with pytest.raises(ValueError, match="footer describes more column chunks than its size allows"):
+        bloom.read_footer(str(path))
+    for what in ("from_parquet", "one_column", "probe"):
+        peak, _ = _peak(what, path)
+        assert peak <= 4 * len(footer), (what, peak, len(footer))
+
+
+# ---- item 6: errors say what and where, once; nothing blocks ------------------------------------------
+
+def test_footer_error_states_offset_once(tmp_path):
+    footer = _footer(1, [_chunk(0)])
+    path = _file(tmp_path / "t.parquet", b"", footer[:len(footer) // 2])  # truncated thrift
+    with pytest.raises(ValueError) as e:
+        bloom.from_parquet(path)
+    assert str(e.value).count("at byte") == 1, str(e.value)
+
+
+def test_non_utf8_column_path_is_value_error_with_offset(tmp_path):
+    footer = _footer(1, [_chunk(0)]).replace(b"c0", b"\xff\xfe")
+    path = _file(tmp_path / "u.parquet", b"", footer)
+    for fn in (bloom.from_parquet, lambda p: bloom.read_footer(str(p))):
+        with pytest.raises(ValueError, match=r"not valid UTF-8 \(at byte \d+\)"):
+            fn(path)
+
+
+def test_schema_root_claiming_more_children_is_refused(tmp_path):
+    path = _file(tmp_path / "r.parquet", b"", _footer(1, [_chunk(0)], root_children=3))
+    with pytest.raises(ValueError, match="root claims 3 children"):
+        bloom.read_footer(str(path))
+
+
+def test_bloom_header_error_names_file_and_column(tmp_path):
+    blob = bytearray(BloomFilter(64).to_bytes())
+    blob[3] = 0x2C  # algorithm union member 2: not BLOCK
+    path = _file(tmp_path / "h.parquet", bytes(blob), _footer(2, [_chunk(0), _chunk(1, 4, len(blob))]))
+    with pytest.raises(ValueError) as e:
+        bloom.from_parquet(path)
+    msg = str(e.value)
+    assert str(path) in msg and "column 'c1'" in msg and "row group 0" in msg and "algorithm" in msg, msg
+    r = subprocess.run([sys.executable, "-m", "simdex", "bloom", "inspect", str(path)], capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode == 1 and "column 'c1'" in r.stderr
+
+
+def test_fifo_and_directories_are_refused_without_blocking(tmp_path):
+    fifo = tmp_path / "pipe.parquet"
+    os.mkfifo(fifo)
+    code = f"from simdex import bloom\ntry:\n  bloom.from_parquet({str(fifo)!r})\nexcept OSError as e:\n  print(e)"
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30)
+    assert "not a regular file" in r.stdout, r.stdout + r.stderr
+    r = subprocess.run([sys.executable, "-m", "simdex", "bloom", "inspect", str(fifo)], capture_output=True,
+                       text=True, timeout=30)
+    assert r.returncode == 1 and "not a regular file" in r.stderr
+    with pytest.raises(OSError, match="not a regular file"):
+        bloom.read_footer(str(tmp_path))
