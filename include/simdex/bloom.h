@@ -127,9 +127,10 @@ class filter {
   // Bytes of the bitset backed by 2 MiB pages (reads /proc/self/smaps: for reporting only).
   std::size_t huge_page_bytes() const;
 
-  // The kernels are looked up once, at construction, so a probe is one indirect call.
+  // The kernels are looked up once, at construction; the single-key check is kept in the
+  // object itself so a probe is one indirect call with no table load in front of it.
   void insert(std::uint64_t hash) noexcept { k_->insert(words_, blocks_, hash); }
-  bool check(std::uint64_t hash) const noexcept { return k_->check(words_, blocks_, hash); }
+  bool check(std::uint64_t hash) const noexcept { return check_(words_, blocks_, hash); }
   // Bulk: one filter, many keys, many misses in flight. Inserts apply in order.
   void insert(std::span<const std::uint64_t> hashes) noexcept {
     k_->insert_bulk(words_, blocks_, hashes.data(), hashes.size());
@@ -166,6 +167,10 @@ class filter {
   std::shared_ptr<void> storage_;       // page_buffer or aligned heap block
   const page_buffer* pages_ = nullptr;  // set when storage_ is a page_buffer
   const kernels* k_ = &kEmptyKernels;
+  static bool check_nothing(const std::uint32_t*, std::uint64_t, std::uint64_t) noexcept {
+    return false;
+  }
+  bool (*check_)(const std::uint32_t*, std::uint64_t, std::uint64_t) = check_nothing;
 };
 
 // One hash against many filters (row-group skipping): out[i] = filters[i] may hold it.

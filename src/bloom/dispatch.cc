@@ -4,7 +4,7 @@
 namespace simdex::bloom {
 
 const dispatch::by_level<kernels>& kernel_tables() {
-  static const dispatch::by_level<kernels> tables = {&kScalarKernels, nullptr, &kAvx2Kernels,
+  static const dispatch::by_level<kernels> tables = {&kScalarKernels, &kSse42Kernels, &kAvx2Kernels,
                                                      &kAvx512Kernels, nullptr};
   return tables;
 }

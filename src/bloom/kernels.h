@@ -6,6 +6,7 @@
 namespace simdex::bloom {
 
 extern const kernels kScalarKernels;
+extern const kernels kSse42Kernels;
 extern const kernels kAvx2Kernels;
 extern const kernels kAvx512Kernels;
 
