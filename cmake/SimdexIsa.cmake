@@ -11,6 +11,22 @@ if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND CMAKE_CXX_COMPILER_VERSION VERSION_L
 endif()
 set(SIMDEX_FLAGS_avx512vbmi ${SIMDEX_FLAGS_avx512} -mavx512vbmi -mavx512vbmi2)
 
+# The level identifiers come from SIMDEX_ISA_LEVELS in include/simdex/cpu.h, the one list; each
+# needs its SIMDEX_FLAGS_<level> above.
+file(READ ${CMAKE_CURRENT_LIST_DIR}/../include/simdex/cpu.h cpu_h)
+string(REGEX MATCHALL "\n  X\\([a-z0-9]+, \"" level_entries "${cpu_h}")
+set(SIMDEX_ISA_LEVELS "")
+foreach(entry IN LISTS level_entries)
+  string(REGEX REPLACE "^\n  X\\(([a-z0-9]+),.*" "\\1" level "${entry}")
+  if(NOT DEFINED SIMDEX_FLAGS_${level})
+    message(FATAL_ERROR "ISA level ${level} (include/simdex/cpu.h) has no SIMDEX_FLAGS_${level}")
+  endif()
+  list(APPEND SIMDEX_ISA_LEVELS ${level})
+endforeach()
+if(NOT SIMDEX_ISA_LEVELS)
+  message(FATAL_ERROR "no ISA levels found in include/simdex/cpu.h (SIMDEX_ISA_LEVELS)")
+endif()
+
 # simdex_add_sources(DIR src/foo FILES dispatch.cc ... ) adds files to the library; a file whose
 # name (without extension) is a level (scalar, sse42, avx2, avx512, avx512vbmi), or starts
 # with "<level>_", is compiled with that level's flags.
@@ -20,7 +36,7 @@ function(simdex_add_sources)
     set(path ${CMAKE_CURRENT_SOURCE_DIR}/${ARG_DIR}/${file})
     target_sources(simdex PRIVATE ${path})
     get_filename_component(stem ${file} NAME_WE)
-    foreach(level avx512vbmi avx512 avx2 sse42)
+    foreach(level IN LISTS SIMDEX_ISA_LEVELS)
       if(stem STREQUAL level OR stem MATCHES "^${level}_")
         set_source_files_properties(${path} TARGET_DIRECTORY simdex
           PROPERTIES COMPILE_OPTIONS "${SIMDEX_FLAGS_${level}}")

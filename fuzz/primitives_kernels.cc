@@ -4,14 +4,14 @@
 #include <cstring>
 #include <vector>
 
-#include "simdex/primitives.h"
+#include "primitives/kernels.h"
 
 using namespace simdex;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size < 1) return 0;
   const auto& tables = primitives::kernel_tables();
-  const primitives::kernels& ref = *tables[0];
+  const primitives::kernels& ref = *tables.scalar;
   std::uint8_t key = data[0];
   const std::uint8_t* body = data + 1;
   std::size_t n = size - 1;

@@ -9,14 +9,16 @@ simdex_setup
 
 JOBS="$(nproc)"
 FUZZ_SECONDS="${FUZZ_SECONDS:-10}"
-# The levels this machine runs: scalar up to the detected one.
-LEVELS="$(python -c "import simdex; i = simdex.cpu_info(); L = i['levels']; print(' '.join(L[:L.index(i['detected_isa']) + 1]))")"
-log "ISA levels to test: $LEVELS"
 
 log "C++ tests, g++ -Werror"
 cmake -S . -B build/test -G Ninja -DCMAKE_CXX_COMPILER=g++ -DCMAKE_BUILD_TYPE=Release \
   -DSIMDEX_BUILD_TESTS=ON -DSIMDEX_WERROR=ON >/dev/null
 ninja -C build/test
+# The levels this machine runs: scalar up to the detected one.
+LEVELS="$(build/test/tests/simdex_levels)"
+log "ISA levels to test: $LEVELS"
+log "per-level object files share no symbol"
+scripts/check_level_symbols.sh build/test
 for level in $LEVELS; do
   log "C++ tests at SIMDEX_ISA=$level"
   SIMDEX_ISA="$level" ctest --test-dir build/test --output-on-failure -j "$JOBS"

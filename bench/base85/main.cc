@@ -10,7 +10,7 @@
 
 #include "common/harness.h"
 #include "peer_base85_simd.h"
-#include "simdex/base85.h"
+#include "base85/kernels.h"
 #if SIMDEX_BENCH_HAVE_ZMQ
 #include <zmq.h>
 #endif

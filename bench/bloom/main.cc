@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "common/harness.h"
-#include "simdex/bloom.h"
+#include "bloom/kernels.h"
 #include "simdex/memory.h"
 #if SIMDEX_HAVE_ARROW_PEER
 #include "peer_arrow.h"

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "common/harness.h"
-#include "simdex/primitives.h"
+#include "primitives/kernels.h"
 
 using namespace simdex;
 using namespace simdex::bench;

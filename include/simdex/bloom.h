@@ -66,6 +66,8 @@ struct filter_view {
 
 // ---- kernel family ----------------------------------------------------------------------------
 
+// One level's kernels. Public because filter's probes call through it inline; the tables and
+// the per-process choice are in src/bloom/kernels.h.
 struct kernels {
   bool (*check)(const std::uint32_t* words, std::uint64_t blocks, std::uint64_t hash);
   void (*insert)(std::uint32_t* words, std::uint64_t blocks, std::uint64_t hash);
@@ -81,15 +83,6 @@ struct kernels {
   void (*hash_u32s)(const void* v, std::size_t n, std::uint64_t* out);
   void (*hash_u64s)(const void* v, std::size_t n, std::uint64_t* out);
 };
-
-// What an empty (default-constructed or moved-from) filter runs: checks say false, inserts
-// and bulk calls do nothing, so such a filter is safe to probe.
-extern const kernels kEmptyKernels;
-
-// Every level's table (nullptr where a level has none of its own), for tests and benchmarks.
-const dispatch::by_level<kernels>& kernel_tables();
-// The table this process uses (chosen once; throws std::invalid_argument for a bad SIMDEX_ISA).
-const kernels& active_kernels();
 
 // ---- filter ------------------------------------------------------------------------------------
 
@@ -166,7 +159,9 @@ class filter {
   std::uint32_t* words_ = nullptr;
   std::shared_ptr<void> storage_;       // page_buffer or aligned heap block
   const page_buffer* pages_ = nullptr;  // set when storage_ is a page_buffer
-  const kernels* k_ = &kEmptyKernels;
+  // What an empty filter runs (src/bloom/kernels.h: kEmptyKernels), so probing one is safe.
+  static const kernels* empty_kernels() noexcept;
+  const kernels* k_ = empty_kernels();
   static bool check_nothing(const std::uint32_t*, std::uint64_t, std::uint64_t) noexcept {
     return false;
   }

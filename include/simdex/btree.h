@@ -60,7 +60,7 @@ class basic_btree {
   using S = typename codec::stored;
   static constexpr std::size_t VS = btree_detail::value_slot<V>;
   using tree_t = btree_detail::tree<S, VS>;
-  using ops_t = btree_detail::ops<S, VS>;
+  using kernels_t = btree_detail::kernels<S, VS>;
   using L = btree_detail::leaf_layout<S, VS>;
 
  public:
@@ -127,13 +127,13 @@ class basic_btree {
   };
   using const_iterator = iterator;
 
-  explicit basic_btree(btree_options o = {}) : t_(o.pages), ops_(&pick(o)) {}
-  basic_btree(basic_btree&& o) noexcept : t_(std::move(o.t_)), ops_(o.ops_) { o.reset_moved(); }
+  explicit basic_btree(btree_options o = {}) : t_(o.pages), kernels_(&pick(o)) {}
+  basic_btree(basic_btree&& o) noexcept : t_(std::move(o.t_)), kernels_(o.kernels_) { o.reset_moved(); }
   basic_btree& operator=(basic_btree&& o) noexcept {
     if (this != &o) {
       btree_detail::destroy(t_);
       t_ = std::move(o.t_);
-      ops_ = o.ops_;
+      kernels_ = o.kernels_;
       o.reset_moved();
     }
     return *this;
@@ -146,10 +146,10 @@ class basic_btree {
   bool empty() const noexcept { return t_.size == 0; }
   void clear() noexcept { btree_detail::destroy(t_); }
 
-  bool contains(K k) const { return ops_->find(t_, codec::encode(k)).page != nullptr; }
-  iterator find(K k) const { return {&t_, ops_->find(t_, codec::encode(k))}; }
-  iterator lower_bound(K k) const { return {&t_, ops_->lower_bound(t_, codec::encode(k))}; }
-  iterator upper_bound(K k) const { return {&t_, ops_->upper_bound(t_, codec::encode(k))}; }
+  bool contains(K k) const { return kernels_->find(t_, codec::encode(k)).page != nullptr; }
+  iterator find(K k) const { return {&t_, kernels_->find(t_, codec::encode(k))}; }
+  iterator lower_bound(K k) const { return {&t_, kernels_->lower_bound(t_, codec::encode(k))}; }
+  iterator upper_bound(K k) const { return {&t_, kernels_->upper_bound(t_, codec::encode(k))}; }
   // Largest key < k / smallest key > k; end() when there is none.
   iterator predecessor(K k) const {
     iterator it = lower_bound(k);
@@ -161,14 +161,14 @@ class basic_btree {
   iterator end() const noexcept { return {&t_, {}}; }
 
   // Number of keys < k, and the i-th smallest key (end() when i >= size()).
-  std::size_t rank(K k) const { return ops_->rank(t_, codec::encode(k)); }
-  iterator nth(std::size_t i) const { return {&t_, ops_->select(t_, i)}; }
+  std::size_t rank(K k) const { return kernels_->rank(t_, codec::encode(k)); }
+  iterator nth(std::size_t i) const { return {&t_, kernels_->select(t_, i)}; }
 
-  bool erase(K k) { return ops_->erase(t_, codec::encode(k)); }
+  bool erase(K k) { return kernels_->erase(t_, codec::encode(k)); }
   // Erases the key at `it` (which must be dereferenceable); returns the next position.
   iterator erase(iterator it) {
     K k = it.key();
-    ops_->erase(t_, codec::encode(k));
+    kernels_->erase(t_, codec::encode(k));
     return upper_bound(k);
   }
   // Erases [first, last); returns the position after the last erased key.
@@ -178,13 +178,13 @@ class basic_btree {
       // Erase the tail [first, end) as a sorted batch.
       std::vector<S> ks;
       for (iterator it = first; it != last; ++it) ks.push_back(L::keys(it.p_.page, it.p_.block)[it.p_.slot]);
-      ops_->erase_sorted(t_, ks.data(), ks.size());
+      kernels_->erase_sorted(t_, ks.data(), ks.size());
       return end();
     }
     K stop = last.key();
     std::vector<S> ks;
     for (iterator it = first; it != last; ++it) ks.push_back(L::keys(it.p_.page, it.p_.block)[it.p_.slot]);
-    ops_->erase_sorted(t_, ks.data(), ks.size());
+    kernels_->erase_sorted(t_, ks.data(), ks.size());
     return lower_bound(stop);
   }
 
@@ -193,24 +193,24 @@ class basic_btree {
   std::size_t erase_batch(std::span<const K> keys) {
     std::vector<S> ks = encode_all(keys);
     std::size_t n = btree_detail::sort_unique<S>(ks.data(), nullptr, 0, ks.size(), false);
-    return ops_->erase_sorted(t_, ks.data(), n);
+    return kernels_->erase_sorted(t_, ks.data(), n);
   }
   void contains_batch(std::span<const K> keys, bool* out) const {
     std::vector<S> ks = encode_all(keys);
     if (use_sweep(ks.size())) return sweep(ks, out, nullptr);
-    ops_->contains_batch(t_, ks.data(), ks.size(), out);
+    kernels_->contains_batch(t_, ks.data(), ks.size(), out);
   }
   void lower_bound_batch(std::span<const K> keys, iterator* out) const {
     std::vector<S> ks = encode_all(keys);
     std::vector<btree_detail::pos> ps(ks.size());
-    ops_->lower_bound_batch(t_, ks.data(), ks.size(), ps.data(), nullptr);
+    kernels_->lower_bound_batch(t_, ks.data(), ks.size(), ps.data(), nullptr);
     for (std::size_t i = 0; i < ps.size(); ++i) out[i] = iterator(&t_, ps[i]);
   }
   void rank_batch(std::span<const K> keys, std::uint64_t* out) const {
     std::vector<S> ks = encode_all(keys);
     if (use_sweep(ks.size())) return sweep(ks, nullptr, out);
     std::vector<btree_detail::pos> ps(ks.size());
-    ops_->lower_bound_batch(t_, ks.data(), ks.size(), ps.data(), out);
+    kernels_->lower_bound_batch(t_, ks.data(), ks.size(), ps.data(), out);
   }
 
   // Bytes the tree holds: its arena's 2 MiB regions plus this object.
@@ -218,16 +218,16 @@ class basic_btree {
   // Bytes of the arena backed by transparent huge pages right now (slow: reads smaps).
   std::size_t huge_bytes() const { return t_.mem.huge_bytes(); }
   page_size pages() const noexcept { return t_.mem.pages(); }
-  const char* isa() const noexcept { return ops_->level_name; }
+  const char* isa() const noexcept { return kernels_->level_name; }
   std::size_t height() const noexcept { return t_.root ? t_.height + 1 : 0; }
   std::size_t leaf_pages() const noexcept { return t_.leaves; }
   // Full structure check; empty string when every invariant holds, else what is broken.
   std::string validate() const { return btree_detail::validate(t_); }
 
  protected:
-  static const ops_t& pick(const btree_options& o) {
-    if (!o.level) return btree_detail::active_ops<S, VS>();
-    const ops_t* t = dispatch::exact(btree_detail::tables<S, VS>(), *o.level);
+  static const kernels_t& pick(const btree_options& o) {
+    if (!o.level) return btree_detail::active_kernels<S, VS>();
+    const kernels_t* t = dispatch::exact(btree_detail::kernel_tables<S, VS>(), *o.level);
     if (t == nullptr)
       throw std::invalid_argument(std::string("simdex::btree: no usable variant for level ") +
                                   isa_name(*o.level));
@@ -256,7 +256,7 @@ class basic_btree {
     btree_detail::sort_with_index<S>(ks.data(), at.data(), n);
     std::unique_ptr<bool[]> f(found ? new bool[n] : nullptr);
     std::unique_ptr<std::uint64_t[]> r(ranks ? new std::uint64_t[n] : nullptr);
-    ops_->lookup_sorted(t_, ks.data(), n, f.get(), r.get());
+    kernels_->lookup_sorted(t_, ks.data(), n, f.get(), r.get());
     for (std::size_t i = 0; i < n; ++i) {
       if (found) found[at[i]] = f[i];
       if (ranks) ranks[at[i]] = r[i];
@@ -271,14 +271,14 @@ class basic_btree {
   }
 
   tree_t t_;
-  const ops_t* ops_;
+  const kernels_t* kernels_;
 };
 
 template <class K>
 class btree_set : public basic_btree<K, void> {
   using base = basic_btree<K, void>;
   using typename base::S;
-  using base::ops_;
+  using base::kernels_;
   using base::t_;
 
  public:
@@ -286,25 +286,25 @@ class btree_set : public basic_btree<K, void> {
   using base::base;
 
   // True when k was not present.
-  bool insert(K k) { return ops_->insert(t_, base::codec::encode(k), nullptr, false); }
+  bool insert(K k) { return kernels_->insert(t_, base::codec::encode(k), nullptr, false); }
   // Returns how many keys were new.
   std::size_t insert_batch(std::span<const K> keys) {
     std::vector<S> ks = base::encode_all(keys);
     std::size_t n = btree_detail::sort_unique<S>(ks.data(), nullptr, 0, ks.size(), false);
-    return ops_->insert_sorted(t_, ks.data(), nullptr, n, false);
+    return kernels_->insert_sorted(t_, ks.data(), nullptr, n, false);
   }
   // Replace the contents. build_sorted wants strictly ascending keys.
   void build_sorted(std::span<const K> keys) {
     std::vector<S> ks = base::encode_all(keys);
     base::check_sorted(ks);
     this->clear();
-    ops_->build_sorted(t_, ks.data(), nullptr, ks.size());
+    kernels_->build_sorted(t_, ks.data(), nullptr, ks.size());
   }
   void build(std::span<const K> keys) {
     std::vector<S> ks = base::encode_all(keys);
     std::size_t n = btree_detail::sort_unique<S>(ks.data(), nullptr, 0, ks.size(), false);
     this->clear();
-    ops_->build_sorted(t_, ks.data(), nullptr, n);
+    kernels_->build_sorted(t_, ks.data(), nullptr, n);
   }
 };
 
@@ -312,7 +312,7 @@ template <class K, class V>
 class btree_map : public basic_btree<K, V> {
   using base = basic_btree<K, V>;
   using typename base::S;
-  using base::ops_;
+  using base::kernels_;
   using base::t_;
   using base::VS;
 
@@ -335,7 +335,7 @@ class btree_map : public basic_btree<K, V> {
     std::vector<S> ks = base::encode_all(keys);
     std::vector<std::byte> vs = pack_values(values);
     std::size_t n = btree_detail::sort_unique<S>(ks.data(), vs.data(), VS, ks.size(), assign);
-    return ops_->insert_sorted(t_, ks.data(), vs.data(), n, assign);
+    return kernels_->insert_sorted(t_, ks.data(), vs.data(), n, assign);
   }
   void build_sorted(std::span<const K> keys, std::span<const V> values) {
     if (keys.size() != values.size())
@@ -344,7 +344,7 @@ class btree_map : public basic_btree<K, V> {
     base::check_sorted(ks);
     std::vector<std::byte> vs = pack_values(values);
     this->clear();
-    ops_->build_sorted(t_, ks.data(), vs.data(), ks.size());
+    kernels_->build_sorted(t_, ks.data(), vs.data(), ks.size());
   }
   void build(std::span<const K> keys, std::span<const V> values) {
     if (keys.size() != values.size())
@@ -353,7 +353,7 @@ class btree_map : public basic_btree<K, V> {
     std::vector<std::byte> vs = pack_values(values);
     std::size_t n = btree_detail::sort_unique<S>(ks.data(), vs.data(), VS, ks.size(), true);
     this->clear();
-    ops_->build_sorted(t_, ks.data(), vs.data(), n);
+    kernels_->build_sorted(t_, ks.data(), vs.data(), n);
   }
 
  private:
@@ -361,7 +361,7 @@ class btree_map : public basic_btree<K, V> {
     S s = base::codec::encode(k);
     alignas(16) std::byte slot[VS] = {};  // the tree copies whole VS-byte slots
     std::memcpy(slot, &v, sizeof(V));
-    return ops_->insert(t_, s, slot, assign);
+    return kernels_->insert(t_, s, slot, assign);
   }
   static std::vector<std::byte> pack_values(std::span<const V> values) {
     std::vector<std::byte> vs(values.size() * VS);

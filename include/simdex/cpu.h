@@ -1,7 +1,6 @@
 // CPU feature detection and the one dispatch mechanism every simdex kernel family uses.
 #pragma once
 
-#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -10,11 +9,27 @@
 
 namespace simdex {
 
-// Ordered: each level implies every level below it.
-enum class isa : int { scalar = 0, sse42 = 1, avx2 = 2, avx512 = 3, avx512vbmi = 4 };
-inline constexpr int kIsaCount = 5;
+// The ISA levels, lowest first; each implies every level below it. X(identifier, name): the
+// identifier names the enum value, the by_level slot and (in cmake/SimdexIsa.cmake) the files
+// compiled for the level; the name is what SIMDEX_ISA accepts and `simdex info` prints. Every
+// other list of levels derives from this one (cpu_test --levels prints them for scripts).
+#define SIMDEX_ISA_LEVELS(X) \
+  X(scalar, "scalar")        \
+  X(sse42, "sse4.2")         \
+  X(avx2, "avx2")            \
+  X(avx512, "avx512")        \
+  X(avx512vbmi, "avx512vbmi")
 
-// "scalar", "sse4.2", "avx2", "avx512", "avx512vbmi": the spellings SIMDEX_ISA accepts.
+enum class isa : int {
+#define SIMDEX_ISA_ENUM(id, name) id,
+  SIMDEX_ISA_LEVELS(SIMDEX_ISA_ENUM)
+#undef SIMDEX_ISA_ENUM
+};
+#define SIMDEX_ISA_COUNT(id, name) +1
+inline constexpr int kIsaCount = 0 SIMDEX_ISA_LEVELS(SIMDEX_ISA_COUNT);
+#undef SIMDEX_ISA_COUNT
+
+// The names of SIMDEX_ISA_LEVELS: the spellings SIMDEX_ISA accepts ("sse42" is accepted too).
 const char* isa_name(isa level) noexcept;
 std::optional<isa> parse_isa(std::string_view name) noexcept;
 
@@ -51,9 +66,22 @@ bool isa_usable(isa level);
 
 namespace dispatch {
 
-// A kernel family's tables by level; nullptr where a level has no variant of its own.
+// A kernel family's tables by level; nullptr where a level has no variant of its own. Written
+// with designated initializers, {.scalar = &kScalarKernels, .avx2 = &kAvx2Kernels}, so a slot
+// cannot shift to another level.
 template <class Table>
-using by_level = std::array<const Table*, kIsaCount>;
+struct by_level {
+#define SIMDEX_ISA_SLOT(id, name) const Table* id = nullptr;
+  SIMDEX_ISA_LEVELS(SIMDEX_ISA_SLOT)
+#undef SIMDEX_ISA_SLOT
+
+  const Table* operator[](isa level) const noexcept {
+#define SIMDEX_ISA_MEMBER(id, name) &by_level::id,
+    static constexpr const Table* by_level::*kSlots[] = {SIMDEX_ISA_LEVELS(SIMDEX_ISA_MEMBER)};
+#undef SIMDEX_ISA_MEMBER
+    return this->*kSlots[static_cast<int>(level)];
+  }
+};
 
 // Best variant at or below active_isa(); the scalar slot must be filled.
 template <class Table>
@@ -65,15 +93,15 @@ struct choice {
 template <class Table>
 choice<Table> pick(const by_level<Table>& tables) {
   for (int l = static_cast<int>(active_isa()); l > 0; --l)
-    if (tables[l] != nullptr) return {tables[l], static_cast<isa>(l)};
-  return {tables[0], isa::scalar};
+    if (const Table* t = tables[static_cast<isa>(l)]) return {t, static_cast<isa>(l)};
+  return {tables.scalar, isa::scalar};
 }
 
 // Variant for exactly `level`, or nullptr if that level has none of its own or cannot run
 // here. Tests use it to compare every level against scalar inside one process.
 template <class Table>
 const Table* exact(const by_level<Table>& tables, isa level) {
-  return isa_usable(level) ? tables[static_cast<int>(level)] : nullptr;
+  return isa_usable(level) ? tables[level] : nullptr;
 }
 
 }  // namespace dispatch
@@ -84,5 +112,8 @@ struct kernel_choice {
   isa level;
 };
 std::vector<kernel_choice> kernel_report();
+// A component with kernel families (src/<component>/kernels.h) defines, in its dispatch.cc,
+//   void <component>_kernel_report(std::vector<kernel_choice>& out);
+// appending one row per family; kernel_report() calls every one of them.
 
 }  // namespace simdex

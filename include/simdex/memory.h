@@ -1,5 +1,6 @@
 // Page-backed memory with an explicit page size choice, for structures whose speed depends
-// on TLB reach (btree arenas, large bloom filters, the machine probe).
+// on TLB reach (btree arenas, large bloom filters, the machine probe). Part of the cpu
+// component, the foundation every other one builds on: implemented in src/cpu/memory.cc.
 #pragma once
 
 #include <cstddef>

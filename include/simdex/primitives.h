@@ -37,19 +37,4 @@ std::size_t find_u32x16(const std::uint32_t slots[16], std::size_t size, std::ui
 std::size_t find_min_index_32(const std::uint16_t values[32]);
 std::size_t find_min_index_64(const std::uint16_t values[64]);
 
-// One variant of every primitive; `dispatch::pick` selects a table per family.
-struct kernels {
-  std::size_t (*lower_bound)(const std::uint8_t*, std::size_t, std::uint8_t);
-  std::size_t (*lower_bound_padded)(const std::uint8_t*, std::size_t, std::uint8_t);
-  void (*remap_branches)(const std::uint8_t*, std::uint8_t*, std::size_t, const std::uint8_t*);
-  void (*rank_table)(const std::uint8_t*, std::uint8_t*);
-  std::size_t (*find_u32x16)(const std::uint32_t*, std::size_t, std::uint32_t);
-  std::size_t (*find_min_index_32)(const std::uint16_t*);
-  std::size_t (*find_min_index_64)(const std::uint16_t*);
-};
-
-// Every level's table (nullptr where a level has no variant of its own); tests and benchmarks
-// use it to run each level side by side. The public functions above use dispatch::pick.
-const dispatch::by_level<kernels>& kernel_tables();
-
 }  // namespace simdex::primitives

@@ -3,7 +3,6 @@ peers join each component's JSON, then renders the report."""
 
 from __future__ import annotations
 
-import importlib
 import json
 import os
 import subprocess
@@ -11,7 +10,11 @@ import sys
 import time
 from pathlib import Path
 
-COMPONENTS = ("primitives", "base85", "bloom", "btree")
+from . import components as _components
+
+# A component's benchmark program is bench/<component>/'s bench_<component>; available() says
+# which of them this installation has.
+COMPONENTS = _components.ALL
 
 
 def bench_dir() -> Path:
@@ -46,12 +49,9 @@ def _run_native(component: str, args: list[str], log_path: Path, progress, task)
 
 
 def _run_python_side(component: str, json_path: Path, mode: str, reps: int) -> None:
-    try:
-        mod = importlib.import_module(f"simdex.benchmarks.{component}")
-    except ModuleNotFoundError as e:
-        if e.name == f"simdex.benchmarks.{component}":
-            return
-        raise
+    mod = _components.part("benchmarks", component)
+    if mod is None or not hasattr(mod, "run"):
+        return
     doc = json.loads(json_path.read_text())
     mod.run(doc, mode, reps or (5 if mode == "quick" else 10))
     json_path.write_text(json.dumps(doc, indent=1) + "\n")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
 
 
@@ -83,16 +82,12 @@ def build_parser() -> argparse.ArgumentParser:
                         help="the command that produced DIR, quoted in the README table (default: %(default)s)")
     report.set_defaults(func=_cmd_report)
 
-    from .commands import COMPONENT_COMMANDS
+    from . import components
 
-    for name in COMPONENT_COMMANDS:
-        try:
-            mod = importlib.import_module(f".commands.{name}", __package__)
-        except ModuleNotFoundError as e:
-            if e.name != f"{__package__}.commands.{name}":
-                raise
-            continue
-        mod.register(sub)
+    for name in components.BUILT:
+        mod = components.part("commands", name)
+        if mod is not None:
+            mod.register(sub)
     return p
 
 

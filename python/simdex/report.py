@@ -10,8 +10,10 @@ import math
 from collections import OrderedDict
 from pathlib import Path
 
+from . import components
+
 SCHEMA = "simdex-bench/1"
-ORDER = ("primitives", "base85", "bloom", "btree")
+ORDER = components.ALL
 PALETTE = ("#4269d0", "#efb118", "#ff725c", "#6cc5b0", "#3ca951", "#ff8ab7", "#a463f2", "#97bbf5", "#9c6b4e", "#9498a0")
 
 
@@ -113,6 +115,13 @@ MACHINE_HEAD = ["run", "memcpy 4k GiB/s", "memcpy 2m GiB/s", "DRAM 1 chain 4k ns
                 "16 chains 2m ns/access", "GHz (add chain)", "probe set"]
 
 
+def section_hook(component: str, name: str):
+    """A component's own report section: ``markdown_section(doc)`` or ``html_section(doc)`` in
+    ``simdex.benchmarks.<component>``, returning text placed after its tables; None if absent."""
+    mod = components.part("benchmarks", component)
+    return getattr(mod, name, None) if mod is not None else None
+
+
 def md_table(head: list[str], rows: list[list[str]]) -> str:
     out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     out += ["| " + " | ".join(r) + " |" for r in rows]
@@ -142,6 +151,9 @@ def render_markdown(docs: list[dict]) -> str:
             parts.append("")
             rows = [[label] + [cell(row.get(c)) for c in g["contenders"]] for label, row in g["rows"].items()]
             parts += [md_table(["params"] + g["contenders"], rows), ""]
+        hook = section_hook(doc["component"], "markdown_section")
+        if hook is not None:
+            parts += [hook(doc), ""]
     return "\n".join(parts) + "\n"
 
 
@@ -217,6 +229,9 @@ def render_html(docs: list[dict]) -> str:
             parts.append(svg_chart(workload, g))
             rows = [[label] + [cell(row.get(c)) for c in g["contenders"]] for label, row in g["rows"].items()]
             parts.append(html_table(["params"] + g["contenders"], rows))
+        hook = section_hook(doc["component"], "html_section")
+        if hook is not None:
+            parts.append(hook(doc))
     parts.append("</body></html>")
     return "\n".join(parts)
 

@@ -376,6 +376,7 @@ std::size_t compact_avx2(const char* in, std::size_t n, char* out, std::size_t c
   return m;
 }
 
-const kernels kAvx2Kernels = {encode_avx2, decode_avx2, compact_avx2};
+const kernels kAvx2Kernels = {
+    .encode = encode_avx2, .decode = decode_avx2, .compact = compact_avx2};
 
 }  // namespace simdex::base85

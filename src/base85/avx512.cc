@@ -168,6 +168,7 @@ std::size_t decode_avx512(const char* in, std::size_t groups, std::uint8_t* out,
 
 }  // namespace
 
-const kernels kAvx512Kernels = {encode_avx512, decode_avx512, compact_avx2};
+const kernels kAvx512Kernels = {
+    .encode = encode_avx512, .decode = decode_avx512, .compact = compact_avx2};
 
 }  // namespace simdex::base85

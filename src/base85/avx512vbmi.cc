@@ -156,6 +156,7 @@ std::size_t compact_vbmi(const char* in, std::size_t n, char* out, std::size_t c
 
 }  // namespace
 
-const kernels kAvx512VbmiKernels = {encode_vbmi, decode_vbmi, compact_vbmi};
+const kernels kAvx512VbmiKernels = {
+    .encode = encode_vbmi, .decode = decode_vbmi, .compact = compact_vbmi};
 
 }  // namespace simdex::base85

@@ -5,8 +5,10 @@ namespace simdex::base85 {
 
 const dispatch::by_level<kernels>& kernel_tables() {
   // SSE4.2 has no variant of its own (it runs scalar).
-  static const dispatch::by_level<kernels> tables = {&kScalarKernels, nullptr, &kAvx2Kernels,
-                                                     &kAvx512Kernels, &kAvx512VbmiKernels};
+  static const dispatch::by_level<kernels> tables = {.scalar = &kScalarKernels,
+                                                     .avx2 = &kAvx2Kernels,
+                                                     .avx512 = &kAvx512Kernels,
+                                                     .avx512vbmi = &kAvx512VbmiKernels};
   return tables;
 }
 
@@ -16,3 +18,13 @@ const kernels& active_kernels() {
 }
 
 }  // namespace simdex::base85
+
+namespace simdex {
+void base85_kernel_report(std::vector<kernel_choice>& out) {
+  // One table holds encode and decode for all three variants (the alphabet is a parameter).
+  isa l = dispatch::pick(base85::kernel_tables()).level;
+  for (const char* f : {"base85.b85.encode", "base85.b85.decode", "base85.z85.encode",
+                        "base85.z85.decode", "base85.a85.encode", "base85.a85.decode"})
+    out.push_back({f, l});
+}
+}  // namespace simdex

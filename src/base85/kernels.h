@@ -10,6 +10,30 @@
 
 namespace simdex::base85 {
 
+// Digit <-> char tables of one alphabet (see kernel_tables()).
+struct alphabet;
+const alphabet& alphabet_of(variant v) noexcept;
+
+// One variant of the bulk kernels; dispatch::pick chooses a table per process.
+struct kernels {
+  // Encodes whole groups in[4i..4i+4) -> out[5i..5i+5) for i < groups, stopping before the
+  // first group whose word is 0 (if stop_zero) or 0x20202020 (if stop_spaces); returns the
+  // number of groups written.
+  std::size_t (*encode)(const std::uint8_t* in, std::size_t groups, char* out, const alphabet& a,
+                        bool stop_zero, bool stop_spaces);
+  // Decodes whole groups in[5i..5i+5) -> out[4i..4i+4), stopping before the first group that
+  // has a char outside the alphabet or overflows; returns the number of groups written.
+  std::size_t (*decode)(const char* in, std::size_t groups, std::uint8_t* out, const alphabet& a);
+  // Copies the chars of in[0, n) with cls[c] == 0 (alphabet) to out, drops those with
+  // cls[c] == 1 (skipped), and stops before the first char with cls[c] == 2 (anything else) or
+  // right after the `cap`-th kept char; returns the kept count and sets `consumed` to the input
+  // length processed. cls[c] must be 2 for c >= 128. May write up to 64 bytes past out + cap.
+  std::size_t (*compact)(const char* in, std::size_t n, char* out, std::size_t cap,
+                         const std::uint8_t* cls, std::size_t& consumed);
+};
+const dispatch::by_level<kernels>& kernel_tables();
+const kernels& active_kernels();  // dispatch::pick(kernel_tables()), cached
+
 // 2^32-1 = 85 * 50529027: with x = the first four digits in base 85, a group overflows iff
 // x > kMaxPrefix, or x == kMaxPrefix and the last digit is not 0.
 inline constexpr std::uint32_t kMaxPrefix = 50529027;

@@ -13,6 +13,7 @@ std::size_t decode_scalar(const char* in, std::size_t groups, std::uint8_t* out,
 }
 }  // namespace
 
-const kernels kScalarKernels = {encode_scalar, decode_scalar, compact_scalar};
+const kernels kScalarKernels = {
+    .encode = encode_scalar, .decode = decode_scalar, .compact = compact_scalar};
 
 }  // namespace simdex::base85

@@ -1,12 +1,12 @@
 // AVX-512 level: XXH64 of 8 fixed-width values per zmm (vpmullq, vprolq), several times the scalar
-// hash loop. Probes and inserts use the AVX2 ops: one block is exactly one ymm, and a variant
+// hash loop. Probes and inserts use the AVX2 policy: one block is exactly one ymm, and a variant
 // testing two keys per zmm (two blocks side by side, one vptestmd) measured no better than
 // AVX2 on Zen 5, where bulk probes are bound by memory, not by instructions.
 #include <algorithm>
 
+#include "avx2_policy.h"
 #include "generic.h"
 #include "kernels.h"
-#include "x86_ops.h"
 
 namespace simdex::bloom {
 namespace {
@@ -77,7 +77,7 @@ inline __mmask64 missing_lanes8(const std::uint32_t* const* a, __m256i m) {
 void check_filters(const filter_view* f, std::size_t n, std::uint64_t hash, std::uint8_t* out) {
   static_assert(sizeof(filter_view) == 16, "two views per 256 bits");
   if (n == 0) return;
-  const __m256i m = avx2_ops::mask(static_cast<std::uint32_t>(hash));
+  const __m256i m = avx2_policy::mask(static_cast<std::uint32_t>(hash));
   const __m512i hi = _mm512_set1_epi64(static_cast<long long>(hash >> 32));
   const __m512i even = _mm512_setr_epi64(0, 2, 4, 6, 8, 10, 12, 14);
   const __m512i odd = _mm512_setr_epi64(1, 3, 5, 7, 9, 11, 13, 15);
@@ -114,12 +114,12 @@ void check_filters(const filter_view* f, std::size_t n, std::uint64_t hash, std:
       const __m128i hit = _mm_and_si128(_mm_cmpeq_epi8(lanes, _mm_setzero_si128()), _mm_set1_epi8(1));
       _mm_storel_epi64(reinterpret_cast<__m128i*>(out + start + j), hit);
     }
-    for (; j < cnt; ++j) out[start + j] = avx2_ops::test(addr[c][j], m);
+    for (; j < cnt; ++j) out[start + j] = avx2_policy::test(addr[c][j], m);
   }
 }
 
 constexpr kernels make_avx512() {
-  kernels k = make_kernels<avx2_ops>();
+  kernels k = make_kernels<avx2_policy>();
   k.check_filters = check_filters;
   k.hash_u32s = hash_u32s;
   k.hash_u64s = hash_u64s;

@@ -4,8 +4,11 @@
 namespace simdex::bloom {
 
 const dispatch::by_level<kernels>& kernel_tables() {
-  static const dispatch::by_level<kernels> tables = {&kScalarKernels, &kSse42Kernels, &kAvx2Kernels,
-                                                     &kAvx512Kernels, nullptr};
+  static const dispatch::by_level<kernels> tables = {
+      .scalar = &kScalarKernels,
+      .sse42 = &kSse42Kernels,
+      .avx2 = &kAvx2Kernels,
+      .avx512 = &kAvx512Kernels};
   return tables;
 }
 
@@ -15,3 +18,9 @@ const kernels& active_kernels() {
 }
 
 }  // namespace simdex::bloom
+
+namespace simdex {
+void bloom_kernel_report(std::vector<kernel_choice>& out) {
+  out.push_back({"bloom", dispatch::pick(bloom::kernel_tables()).level});
+}
+}  // namespace simdex

@@ -11,22 +11,25 @@
 namespace simdex::bloom {
 
 const kernels kEmptyKernels = {
-    [](const std::uint32_t*, std::uint64_t, std::uint64_t) { return false; },
-    [](std::uint32_t*, std::uint64_t, std::uint64_t) {},
-    [](const std::uint32_t*, std::uint64_t, const std::uint64_t*, std::size_t n,
-       std::uint8_t* out) {
-      for (std::size_t i = 0; i < n; ++i) out[i] = 0;
-    },
-    [](const std::uint32_t*, std::uint64_t, const std::uint64_t*, std::size_t n,
-       std::uint64_t* out) {
-      for (std::size_t i = 0; i < (n + 63) / 64; ++i) out[i] = 0;
-    },
-    [](std::uint32_t*, std::uint64_t, const std::uint64_t*, std::size_t) {},
-    [](const filter_view*, std::size_t n, std::uint64_t, std::uint8_t* out) {
-      for (std::size_t i = 0; i < n; ++i) out[i] = 0;
-    },
-    [](const void*, std::size_t, std::uint64_t*) {},
-    [](const void*, std::size_t, std::uint64_t*) {},
+    .check = [](const std::uint32_t*, std::uint64_t, std::uint64_t) { return false; },
+    .insert = [](std::uint32_t*, std::uint64_t, std::uint64_t) {},
+    .check_bulk =
+        [](const std::uint32_t*, std::uint64_t, const std::uint64_t*, std::size_t n,
+           std::uint8_t* out) {
+          for (std::size_t i = 0; i < n; ++i) out[i] = 0;
+        },
+    .check_bulk_bits =
+        [](const std::uint32_t*, std::uint64_t, const std::uint64_t*, std::size_t n,
+           std::uint64_t* out) {
+          for (std::size_t i = 0; i < (n + 63) / 64; ++i) out[i] = 0;
+        },
+    .insert_bulk = [](std::uint32_t*, std::uint64_t, const std::uint64_t*, std::size_t) {},
+    .check_filters =
+        [](const filter_view*, std::size_t n, std::uint64_t, std::uint8_t* out) {
+          for (std::size_t i = 0; i < n; ++i) out[i] = 0;
+        },
+    .hash_u32s = [](const void*, std::size_t, std::uint64_t*) {},
+    .hash_u64s = [](const void*, std::size_t, std::uint64_t*) {},
 };
 
 namespace {
@@ -55,6 +58,8 @@ void filter::allocate(std::uint64_t blocks, page_size pages) {
   k_ = &active_kernels();
   check_ = k_->check;
 }
+
+const kernels* filter::empty_kernels() noexcept { return &kEmptyKernels; }
 
 filter::filter(std::size_t num_bytes, page_size pages) {
   if (!is_pow2(num_bytes) || num_bytes < kMinBytes || num_bytes > kMaxBytes)

@@ -1,6 +1,6 @@
-// The kernel algorithms written once over a per-level "block ops" policy:
-//   Ops::mask_t, Ops::mask(key) -> the 8-word mask, Ops::test(block, mask) -> all mask bits set,
-//   Ops::set(block, mask) -> OR the mask in.
+// The kernel algorithms written once over a per-level block policy:
+//   Policy::mask_t, Policy::mask(key) -> the 8-word mask, Policy::test(block, mask) -> all mask
+//   bits set, Policy::set(block, mask) -> OR the mask in.
 // Bulk loops prefetch the block of key i + kAhead while testing key i, so up to kAhead misses
 // are in flight even when the loop body itself is short. Internal linkage (see xxh64_fixed.h).
 #pragma once
@@ -27,14 +27,14 @@ inline const std::uint32_t* block_ptr(const std::uint32_t* words, std::uint64_t 
   return words + 8 * block_index(hash, blocks);
 }
 
-template <class Ops>
+template <class Policy>
 bool check_one(const std::uint32_t* words, std::uint64_t blocks, std::uint64_t hash) {
-  return Ops::test(block_ptr(words, blocks, hash), Ops::mask(static_cast<std::uint32_t>(hash)));
+  return Policy::test(block_ptr(words, blocks, hash), Policy::mask(static_cast<std::uint32_t>(hash)));
 }
 
-template <class Ops>
+template <class Policy>
 void insert_one(std::uint32_t* words, std::uint64_t blocks, std::uint64_t hash) {
-  Ops::set(words + 8 * block_index(hash, blocks), Ops::mask(static_cast<std::uint32_t>(hash)));
+  Policy::set(words + 8 * block_index(hash, blocks), Policy::mask(static_cast<std::uint32_t>(hash)));
 }
 
 // Calls body(i) for i in [0, n), prefetching the block of hashes[i + kAhead] first.
@@ -58,45 +58,45 @@ constexpr std::uint64_t kInCacheBlocks = (std::size_t{1} << 20) / kBlockBytes;
 
 // Calls body(i, hit) for i in [0, n): four keys per step with their masks and loads side by
 // side, so four independent probes overlap without a prefetch in the way.
-template <class Ops, class Body>
+template <class Policy, class Body>
 inline void unrolled_check(const std::uint32_t* words, std::uint64_t blocks,
                            const std::uint64_t* hashes, std::size_t n, Body&& body) {
   std::size_t i = 0;
   for (; i + 4 <= n; i += 4) {
-    const bool r0 = check_one<Ops>(words, blocks, hashes[i]);
-    const bool r1 = check_one<Ops>(words, blocks, hashes[i + 1]);
-    const bool r2 = check_one<Ops>(words, blocks, hashes[i + 2]);
-    const bool r3 = check_one<Ops>(words, blocks, hashes[i + 3]);
+    const bool r0 = check_one<Policy>(words, blocks, hashes[i]);
+    const bool r1 = check_one<Policy>(words, blocks, hashes[i + 1]);
+    const bool r2 = check_one<Policy>(words, blocks, hashes[i + 2]);
+    const bool r3 = check_one<Policy>(words, blocks, hashes[i + 3]);
     body(i, r0);
     body(i + 1, r1);
     body(i + 2, r2);
     body(i + 3, r3);
   }
-  for (; i < n; ++i) body(i, check_one<Ops>(words, blocks, hashes[i]));
+  for (; i < n; ++i) body(i, check_one<Policy>(words, blocks, hashes[i]));
 }
 
 // body(i, hit) over all keys, by the loop that suits the filter's size.
-template <class Ops, class Body>
+template <class Policy, class Body>
 inline void check_loop(const std::uint32_t* words, std::uint64_t blocks,
                        const std::uint64_t* hashes, std::size_t n, Body&& body) {
   if (blocks <= kInCacheBlocks)
-    unrolled_check<Ops>(words, blocks, hashes, n, body);
+    unrolled_check<Policy>(words, blocks, hashes, n, body);
   else
     prefetched_loop<0>(words, blocks, hashes, n,
-                       [&](std::size_t i) { body(i, check_one<Ops>(words, blocks, hashes[i])); });
+                       [&](std::size_t i) { body(i, check_one<Policy>(words, blocks, hashes[i])); });
 }
 
-template <class Ops>
+template <class Policy>
 void check_bulk(const std::uint32_t* words, std::uint64_t blocks, const std::uint64_t* hashes,
                 std::size_t n, std::uint8_t* out) {
-  check_loop<Ops>(words, blocks, hashes, n, [&](std::size_t i, bool hit) { out[i] = hit; });
+  check_loop<Policy>(words, blocks, hashes, n, [&](std::size_t i, bool hit) { out[i] = hit; });
 }
 
-template <class Ops>
+template <class Policy>
 void check_bulk_bits(const std::uint32_t* words, std::uint64_t blocks, const std::uint64_t* hashes,
                      std::size_t n, std::uint64_t* out) {
   std::uint64_t acc = 0;
-  check_loop<Ops>(words, blocks, hashes, n, [&](std::size_t i, bool hit) {
+  check_loop<Policy>(words, blocks, hashes, n, [&](std::size_t i, bool hit) {
     acc |= static_cast<std::uint64_t>(hit) << (i & 63);
     if ((i & 63) == 63) {
       out[i >> 6] = acc;
@@ -108,24 +108,17 @@ void check_bulk_bits(const std::uint32_t* words, std::uint64_t blocks, const std
 
 // Each key's load-OR-store completes before the next key's load, so two keys that share a
 // block both land (the prefetch only warms the line).
-template <class Ops>
+template <class Policy>
 void insert_bulk(std::uint32_t* words, std::uint64_t blocks, const std::uint64_t* hashes,
                  std::size_t n) {
   prefetched_loop<1>(words, blocks, hashes, n,
-                     [&](std::size_t i) { insert_one<Ops>(words, blocks, hashes[i]); });
+                     [&](std::size_t i) { insert_one<Policy>(words, blocks, hashes[i]); });
 }
 
-#ifndef SIMDEX_BLOOM_MANY_AHEAD
-#define SIMDEX_BLOOM_MANY_AHEAD 32
-#endif
-#ifndef SIMDEX_BLOOM_MANY_LOCALITY
-#define SIMDEX_BLOOM_MANY_LOCALITY 2
-#endif
-
-template <class Ops>
+template <class Policy>
 void check_filters(const filter_view* filters, std::size_t n, std::uint64_t hash,
                    std::uint8_t* out) {
-  const auto m = Ops::mask(static_cast<std::uint32_t>(hash));
+  const auto m = Policy::mask(static_cast<std::uint32_t>(hash));
   auto at = [&](std::size_t i) { return block_ptr(filters[i].words, filters[i].blocks, hash); };
   // Filters that together fit in L2 (judged from the first one: summing all sizes first costs
   // more than the probes; a wrong guess only costs speed): four probes per step, no prefetch.
@@ -133,27 +126,27 @@ void check_filters(const filter_view* filters, std::size_t n, std::uint64_t hash
   if (filters[0].blocks <= kInCacheBlocks / n) {
     std::size_t i = 0;
     for (; i + 4 <= n; i += 4) {
-      const bool r0 = Ops::test(at(i), m), r1 = Ops::test(at(i + 1), m);
-      const bool r2 = Ops::test(at(i + 2), m), r3 = Ops::test(at(i + 3), m);
+      const bool r0 = Policy::test(at(i), m), r1 = Policy::test(at(i + 1), m);
+      const bool r2 = Policy::test(at(i + 2), m), r3 = Policy::test(at(i + 3), m);
       out[i] = r0;
       out[i + 1] = r1;
       out[i + 2] = r2;
       out[i + 3] = r3;
     }
-    for (; i < n; ++i) out[i] = Ops::test(at(i), m);
+    for (; i < n; ++i) out[i] = Policy::test(at(i), m);
     return;
   }
   // One hash lands at the same offset in equal-sized filters, so with power-of-two sizes all
   // the lines map to one L1 set: prefetch into L2 (whose sets hold them) and a bounded distance.
-  constexpr std::size_t ahead = SIMDEX_BLOOM_MANY_AHEAD;
+  constexpr std::size_t ahead = 32;
   for (std::size_t i = 0; i < n && i < ahead; ++i)
-    __builtin_prefetch(at(i), 0, SIMDEX_BLOOM_MANY_LOCALITY);
+    __builtin_prefetch(at(i), 0, 2);
   std::size_t i = 0;
   for (; i + ahead < n; ++i) {
-    __builtin_prefetch(at(i + ahead), 0, SIMDEX_BLOOM_MANY_LOCALITY);
-    out[i] = Ops::test(at(i), m);
+    __builtin_prefetch(at(i + ahead), 0, 2);
+    out[i] = Policy::test(at(i), m);
   }
-  for (; i < n; ++i) out[i] = Ops::test(at(i), m);
+  for (; i < n; ++i) out[i] = Policy::test(at(i), m);
 }
 
 template <class T>
@@ -169,10 +162,16 @@ inline void hash_u64s_scalar(const void* v, std::size_t n, std::uint64_t* out) {
   for (std::size_t i = 0; i < n; ++i) out[i] = xxh64_u64(load_le<std::uint64_t>(v, i));
 }
 
-template <class Ops>
+template <class Policy>
 constexpr kernels make_kernels() {
-  return {check_one<Ops>,   insert_one<Ops>,    check_bulk<Ops>,  check_bulk_bits<Ops>,
-          insert_bulk<Ops>, check_filters<Ops>, hash_u32s_scalar, hash_u64s_scalar};
+  return {.check = check_one<Policy>,
+          .insert = insert_one<Policy>,
+          .check_bulk = check_bulk<Policy>,
+          .check_bulk_bits = check_bulk_bits<Policy>,
+          .insert_bulk = insert_bulk<Policy>,
+          .check_filters = check_filters<Policy>,
+          .hash_u32s = hash_u32s_scalar,
+          .hash_u64s = hash_u64s_scalar};
 }
 
 }  // namespace

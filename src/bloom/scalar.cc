@@ -21,7 +21,7 @@ void insert(std::uint32_t* words, std::uint64_t blocks, std::uint64_t hash) noex
 }  // namespace spec
 
 namespace {
-struct scalar_ops {
+struct scalar_policy {
   struct mask_t {
     std::uint32_t w[8];
   };
@@ -42,6 +42,6 @@ struct scalar_ops {
 };
 }  // namespace
 
-const kernels kScalarKernels = make_kernels<scalar_ops>();
+const kernels kScalarKernels = make_kernels<scalar_policy>();
 
 }  // namespace simdex::bloom

@@ -18,7 +18,7 @@ inline __m128i salt128(int half) {
   return _mm_loadu_si128(reinterpret_cast<const __m128i*>(kSalt) + half);
 }
 
-struct sse42_ops {
+struct sse42_policy {
   struct mask_t {
     __m128i lo, hi;
   };
@@ -43,6 +43,6 @@ struct sse42_ops {
 
 }  // namespace
 
-const kernels kSse42Kernels = make_kernels<sse42_ops>();
+const kernels kSse42Kernels = make_kernels<sse42_policy>();
 
 }  // namespace simdex::bloom

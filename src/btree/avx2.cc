@@ -1,15 +1,13 @@
-// avx2 level: the tree algorithms instantiated over the avx2 node-search kernel.
-#include "impl.h"
-#include "kern_avx2.h"
-#include "levels.h"
+// avx2 level: the tree algorithms instantiated over the avx2 node-search policy.
+#include "avx2_policy.h"
+#include "generic.h"
+#include "kernels.h"
 
 namespace simdex::btree_detail {
 
-template <class S, std::size_t VS>
-const ops<S, VS>* avx2_ops() {
-  static constexpr ops<S, VS> table = impl<kern_avx2<S>, VS>::table();
-  return &table;
-}
-SIMDEX_BTREE_INSTANTIATE(avx2_ops)
+#define SIMDEX_BTREE_LEVEL(S, VS) \
+  template const kernels<S, VS>* level_kernels<avx2_policy, S, VS>();
+SIMDEX_BTREE_SHAPES(SIMDEX_BTREE_LEVEL)
+#undef SIMDEX_BTREE_LEVEL
 
 }  // namespace simdex::btree_detail

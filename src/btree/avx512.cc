@@ -1,15 +1,13 @@
-// avx512 level: the tree algorithms instantiated over the avx512 node-search kernel.
-#include "impl.h"
-#include "kern_avx512.h"
-#include "levels.h"
+// avx512 level: the tree algorithms instantiated over the avx512 node-search policy.
+#include "avx512_policy.h"
+#include "generic.h"
+#include "kernels.h"
 
 namespace simdex::btree_detail {
 
-template <class S, std::size_t VS>
-const ops<S, VS>* avx512_ops() {
-  static constexpr ops<S, VS> table = impl<kern_avx512<S>, VS>::table();
-  return &table;
-}
-SIMDEX_BTREE_INSTANTIATE(avx512_ops)
+#define SIMDEX_BTREE_LEVEL(S, VS) \
+  template const kernels<S, VS>* level_kernels<avx512_policy, S, VS>();
+SIMDEX_BTREE_SHAPES(SIMDEX_BTREE_LEVEL)
+#undef SIMDEX_BTREE_LEVEL
 
 }  // namespace simdex::btree_detail

@@ -1,15 +1,13 @@
-// scalar level: the tree algorithms instantiated over the scalar node-search kernel.
-#include "impl.h"
-#include "kern_scalar.h"
-#include "levels.h"
+// scalar level: the tree algorithms instantiated over the scalar node-search policy.
+#include "generic.h"
+#include "kernels.h"
+#include "scalar_policy.h"
 
 namespace simdex::btree_detail {
 
-template <class S, std::size_t VS>
-const ops<S, VS>* scalar_ops() {
-  static constexpr ops<S, VS> table = impl<kern_scalar<S>, VS>::table();
-  return &table;
-}
-SIMDEX_BTREE_INSTANTIATE(scalar_ops)
+#define SIMDEX_BTREE_LEVEL(S, VS) \
+  template const kernels<S, VS>* level_kernels<scalar_policy, S, VS>();
+SIMDEX_BTREE_SHAPES(SIMDEX_BTREE_LEVEL)
+#undef SIMDEX_BTREE_LEVEL
 
 }  // namespace simdex::btree_detail

@@ -3,6 +3,7 @@
 #include <numeric>
 #include <type_traits>
 
+#include "kernels.h"
 #include "simdex/btree/detail.h"
 
 namespace simdex::btree_detail {
@@ -31,7 +32,8 @@ void radix_sort(S* keys, std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) a[i] = static_cast<U>(keys[i]) ^ kSign;
   std::vector<std::size_t> hist(kPasses * kBuckets, 0);
   for (std::size_t i = 0; i < n; ++i)
-    for (unsigned p = 0; p < kPasses; ++p) ++hist[p * kBuckets + ((a[i] >> (p * kBits)) & (kBuckets - 1))];
+    for (unsigned p = 0; p < kPasses; ++p)
+      ++hist[p * kBuckets + ((a[i] >> (p * kBits)) & (kBuckets - 1))];
   for (unsigned p = 0; p < kPasses; ++p) {
     std::size_t* h = hist.data() + p * kBuckets;
     if (h[(a[0] >> (p * kBits)) & (kBuckets - 1)] == n) continue;  // one digit value only
@@ -60,10 +62,12 @@ void sort_with_index(S* keys, std::uint32_t* index, std::size_t n) {
     std::uint32_t at;
   };
   std::vector<item> a(n), b(n);
-  for (std::size_t i = 0; i < n; ++i) a[i] = {static_cast<U>(keys[i]) ^ kSign, static_cast<std::uint32_t>(i)};
+  for (std::size_t i = 0; i < n; ++i)
+    a[i] = {static_cast<U>(keys[i]) ^ kSign, static_cast<std::uint32_t>(i)};
   std::vector<std::size_t> hist(kPasses * kBuckets, 0);
   for (std::size_t i = 0; i < n; ++i)
-    for (unsigned p = 0; p < kPasses; ++p) ++hist[p * kBuckets + ((a[i].key >> (p * kBits)) & (kBuckets - 1))];
+    for (unsigned p = 0; p < kPasses; ++p)
+      ++hist[p * kBuckets + ((a[i].key >> (p * kBits)) & (kBuckets - 1))];
   for (unsigned p = 0; p < kPasses && n > 0; ++p) {
     std::size_t* h = hist.data() + p * kBuckets;
     if (h[(a[0].key >> (p * kBits)) & (kBuckets - 1)] == n) continue;
@@ -95,7 +99,8 @@ std::size_t sort_unique(S* keys, std::byte* vals, std::size_t vs, std::size_t n,
   }
   std::vector<std::uint32_t> order(n);
   std::iota(order.begin(), order.end(), 0u);
-  std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) { return keys[a] < keys[b]; });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::uint32_t a, std::uint32_t b) { return keys[a] < keys[b]; });
   std::vector<S> k2;
   std::vector<std::byte> v2;
   k2.reserve(n);
@@ -116,17 +121,13 @@ std::size_t sort_unique(S* keys, std::byte* vals, std::size_t vs, std::size_t n,
   return k2.size();
 }
 
-template std::size_t sort_unique<std::int32_t>(std::int32_t*, std::byte*, std::size_t, std::size_t, bool);
-template std::size_t sort_unique<std::int64_t>(std::int64_t*, std::byte*, std::size_t, std::size_t, bool);
+template std::size_t sort_unique<std::int32_t>(std::int32_t*, std::byte*, std::size_t, std::size_t,
+                                               bool);
+template std::size_t sort_unique<std::int64_t>(std::int64_t*, std::byte*, std::size_t, std::size_t,
+                                               bool);
 
 #define SIMDEX_BTREE_DESTROY(S, VS) template void destroy<S, VS>(tree<S, VS>&) noexcept;
-SIMDEX_BTREE_DESTROY(std::int32_t, 0)
-SIMDEX_BTREE_DESTROY(std::int32_t, 4)
-SIMDEX_BTREE_DESTROY(std::int32_t, 8)
-SIMDEX_BTREE_DESTROY(std::int32_t, 16)
-SIMDEX_BTREE_DESTROY(std::int64_t, 0)
-SIMDEX_BTREE_DESTROY(std::int64_t, 4)
-SIMDEX_BTREE_DESTROY(std::int64_t, 8)
-SIMDEX_BTREE_DESTROY(std::int64_t, 16)
+SIMDEX_BTREE_SHAPES(SIMDEX_BTREE_DESTROY)
+#undef SIMDEX_BTREE_DESTROY
 
 }  // namespace simdex::btree_detail

@@ -2,6 +2,7 @@
 #include <limits>
 #include <sstream>
 
+#include "kernels.h"
 #include "simdex/btree/detail.h"
 
 namespace simdex::btree_detail {
@@ -68,8 +69,10 @@ struct checker {
     if (prev_leaf == nullptr ? t.first != p : LL::hdr(prev_leaf)->next != p)
       return fail("leaf next link / first wrong", p);
     prev_leaf = p;
-    if (bool(h->flags & H::kHasLo) != has_lo || (has_lo && h->lo != lo)) return fail("low fence wrong", p);
-    if (bool(h->flags & H::kHasHi) != has_hi || (has_hi && h->hi != hi)) return fail("high fence wrong", p);
+    if (bool(h->flags & H::kHasLo) != has_lo || (has_lo && h->lo != lo))
+      return fail("low fence wrong", p);
+    if (bool(h->flags & H::kHasHi) != has_hi || (has_hi && h->hi != hi))
+      return fail("high fence wrong", p);
     unsigned nb = h->nb;
     if (nb < 1 || nb > LL::kBlocks) return fail("leaf block count out of range", p);
     unsigned n = 0;
@@ -105,7 +108,8 @@ template <class S, std::size_t VS>
 std::string validate(const tree<S, VS>& t) {
   checker<S, VS> c{t, {}};
   if (t.root == 0) {
-    if (t.size != 0 || t.first || t.last || t.leaves || t.inners) return "empty tree with leftovers";
+    if (t.size != 0 || t.first || t.last || t.leaves || t.inners)
+      return "empty tree with leftovers";
     return {};
   }
   std::uint64_t total = 0;
@@ -118,13 +122,7 @@ std::string validate(const tree<S, VS>& t) {
 }
 
 #define SIMDEX_BTREE_VALIDATE(S, VS) template std::string validate<S, VS>(const tree<S, VS>&);
-SIMDEX_BTREE_VALIDATE(std::int32_t, 0)
-SIMDEX_BTREE_VALIDATE(std::int32_t, 4)
-SIMDEX_BTREE_VALIDATE(std::int32_t, 8)
-SIMDEX_BTREE_VALIDATE(std::int32_t, 16)
-SIMDEX_BTREE_VALIDATE(std::int64_t, 0)
-SIMDEX_BTREE_VALIDATE(std::int64_t, 4)
-SIMDEX_BTREE_VALIDATE(std::int64_t, 8)
-SIMDEX_BTREE_VALIDATE(std::int64_t, 16)
+SIMDEX_BTREE_SHAPES(SIMDEX_BTREE_VALIDATE)
+#undef SIMDEX_BTREE_VALIDATE
 
 }  // namespace simdex::btree_detail

@@ -9,7 +9,16 @@
 namespace simdex {
 namespace {
 
-constexpr const char* kIsaNames[kIsaCount] = {"scalar", "sse4.2", "avx2", "avx512", "avx512vbmi"};
+#define SIMDEX_ISA_NAME(id, name) name,
+constexpr const char* kIsaNames[kIsaCount] = {SIMDEX_ISA_LEVELS(SIMDEX_ISA_NAME)};
+#undef SIMDEX_ISA_NAME
+
+// "scalar, sse4.2, ...": the accepted values, for the error message.
+std::string level_list() {
+  std::string s;
+  for (const char* n : kIsaNames) s += (s.empty() ? "" : ", ") + std::string(n);
+  return s;
+}
 
 struct regs {
   unsigned a = 0, b = 0, c = 0, d = 0;
@@ -107,8 +116,7 @@ isa resolve_isa(isa best, const char* env) {
   auto cap = parse_isa(env);
   if (!cap) {
     throw std::invalid_argument(std::string("SIMDEX_ISA='") + env +
-                                "' is not a level; use one of scalar, sse4.2, avx2, avx512, "
-                                "avx512vbmi");
+                                "' is not a level; use one of " + level_list());
   }
   return static_cast<int>(*cap) < static_cast<int>(best) ? *cap : best;
 }

@@ -1,1 +1,1 @@
-simdex_add_sources(DIR src/cpu FILES cpu.cc report.cc pages.cc)
+simdex_add_sources(DIR src/cpu FILES cpu.cc report.cc memory.cc)

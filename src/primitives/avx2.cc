@@ -1,5 +1,5 @@
 // AVX2 level: 32-byte compares and remap; the 16-byte rank table stays on SSE.
-#include "x86_common.h"
+#include "sse42_common.h"
 
 namespace simdex::primitives {
 namespace {
@@ -48,8 +48,13 @@ std::size_t find_u32x16_avx2(const std::uint32_t* slots, std::size_t size, std::
 }  // namespace
 
 const kernels kAvx2Kernels = {
-    lower_bound_avx2, lower_bound_padded_avx2, remap_avx2,       rank_table16,
-    find_u32x16_avx2, find_min_sse<32>,        find_min_sse<64>,
+    .lower_bound = lower_bound_avx2,
+    .lower_bound_padded = lower_bound_padded_avx2,
+    .remap_branches = remap_avx2,
+    .rank_table = rank_table16,
+    .find_u32x16 = find_u32x16_avx2,
+    .find_min_index_32 = find_min_sse<32>,
+    .find_min_index_64 = find_min_sse<64>,
 };
 
 }  // namespace simdex::primitives

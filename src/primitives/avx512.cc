@@ -1,6 +1,6 @@
 // AVX-512BW level: unsigned byte compares straight into mask registers, masked loads and
 // stores for tails (fault-suppressing, so the unpadded form never reads past the end).
-#include "x86_common.h"
+#include "sse42_common.h"
 
 namespace simdex::primitives {
 namespace {
@@ -71,8 +71,13 @@ std::size_t find_min_avx512(const std::uint16_t* v) {
 }  // namespace
 
 const kernels kAvx512Kernels = {
-    lower_bound_avx512, lower_bound_padded_avx512, remap_avx512,        rank_table16,
-    find_u32x16_avx512, find_min_avx512<32>,       find_min_avx512<64>,
+    .lower_bound = lower_bound_avx512,
+    .lower_bound_padded = lower_bound_padded_avx512,
+    .remap_branches = remap_avx512,
+    .rank_table = rank_table16,
+    .find_u32x16 = find_u32x16_avx512,
+    .find_min_index_32 = find_min_avx512<32>,
+    .find_min_index_64 = find_min_avx512<64>,
 };
 
 }  // namespace simdex::primitives

@@ -4,39 +4,47 @@
 namespace simdex::primitives {
 
 const dispatch::by_level<kernels>& kernel_tables() {
-  static const dispatch::by_level<kernels> tables = {&kScalarKernels, &kSse42Kernels, &kAvx2Kernels,
-                                                     &kAvx512Kernels, nullptr};
+  static const dispatch::by_level<kernels> tables = {.scalar = &kScalarKernels,
+                                                     .sse42 = &kSse42Kernels,
+                                                     .avx2 = &kAvx2Kernels,
+                                                     .avx512 = &kAvx512Kernels};
   return tables;
 }
 
 namespace {
-const kernels& active() {
+const kernels& active_kernels() {
   static const kernels* table = dispatch::pick(kernel_tables()).table;
   return *table;
 }
 }  // namespace
 
 std::size_t lower_bound(const std::uint8_t* data, std::size_t n, std::uint8_t key) {
-  return active().lower_bound(data, n, key);
+  return active_kernels().lower_bound(data, n, key);
 }
 std::size_t lower_bound_padded(const std::uint8_t* data, std::size_t n, std::uint8_t key) {
-  return active().lower_bound_padded(data, n, key);
+  return active_kernels().lower_bound_padded(data, n, key);
 }
 void remap_branches(const std::uint8_t* in, std::uint8_t* out, std::size_t n,
                     const std::uint8_t lut[16]) {
-  active().remap_branches(in, out, n, lut);
+  active_kernels().remap_branches(in, out, n, lut);
 }
 void rank_table(const std::uint8_t counts[16], std::uint8_t ranks[16]) {
-  active().rank_table(counts, ranks);
+  active_kernels().rank_table(counts, ranks);
 }
 std::size_t find_u32x16(const std::uint32_t slots[16], std::size_t size, std::uint32_t needle) {
-  return active().find_u32x16(slots, size, needle);
+  return active_kernels().find_u32x16(slots, size, needle);
 }
 std::size_t find_min_index_32(const std::uint16_t values[32]) {
-  return active().find_min_index_32(values);
+  return active_kernels().find_min_index_32(values);
 }
 std::size_t find_min_index_64(const std::uint16_t values[64]) {
-  return active().find_min_index_64(values);
+  return active_kernels().find_min_index_64(values);
 }
 
 }  // namespace simdex::primitives
+
+namespace simdex {
+void primitives_kernel_report(std::vector<kernel_choice>& out) {
+  out.push_back({"primitives", dispatch::pick(primitives::kernel_tables()).level});
+}
+}  // namespace simdex

@@ -41,8 +41,13 @@ std::size_t find_min_scalar(const std::uint16_t* v) {
 }  // namespace
 
 const kernels kScalarKernels = {
-    lower_bound_scalar, lower_bound_scalar,  remap_scalar,        rank_scalar,
-    find_u32x16_scalar, find_min_scalar<32>, find_min_scalar<64>,
+    .lower_bound = lower_bound_scalar,
+    .lower_bound_padded = lower_bound_scalar,
+    .remap_branches = remap_scalar,
+    .rank_table = rank_scalar,
+    .find_u32x16 = find_u32x16_scalar,
+    .find_min_index_32 = find_min_scalar<32>,
+    .find_min_index_64 = find_min_scalar<64>,
 };
 
 }  // namespace simdex::primitives

@@ -1,4 +1,6 @@
 // Every kernel at every usable level against the spec's loop, on random filters.
+#include "bloom/kernels.h"
+
 #include <gtest/gtest.h>
 #include <xxhash.h>
 

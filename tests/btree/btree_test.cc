@@ -38,7 +38,7 @@ std::vector<isa> levels() {
   using S = typename simdex::btree_detail::codec<K>::stored;
   constexpr std::size_t VS = simdex::btree_detail::value_slot<V>;
   std::vector<isa> out;
-  for (auto& [l, t] : simdex::testing::usable_levels(simdex::btree_detail::tables<S, VS>())) out.push_back(l);
+  for (auto& [l, t] : simdex::testing::usable_levels(simdex::btree_detail::kernel_tables<S, VS>())) out.push_back(l);
   return out;
 }
 

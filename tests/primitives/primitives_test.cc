@@ -11,13 +11,14 @@
 #include <vector>
 
 #include "isa_levels.h"
+#include "primitives/kernels.h"
 
 namespace simdex::primitives {
 namespace {
 
 using simdex::testing::usable_levels;
 
-const kernels& ref() { return *kernel_tables()[0]; }
+const kernels& ref() { return *kernel_tables().scalar; }
 
 // A few content shapes per size: random sorted, all-equal, dense runs, extremes.
 std::vector<std::vector<std::uint8_t>> sorted_arrays(std::size_t n, std::mt19937& rng) {

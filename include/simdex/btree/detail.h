@@ -281,7 +281,7 @@ struct pos {
 // One table per (stored key, value slot) and ISA level; each public call makes one indirect
 // call into it, and everything below (descent, node search) is direct, inlined code.
 template <class S, std::size_t VS>
-struct ops {
+struct kernels {
   using T = tree<S, VS>;
   bool (*insert)(T&, S key, const void* val, bool assign);
   bool (*erase)(T&, S key);
@@ -303,14 +303,12 @@ struct ops {
   const char* level_name;
 };
 
+// Defined in src/btree/dispatch.cc for every shape of SIMDEX_BTREE_SHAPES (src/btree/kernels.h):
+// S in {int32_t, int64_t}, VS in {0, 4, 8, 16}.
 template <class S, std::size_t VS>
-using ops_tables = dispatch::by_level<ops<S, VS>>;
-
-// Defined in src/btree/dispatch.cc for S in {int32_t, int64_t} and VS in {0, 4, 8, 16}.
+const dispatch::by_level<kernels<S, VS>>& kernel_tables();
 template <class S, std::size_t VS>
-const ops_tables<S, VS>& tables();
-template <class S, std::size_t VS>
-const ops<S, VS>& active_ops();
+const kernels<S, VS>& active_kernels();
 
 // Helpers in src/btree/tree.cc (baseline code): free all nodes; sort + dedupe; validator.
 template <class S, std::size_t VS>

@@ -1,4 +1,7 @@
-// Each component binds itself into the one extension module from its own file.
+// Shared by the binding files. Each component binds itself into the one extension module from
+// simdex/_ext/<component>.cc, which defines
+//   void simdex::py::bind_<component>(nb::module_& m);
+// module.cc calls every one of them (python/CMakeLists.txt generates the list).
 #pragma once
 
 #include <nanobind/nanobind.h>
@@ -6,11 +9,5 @@
 namespace simdex::py {
 
 namespace nb = nanobind;
-
-void bind_cpu(nb::module_& m);
-void bind_primitives(nb::module_& m);
-void bind_base85(nb::module_& m);
-void bind_bloom(nb::module_& m);
-void bind_btree(nb::module_& m);
 
 }  // namespace simdex::py

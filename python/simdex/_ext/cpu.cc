@@ -32,7 +32,9 @@ void bind_cpu(nb::module_& m) {
           kernels.append(row);
         }
         d["kernels"] = kernels;
-        d["levels"] = std::vector<std::string>{"scalar", "sse4.2", "avx2", "avx512", "avx512vbmi"};
+        nb::list levels;
+        for (int l = 0; l < kIsaCount; ++l) levels.append(isa_name(static_cast<isa>(l)));
+        d["levels"] = levels;
         return d;
       },
       "CPU vendor and model, detected features, the ISA level in use (SIMDEX_ISA caps it) and "

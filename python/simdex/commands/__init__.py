@@ -1,7 +1,6 @@
-"""Command-line subcommand groups, one module per component (base85, bloom, ...).
+"""Command-line subcommand groups, one optional module per component (base85, bloom, ...).
 
 Each module defines ``register(subparsers)``, adding its parser with ``set_defaults(func=...)``;
-the function takes the parsed arguments and returns the exit code.
+the function takes the parsed arguments and returns the exit code. ``simdex.cli`` registers the
+module of every built component that has one (``simdex.components``).
 """
-
-COMPONENT_COMMANDS = ("base85", "bloom", "btree")

@@ -1,4 +1,4 @@
-// The AVX2 block ops (one 256-bit block = one ymm), shared by the AVX2 and AVX-512 files.
+// The AVX2 block policy (one 256-bit block = one ymm), shared by the AVX2 and AVX-512 files.
 // Internal linkage: each level's file compiles its own copy.
 #pragma once
 
@@ -13,7 +13,7 @@ namespace {
 
 inline __m256i salt256() { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kSalt)); }
 
-struct avx2_ops {
+struct avx2_policy {
   using mask_t = __m256i;
   // Word i gets bit (key * SALT[i]) >> 27: one vpmulld, one shift, one variable shift.
   static mask_t mask(std::uint32_t key) {

@@ -1,3 +1,5 @@
+// simdex/memory.h: page buffers with a chosen page size (mmap + madvise), and what the
+// kernel reports about them.
 #include <sys/mman.h>
 
 #include <cstdint>

@@ -6,7 +6,7 @@
 namespace simdex::btree_detail {
 
 template <class S>
-struct kern_scalar {
+struct scalar_policy {
   using key = S;
   static constexpr const char* kName = "scalar";
   // Number of a[i] <= x for i < m (m <= 64).

@@ -1,5 +1,5 @@
-// The tree algorithms, written once and instantiated per ISA level: KN is a node-search
-// kernel (kern_scalar / kern_avx2 / kern_avx512), so every instantiation is a distinct type
+// The tree algorithms, written once and instantiated per ISA level: Policy is a node-search
+// kernel (scalar_policy / avx2_policy / avx512_policy), so every instantiation is a distinct type
 // and the linker can never mix code built for different levels. Include only from the
 // per-level files (scalar.cc, avx2.cc, avx512.cc). Uses no std templates for the same reason.
 #pragma once
@@ -12,9 +12,9 @@
 
 namespace simdex::btree_detail {
 
-template <class KN, std::size_t VS>
+template <class Policy, std::size_t VS>
 struct impl {
-  using S = typename KN::key;
+  using S = typename Policy::key;
   using T = tree<S, VS>;
   using LL = leaf_layout<S, VS>;
   using IL = inner_layout<S>;
@@ -63,16 +63,16 @@ struct impl {
     if constexpr (IL::kSummary) {
       // Separators 0..8j-1 are <= k and 8j+7.. are > k (unused slots hold kMax, hence the
       // clamp for k == kMax).
-      unsigned j = KN::count_le(IL::summary(in), IL::kSumKeys, k);
-      unsigned c = 8 * j + KN::count_le(IL::keys(in) + 8 * j, 7, k);
+      unsigned j = Policy::count_le(IL::summary(in), IL::kSumKeys, k);
+      unsigned c = 8 * j + Policy::count_le(IL::keys(in) + 8 * j, 7, k);
       return c < m ? c : m;
     } else {
-      return KN::count_le(IL::keys(in), m, k);
+      return Policy::count_le(IL::keys(in), m, k);
     }
   }
   // Block of page p whose range holds k (the last block whose first key <= k, or 0).
   static unsigned leaf_block(std::byte* p, S k) noexcept {
-    unsigned c = KN::count_le(idx(p) + 1, B - 1, k);
+    unsigned c = Policy::count_le(idx(p) + 1, B - 1, k);
     if (k == kMax) {  // unused index slots hold kMax too
       unsigned last = hdr(p)->nb - 1u;
       if (c > last) c = last;
@@ -143,7 +143,7 @@ struct impl {
   // First position >= k in page p, or {p, nb, 0} meaning "past this page".
   static pos leaf_lb(std::byte* p, S k) noexcept {
     unsigned b = leaf_block(p, k);
-    unsigned s = KN::count_lt16(keys(p, b), k);
+    unsigned s = Policy::count_lt16(keys(p, b), k);
     if (s < cnt(p)[b]) return {p, b, s};
     return {p, b + 1u, 0};
   }
@@ -157,7 +157,7 @@ struct impl {
     if (t.root == 0) return {};
     std::byte* p = descend(t, k);
     unsigned b = leaf_block(p, k);
-    unsigned s = KN::count_lt16(keys(p, b), k);
+    unsigned s = Policy::count_lt16(keys(p, b), k);
     if (s < cnt(p)[b] && keys(p, b)[s] == k) return {p, b, s};
     return {};
   }
@@ -239,12 +239,13 @@ struct impl {
       for (unsigned i = 0; i < m; ++i) {
         std::byte* p = untag(cur[i]);
         blk[i] = leaf_block(p, q[i]);
-        prefetch_lines(reinterpret_cast<const std::byte*>(keys(p, blk[i])), 0, sizeof(S) * 16 / kLine);
+        prefetch_lines(reinterpret_cast<const std::byte*>(keys(p, blk[i])), 0,
+                       sizeof(S) * 16 / kLine);
       }
       for (unsigned i = 0; i < m; ++i) {
         std::byte* p = untag(cur[i]);
         unsigned b = blk[i];
-        unsigned s = KN::count_lt16(keys(p, b), q[i]);
+        unsigned s = Policy::count_lt16(keys(p, b), q[i]);
         pos r = s < cnt(p)[b] ? pos{p, b, s} : pos{p, b + 1u, 0};
         if (ranks) {
           std::uint64_t x = rk[i] + r.slot;
@@ -276,12 +277,13 @@ struct impl {
       for (unsigned i = 0; i < m; ++i) {
         std::byte* p = untag(cur[i]);
         blk[i] = leaf_block(p, q[i]);
-        prefetch_lines(reinterpret_cast<const std::byte*>(keys(p, blk[i])), 0, sizeof(S) * 16 / kLine);
+        prefetch_lines(reinterpret_cast<const std::byte*>(keys(p, blk[i])), 0,
+                       sizeof(S) * 16 / kLine);
       }
       for (unsigned i = 0; i < m; ++i) {
         std::byte* p = untag(cur[i]);
         const S* bk = keys(p, blk[i]);
-        unsigned s = KN::count_lt16(bk, q[i]);
+        unsigned s = Policy::count_lt16(bk, q[i]);
         out[base + i] = s < cnt(p)[blk[i]] && bk[s] == q[i];
       }
     }
@@ -289,7 +291,8 @@ struct impl {
 
   // Ascending queries: walk the leaves in order, descending again only when a query leaves
   // the current page's fences. found and ranks may each be null.
-  static void lookup_sorted(const T& t, const S* ks, std::size_t n, bool* found, std::uint64_t* ranks) noexcept {
+  static void lookup_sorted(const T& t, const S* ks, std::size_t n, bool* found,
+                            std::uint64_t* ranks) noexcept {
     std::byte* p = nullptr;
     std::uint64_t base = 0;
     for (std::size_t i = 0; i < n; ++i) {
@@ -313,7 +316,7 @@ struct impl {
       }
       unsigned b = leaf_block(p, k);
       const S* bk = keys(p, b);
-      unsigned s = KN::count_lt16(bk, k);
+      unsigned s = Policy::count_lt16(bk, k);
       if (found) found[i] = s < cnt(p)[b] && bk[s] == k;
       if (ranks) {
         std::uint64_t r = base + s;
@@ -403,11 +406,13 @@ struct impl {
       while (l >= 0 && ct[l] == 16) --l;
       bool go_left = l >= 0 && (!right_ok || b - static_cast<unsigned>(l) < r - b);
       // The carry touches every block between b and the gap: fetch them all at once.
-      unsigned from = go_left ? static_cast<unsigned>(l) : b + 1, to = go_left ? b : (r < B ? r + 1 : B);
+      unsigned from = go_left ? static_cast<unsigned>(l) : b + 1,
+               to = go_left ? b : (r < B ? r + 1 : B);
       prefetch_lines(reinterpret_cast<const std::byte*>(keys(p, from)), 0,
                      static_cast<unsigned>((to - from) * 16 * sizeof(S) / kLine));
       if constexpr (VS > 0)
-        prefetch_lines(LL::vals(p, from), 0, static_cast<unsigned>(((to - from) * 16 * VS + kLine - 1) / kLine));
+        prefetch_lines(LL::vals(p, from), 0,
+                       static_cast<unsigned>(((to - from) * 16 * VS + kLine - 1) / kLine));
       if (go_left) {
         // Carry the smallest key leftwards.
         unsigned pos_ = s;
@@ -558,7 +563,8 @@ struct impl {
     inner_insert(t, P, d - 1, up, reinterpret_cast<std::uintptr_t>(r), inner_total(r));
   }
   // Puts child c (first key sep) at position j >= 1 of a node with room.
-  static void insert_slot(std::byte* in, unsigned j, S sep, std::uintptr_t c, std::uint64_t count) noexcept {
+  static void insert_slot(std::byte* in, unsigned j, S sep, std::uintptr_t c,
+                          std::uint64_t count) noexcept {
     unsigned n = IL::n(in);
     std::memmove(IL::keys(in) + j, IL::keys(in) + j - 1, (n - j) * sizeof(S));
     std::memmove(IL::child(in) + j + 1, IL::child(in) + j, (n - j) * sizeof(std::uintptr_t));
@@ -630,11 +636,13 @@ struct impl {
   // ---- structure: leaves --------------------------------------------------------------
   static void set_hi(std::byte* p, const H* from) noexcept {
     hdr(p)->hi = from->hi;
-    hdr(p)->flags = static_cast<std::uint8_t>((hdr(p)->flags & ~H::kHasHi) | (from->flags & H::kHasHi));
+    hdr(p)->flags =
+        static_cast<std::uint8_t>((hdr(p)->flags & ~H::kHasHi) | (from->flags & H::kHasHi));
   }
   static void set_lo(std::byte* p, const H* from) noexcept {
     hdr(p)->lo = from->lo;
-    hdr(p)->flags = static_cast<std::uint8_t>((hdr(p)->flags & ~H::kHasLo) | (from->flags & H::kHasLo));
+    hdr(p)->flags =
+        static_cast<std::uint8_t>((hdr(p)->flags & ~H::kHasLo) | (from->flags & H::kHasLo));
   }
   static void set_sep(std::byte* left, std::byte* right, S sep) noexcept {
     hdr(left)->hi = sep;
@@ -859,7 +867,7 @@ struct impl {
     for (;;) {
       std::byte* p = descend_path(t, k, P);
       unsigned b = leaf_block(p, k);
-      unsigned s = KN::count_lt16(keys(p, b), k);
+      unsigned s = Policy::count_lt16(keys(p, b), k);
       if (s < cnt(p)[b] && keys(p, b)[s] == k) {
         if (assign) copy_val(val(p, b, s), v);
         return false;
@@ -889,7 +897,7 @@ struct impl {
     path P;
     std::byte* p = descend_path(t, k, P);
     unsigned b = leaf_block(p, k);
-    unsigned s = KN::count_lt16(keys(p, b), k);
+    unsigned s = Policy::count_lt16(keys(p, b), k);
     if (!(s < cnt(p)[b] && keys(p, b)[s] == k)) return false;
     leaf_erase_at(p, b, s);
     add_counts(t, P, -1);
@@ -903,7 +911,8 @@ struct impl {
     const H* h = hdr(p);
     return (!(h->flags & H::kHasLo) || h->lo <= k) && (!(h->flags & H::kHasHi) || k < h->hi);
   }
-  static std::size_t insert_sorted(T& t, const S* ks, const std::byte* vs, std::size_t n, bool assign) {
+  static std::size_t insert_sorted(T& t, const S* ks, const std::byte* vs, std::size_t n,
+                                   bool assign) {
     std::size_t added = 0;
     std::size_t i = 0;
     if (t.root == 0 && n > 0) {
@@ -922,14 +931,15 @@ struct impl {
         std::size_t j = i + 1;
         while (j < n && j - i < kMergeRun && in_fences(p, ks[j])) ++j;
         if (j - i >= kMergeMin) {
-          added += merge_into(t, P, p, ks + i, vs ? vs + i * VS : nullptr, static_cast<unsigned>(j - i), assign);
+          added += merge_into(t, P, p, ks + i, vs ? vs + i * VS : nullptr,
+                              static_cast<unsigned>(j - i), assign);
           i = j - 1;
           p = nullptr;
           continue;
         }
       }
       unsigned b = leaf_block(p, k);
-      unsigned s = KN::count_lt16(keys(p, b), k);
+      unsigned s = Policy::count_lt16(keys(p, b), k);
       if (s < cnt(p)[b] && keys(p, b)[s] == k) {
         if (assign) copy_val(val(p, b, s), v);
         continue;
@@ -947,13 +957,13 @@ struct impl {
     }
     return added;
   }
-  static constexpr unsigned kMergeMin = 32;         // below this, key-by-key insert is cheaper
-  static constexpr unsigned kMergeRun = 4 * kCap;    // keys merged per step (stack buffers)
+  static constexpr unsigned kMergeMin = 32;        // below this, key-by-key insert is cheaper
+  static constexpr unsigned kMergeRun = 4 * kCap;  // keys merged per step (stack buffers)
   // Merges m sorted keys (all inside p's fences) with p's keys; overflow goes to new pages
   // linked after p, each about kCap - B keys so that every block keeps room. Returns how
   // many keys were new.
-  static unsigned merge_into(T& t, path& P, std::byte* p, const S* in, const std::byte* iv, unsigned m,
-                             bool assign) {
+  static unsigned merge_into(T& t, path& P, std::byte* p, const S* in, const std::byte* iv,
+                             unsigned m, bool assign) {
     alignas(64) S old[kCap];
     alignas(64) std::byte oldv[VS > 0 ? kCap * VS : 1];
     alignas(64) S out[kCap + kMergeRun];
@@ -988,7 +998,9 @@ struct impl {
     constexpr unsigned kChunk = kCap - B;
     unsigned pages = (z + kChunk - 1) / kChunk;
     // Chunk c holds [start(c), start(c + 1)).
-    auto start = [&](unsigned c) { return static_cast<unsigned>(static_cast<std::uint64_t>(z) * c / pages); };
+    auto start = [&](unsigned c) {
+      return static_cast<unsigned>(static_cast<std::uint64_t>(z) * c / pages);
+    };
     H saved = *hdr(p);
     pack(p, out, outv, start(1));
     // New pages go in right after p, last first, so p's count always covers those not yet
@@ -998,14 +1010,16 @@ struct impl {
       unsigned lo = start(c), hi = start(c + 1);
       pack(q, out + lo, outv + lo * VS, hi - lo);
       link_after(t, p, q);
-      if (c + 1 == pages) set_hi(q, &saved);
-      else set_sep(q, hdr(q)->next, out[hi]);
+      if (c + 1 == pages)
+        set_hi(q, &saved);
+      else
+        set_sep(q, hdr(q)->next, out[hi]);
       hdr(q)->lo = out[lo];
       hdr(q)->flags |= H::kHasLo;
       set_sep(p, q, out[lo]);
       descend_path(t, out[0], P);
-      inner_insert(t, P, static_cast<int>(t.height) - 1, out[lo], reinterpret_cast<std::uintptr_t>(q) | kLeafTag,
-                   hi - lo);
+      inner_insert(t, P, static_cast<int>(t.height) - 1, out[lo],
+                   reinterpret_cast<std::uintptr_t>(q) | kLeafTag, hi - lo);
     }
     return added;
   }
@@ -1017,7 +1031,7 @@ struct impl {
       S k = ks[i];
       if (p == nullptr || !in_fences(p, k)) p = descend_path(t, k, P);
       unsigned b = leaf_block(p, k);
-      unsigned s = KN::count_lt16(keys(p, b), k);
+      unsigned s = Policy::count_lt16(keys(p, b), k);
       if (!(s < cnt(p)[b] && keys(p, b)[s] == k)) continue;
       leaf_erase_at(p, b, s);
       add_counts(t, P, -1);
@@ -1126,12 +1140,28 @@ struct impl {
     }
   }
 
-  static constexpr ops<S, VS> table() {
-    return ops<S, VS>{&insert,         &erase,          &find,         &lower_bound,
-                      &upper_bound,    &rank,           &select,       &contains_batch,
-                      &lower_bound_batch, &lookup_sorted, &insert_sorted, &erase_sorted,
-                      &build_sorted, KN::kName};
+  static constexpr kernels<S, VS> table() {
+    return {.insert = &insert,
+            .erase = &erase,
+            .find = &find,
+            .lower_bound = &lower_bound,
+            .upper_bound = &upper_bound,
+            .rank = &rank,
+            .select = &select,
+            .contains_batch = &contains_batch,
+            .lower_bound_batch = &lower_bound_batch,
+            .lookup_sorted = &lookup_sorted,
+            .insert_sorted = &insert_sorted,
+            .erase_sorted = &erase_sorted,
+            .build_sorted = &build_sorted,
+            .level_name = Policy::kName};
   }
 };
+
+template <template <class> class Policy, class S, std::size_t VS>
+const kernels<S, VS>* level_kernels() {
+  static constexpr kernels<S, VS> table = impl<Policy<S>, VS>::table();
+  return &table;
+}
 
 }  // namespace simdex::btree_detail

@@ -10,10 +10,10 @@
 namespace simdex::btree_detail {
 
 template <class S>
-struct kern_avx512;
+struct avx512_policy;
 
 template <>
-struct kern_avx512<std::int32_t> {
+struct avx512_policy<std::int32_t> {
   using key = std::int32_t;
   static constexpr const char* kName = "avx512";
   static unsigned count_le(const key* a, unsigned m, key x) noexcept {
@@ -33,7 +33,7 @@ struct kern_avx512<std::int32_t> {
 };
 
 template <>
-struct kern_avx512<std::int64_t> {
+struct avx512_policy<std::int64_t> {
   using key = std::int64_t;
   static constexpr const char* kName = "avx512";
   static unsigned count_le(const key* a, unsigned m, key x) noexcept {
@@ -50,7 +50,8 @@ struct kern_avx512<std::int64_t> {
     __m512i kv = _mm512_set1_epi64(x);
     __mmask8 lo = _mm512_cmplt_epi64_mask(_mm512_loadu_si512(a), kv);
     __mmask8 hi = _mm512_cmplt_epi64_mask(_mm512_loadu_si512(a + 8), kv);
-    return static_cast<unsigned>(_mm_popcnt_u32(static_cast<unsigned>(lo) | static_cast<unsigned>(hi) << 8));
+    return static_cast<unsigned>(
+        _mm_popcnt_u32(static_cast<unsigned>(lo) | static_cast<unsigned>(hi) << 8));
   }
 };
 

@@ -9,7 +9,7 @@
 namespace simdex::btree_detail {
 
 template <class S>
-struct kern_avx2;
+struct avx2_policy;
 
 // Bits i < m set, m <= 64.
 inline std::uint64_t avx2_low_bits(unsigned m) noexcept {
@@ -17,7 +17,7 @@ inline std::uint64_t avx2_low_bits(unsigned m) noexcept {
 }
 
 template <>
-struct kern_avx2<std::int32_t> {
+struct avx2_policy<std::int32_t> {
   using key = std::int32_t;
   static constexpr const char* kName = "avx2";
   static unsigned count_le(const key* a, unsigned m, key x) noexcept {
@@ -25,7 +25,8 @@ struct kern_avx2<std::int32_t> {
     std::uint64_t gt = 0;
     for (unsigned i = 0; i < m; i += 8) {
       __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + i));
-      unsigned bits = static_cast<unsigned>(_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpgt_epi32(v, kv))));
+      unsigned bits =
+          static_cast<unsigned>(_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpgt_epi32(v, kv))));
       gt |= std::uint64_t{bits} << i;
     }
     return static_cast<unsigned>(_mm_popcnt_u64(~gt & avx2_low_bits(m)));
@@ -33,7 +34,8 @@ struct kern_avx2<std::int32_t> {
   static unsigned count_lt16(const key* a, key x) noexcept {
     __m256i kv = _mm256_set1_epi32(x);
     __m256i lo = _mm256_cmpgt_epi32(kv, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a)));
-    __m256i hi = _mm256_cmpgt_epi32(kv, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + 8)));
+    __m256i hi =
+        _mm256_cmpgt_epi32(kv, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + 8)));
     unsigned bits = static_cast<unsigned>(_mm256_movemask_ps(_mm256_castsi256_ps(lo))) |
                     static_cast<unsigned>(_mm256_movemask_ps(_mm256_castsi256_ps(hi))) << 8;
     return static_cast<unsigned>(_mm_popcnt_u32(bits));
@@ -41,7 +43,7 @@ struct kern_avx2<std::int32_t> {
 };
 
 template <>
-struct kern_avx2<std::int64_t> {
+struct avx2_policy<std::int64_t> {
   using key = std::int64_t;
   static constexpr const char* kName = "avx2";
   static unsigned count_le(const key* a, unsigned m, key x) noexcept {
@@ -49,7 +51,8 @@ struct kern_avx2<std::int64_t> {
     std::uint64_t gt = 0;
     for (unsigned i = 0; i < m; i += 4) {
       __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + i));
-      unsigned bits = static_cast<unsigned>(_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpgt_epi64(v, kv))));
+      unsigned bits =
+          static_cast<unsigned>(_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpgt_epi64(v, kv))));
       gt |= std::uint64_t{bits} << i;
     }
     return static_cast<unsigned>(_mm_popcnt_u64(~gt & avx2_low_bits(m)));
@@ -58,7 +61,8 @@ struct kern_avx2<std::int64_t> {
     __m256i kv = _mm256_set1_epi64x(x);
     unsigned bits = 0;
     for (unsigned i = 0; i < 16; i += 4) {
-      __m256i lt = _mm256_cmpgt_epi64(kv, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + i)));
+      __m256i lt =
+          _mm256_cmpgt_epi64(kv, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + i)));
       bits |= static_cast<unsigned>(_mm256_movemask_pd(_mm256_castsi256_pd(lt))) << i;
     }
     return static_cast<unsigned>(_mm_popcnt_u32(bits));
