@@ -327,7 +327,7 @@ def is_scalar(values) -> bool:
         return values.ndim == 0
     if is_pyarrow(values):
         return is_pyarrow_scalar(values)
-    return values is None or isinstance(values, (int, float, str, bytes, bytearray, bool, np.generic,
+    return values is None or isinstance(values, (int, float, str, bytes, bytearray, memoryview, bool, np.generic,
                                                  _dt.date, _dt.time, _decimal.Decimal, _uuid.UUID, _Ns))
 
 

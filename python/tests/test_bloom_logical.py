@@ -90,6 +90,17 @@ def test_cli_decimal_text_of_the_fixed_width_is_not_raw_bytes(logical_file):
     assert r.returncode == 1 and "decimal places" in r.stderr
 
 
+def test_decimals_stored_as_integers(tmp_path):
+    t = pa.table({"d4": pa.array([D("1.50")], pa.decimal128(9, 2)),
+                  "d8": pa.array([D("-123456789012.34")], pa.decimal128(18, 2))})
+    path = _write(tmp_path / "di.parquet", t, store_decimal_as_integer=True)
+    assert [c["physical_type"] for c in bloom.read_footer(str(path))["columns"]] == ["INT32", "INT64"]
+    assert _inspect(path, "d4", "1.50") == [True] and _inspect(path, "d4", "1.51") == [False]
+    assert _inspect(path, "d8", "-123456789012.34") == [True]
+    f = bloom.from_parquet(path)[0]
+    assert f["d4"].check(D("1.5")) is True and f["d8"].check(pq.read_table(path).column("d8")).all()
+
+
 def test_cli_int96_from_timestamp_text(tmp_path):
     t = pa.table({"ts": pa.array([dt.datetime(2024, 1, 31, 12, 0, 0, 123456)] * 2, pa.timestamp("us"))})
     path = _write(tmp_path / "i96.parquet", t, use_deprecated_int96_timestamps=True)
@@ -210,6 +221,8 @@ def test_python_nulls_empty_and_numpy_scalars(logical_file):
     assert g.check(np.float64(0.1)) is False  # a DOUBLE 0.1 is not the FLOAT 0.1 inserted
     with pytest.raises(ValueError, match="is 3 bytes long, expected 16"):
         f["uu"].check(b"abc")
+    with pytest.raises(ValueError, match="is 2 bytes long, expected 16"):
+        f["uu"].check(memoryview(b"ab"))
     with pytest.raises(ValueError, match="expected 16"):
         bloom.hash_values([b"a" * 16, b"b"], "FIXED_LEN_BYTE_ARRAY", 16)
 
