@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "common/harness.h"
 #include "bloom/kernels.h"
+#include "common/harness.h"
 #include "simdex/memory.h"
 #if SIMDEX_HAVE_ARROW_PEER
 #include "peer_arrow.h"
@@ -497,7 +497,8 @@ int main(int argc, char** argv) {
       "Arrow filters are Init()ed from a copy of the same bytes, and each figure checks that every "
       "contender found the same number of keys.");
   s.note(
-      "simdex single-key calls go through the level's check pointer kept in the filter (one indirect call per key), "
+      "simdex single-key calls go through the level's check pointer kept in the filter (one "
+      "indirect call per key), "
       "Arrow's through its virtual FindHash/InsertHash into libparquet.");
 #if SIMDEX_HAVE_ARROW_PEER
   s.note(

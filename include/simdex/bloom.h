@@ -256,8 +256,8 @@ using chunk_selector = bool (*)(const column_chunk_info& c, const void* ctx);
 inline constexpr std::size_t kChunkBytesPerFooterByte = 2;
 
 // Parses the Thrift-compact FileMetaData in data[0, size) (the footer without length/magic).
-footer_info parse_file_metadata(const void* data, std::size_t size,
-                                chunk_selector keep = nullptr, const void* ctx = nullptr);
+footer_info parse_file_metadata(const void* data, std::size_t size, chunk_selector keep = nullptr,
+                                const void* ctx = nullptr);
 // Reads a whole Parquet file's tail: checks "PAR1", reads the footer (encrypted "PARE" files
 // are refused). Throws parse_error or std::system_error (I/O; also for a path that is not a
 // regular file: FIFOs and devices are refused before any read, so nothing blocks).

@@ -93,7 +93,8 @@ void check_filters(const filter_view* f, std::size_t n, std::uint64_t hash, std:
     const std::size_t cnt = std::min(kChunk, n - start);
     std::size_t j = 0;
     for (; j + 8 <= cnt; j += 8) {
-      const __m512i v0 = _mm512_loadu_si512(f + start + j), v1 = _mm512_loadu_si512(f + start + j + 4);
+      const __m512i v0 = _mm512_loadu_si512(f + start + j),
+                    v1 = _mm512_loadu_si512(f + start + j + 4);
       const __m512i words = _mm512_permutex2var_epi64(v0, even, v1);
       const __m512i blocks = _mm512_permutex2var_epi64(v0, odd, v1);
       const __m512i index = _mm512_srli_epi64(_mm512_mul_epu32(blocks, hi), 32);
@@ -109,9 +110,10 @@ void check_filters(const filter_view* f, std::size_t n, std::uint64_t hash, std:
     const std::size_t cnt = std::min(kChunk, n - start);
     std::size_t j = 0;
     for (; j + 8 <= cnt; j += 8) {
-      const __m128i lanes = _mm_cvtsi64_si128(static_cast<long long>(
-          _cvtmask64_u64(missing_lanes8(addr[c] + j, m))));
-      const __m128i hit = _mm_and_si128(_mm_cmpeq_epi8(lanes, _mm_setzero_si128()), _mm_set1_epi8(1));
+      const __m128i lanes =
+          _mm_cvtsi64_si128(static_cast<long long>(_cvtmask64_u64(missing_lanes8(addr[c] + j, m))));
+      const __m128i hit =
+          _mm_and_si128(_mm_cmpeq_epi8(lanes, _mm_setzero_si128()), _mm_set1_epi8(1));
       _mm_storel_epi64(reinterpret_cast<__m128i*>(out + start + j), hit);
     }
     for (; j < cnt; ++j) out[start + j] = avx2_policy::test(addr[c][j], m);

@@ -29,12 +29,14 @@ inline const std::uint32_t* block_ptr(const std::uint32_t* words, std::uint64_t 
 
 template <class Policy>
 bool check_one(const std::uint32_t* words, std::uint64_t blocks, std::uint64_t hash) {
-  return Policy::test(block_ptr(words, blocks, hash), Policy::mask(static_cast<std::uint32_t>(hash)));
+  return Policy::test(block_ptr(words, blocks, hash),
+                      Policy::mask(static_cast<std::uint32_t>(hash)));
 }
 
 template <class Policy>
 void insert_one(std::uint32_t* words, std::uint64_t blocks, std::uint64_t hash) {
-  Policy::set(words + 8 * block_index(hash, blocks), Policy::mask(static_cast<std::uint32_t>(hash)));
+  Policy::set(words + 8 * block_index(hash, blocks),
+              Policy::mask(static_cast<std::uint32_t>(hash)));
 }
 
 // Calls body(i) for i in [0, n), prefetching the block of hashes[i + kAhead] first.
@@ -82,8 +84,9 @@ inline void check_loop(const std::uint32_t* words, std::uint64_t blocks,
   if (blocks <= kInCacheBlocks)
     unrolled_check<Policy>(words, blocks, hashes, n, body);
   else
-    prefetched_loop<0>(words, blocks, hashes, n,
-                       [&](std::size_t i) { body(i, check_one<Policy>(words, blocks, hashes[i])); });
+    prefetched_loop<0>(words, blocks, hashes, n, [&](std::size_t i) {
+      body(i, check_one<Policy>(words, blocks, hashes[i]));
+    });
 }
 
 template <class Policy>
@@ -139,8 +142,7 @@ void check_filters(const filter_view* filters, std::size_t n, std::uint64_t hash
   // One hash lands at the same offset in equal-sized filters, so with power-of-two sizes all
   // the lines map to one L1 set: prefetch into L2 (whose sets hold them) and a bounded distance.
   constexpr std::size_t ahead = 32;
-  for (std::size_t i = 0; i < n && i < ahead; ++i)
-    __builtin_prefetch(at(i), 0, 2);
+  for (std::size_t i = 0; i < n && i < ahead; ++i) __builtin_prefetch(at(i), 0, 2);
   std::size_t i = 0;
   for (; i + ahead < n; ++i) {
     __builtin_prefetch(at(i + ahead), 0, 2);

@@ -206,9 +206,9 @@ std::string read_logical_type(thrift::reader& r) {
       r.skip(f.type);
       continue;
     }
-    static const char* kPlain[] = {nullptr, "STRING", "OTHER",  "OTHER", "ENUM",    nullptr,
-                                   "DATE",  nullptr,  nullptr,  "OTHER", nullptr,   "OTHER",
-                                   "JSON",  "BSON",   "UUID",   "FLOAT16"};
+    static const char* kPlain[] = {nullptr, "STRING", "OTHER", "OTHER",  "ENUM",  nullptr,
+                                   "DATE",  nullptr,  nullptr, "OTHER",  nullptr, "OTHER",
+                                   "JSON",  "BSON",   "UUID",  "FLOAT16"};
     if (f.id == 5) {  // DECIMAL {1: scale, 2: precision}
       int scale = 0, precision = 0, l = 0;
       for (auto g = r.next_field(l); g.type != thrift::kStop; g = r.next_field(l)) {
@@ -498,8 +498,9 @@ parquet_file::parquet_file(const std::string& path, chunk_selector keep, const v
   if (!S_ISREG(st.st_mode)) {
     ::close(fd_);
     throw std::system_error(std::make_error_code(std::errc::invalid_argument),
-                            path + ": not a regular file (FIFOs, devices and directories are "
-                                   "refused)");
+                            path +
+                                ": not a regular file (FIFOs, devices and directories are "
+                                "refused)");
   }
   size_ = static_cast<std::uint64_t>(st.st_size);
   try {
@@ -542,8 +543,7 @@ void parquet_file::read_at(std::uint64_t offset, void* out, std::size_t n) const
     ssize_t got = ::pread(fd_, p, n, static_cast<off_t>(offset));
     if (got < 0 && errno == EINTR) continue;
     if (got < 0) fail_io(path_, errno);
-    if (got == 0)
-      throw parse_error(path_ + ": file shrank while being read", offset);
+    if (got == 0) throw parse_error(path_ + ": file shrank while being read", offset);
     p += got;
     n -= static_cast<std::size_t>(got);
     offset += static_cast<std::uint64_t>(got);
@@ -551,8 +551,8 @@ void parquet_file::read_at(std::uint64_t offset, void* out, std::size_t n) const
 }
 
 filter parquet_file::read_filter(const column_chunk_info& c) const {
-  const std::string where = path_ + ": row group " + std::to_string(c.row_group) + ", column '" +
-                            c.path + "': ";
+  const std::string where =
+      path_ + ": row group " + std::to_string(c.row_group) + ", column '" + c.path + "': ";
   if (c.bloom_offset < 0) throw std::invalid_argument(where + "no bloom filter");
   const auto off = static_cast<std::uint64_t>(c.bloom_offset);
   if (off >= size_) throw parse_error(where + "bloom filter offset past the end of the file", off);
@@ -587,7 +587,8 @@ footer_info read_footer(const std::string& path) {
 }
 
 std::vector<column_filter> read_filters(const std::string& path) {
-  parquet_file file(path, [](const column_chunk_info& c, const void*) { return c.bloom_offset >= 0; });
+  parquet_file file(path,
+                    [](const column_chunk_info& c, const void*) { return c.bloom_offset >= 0; });
   std::vector<column_filter> out;
   std::unordered_map<std::int64_t, std::size_t> seen;  // offset -> index in out
   for (const auto& c : file.footer().chunks) {

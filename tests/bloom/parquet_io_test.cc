@@ -1,12 +1,11 @@
 // Thrift-compact header round trip and validation; FileMetaData parsing of hand-built footers;
 // malformed input gives parse_error, never a crash.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <cstdio>
 #include <fstream>
 #include <random>
-
-#include <sys/stat.h>
 
 #include "bloom/thrift.h"
 #include "simdex/bloom.h"
@@ -386,8 +385,9 @@ TEST(BloomParquet, ChunkTableIsBoundedByFooterSize) {
   auto meta = typed_footer(2, "x", 3'000'000);
   EXPECT_NE(message_of(meta).find("more column chunks than its size allows"), std::string::npos);
   // Chunks a selector leaves out cost nothing.
-  footer_info info = parse_file_metadata(
-      meta.data(), meta.size(), [](const column_chunk_info& c, const void*) { return c.column < 2; });
+  footer_info info =
+      parse_file_metadata(meta.data(), meta.size(),
+                          [](const column_chunk_info& c, const void*) { return c.column < 2; });
   EXPECT_EQ(info.chunks.size(), 2u);
 }
 
@@ -427,7 +427,8 @@ TEST(BloomParquet, FileErrorsNameFileAndColumnOnce) {
     for (char c : std::string("PAR1")) bytes.push_back(static_cast<std::uint8_t>(c));
     std::string path = ::testing::TempDir() + "/simdex_bloom_errors.parquet";
     std::ofstream(path, std::ios::binary | std::ios::trunc)
-        .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+        .write(reinterpret_cast<const char*>(bytes.data()),
+               static_cast<std::streamsize>(bytes.size()));
     return path;
   };
   std::string path = write(w.out);

@@ -87,7 +87,8 @@ struct chunk_request {
   static bool keep(const column_chunk_info& c, const void* ctx) {
     const auto& q = *static_cast<const chunk_request*>(ctx);
     if (q.with_filter_only && c.bloom_offset < 0) return false;
-    if (!q.columns.empty() && std::find(q.columns.begin(), q.columns.end(), c.path) == q.columns.end())
+    if (!q.columns.empty() &&
+        std::find(q.columns.begin(), q.columns.end(), c.path) == q.columns.end())
       return false;
     return q.row_groups.empty() ||
            std::find(q.row_groups.begin(), q.row_groups.end(), c.row_group) != q.row_groups.end();
