@@ -412,11 +412,11 @@ def hash_values(values, physical_type: str, logical="", type_length=None):
         raise ValueError(NULL_MESSAGE)
     if is_pyarrow(values):
         values = _from_pyarrow(values, t, lt)
-    if isinstance(values, np.ndarray) and values.ndim != 1:
-        if not (values.ndim == 2 and t in ("FIXED_LEN_BYTE_ARRAY", "INT96")):
-            values = values.reshape(-1) if values.ndim == 0 else values
-            if values.ndim != 1:
-                raise ValueError(f"expected a 1-D array of values, got shape {values.shape}")
+    if isinstance(values, np.ndarray) and values.ndim == 0:
+        values = values.reshape(1)
+    if (isinstance(values, np.ndarray) and values.ndim != 1
+            and not (values.ndim == 2 and t in ("FIXED_LEN_BYTE_ARRAY", "INT96"))):
+        raise ValueError(f"expected a 1-D array of values, got shape {values.shape}")
     n = len(values)
     if n == 0:
         return np.zeros(0, np.uint64), None

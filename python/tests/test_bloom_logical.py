@@ -12,7 +12,6 @@ import uuid
 
 import numpy as np
 import pytest
-
 from simdex import bloom
 from simdex.bloom import BloomFilter
 
@@ -53,7 +52,7 @@ def logical_file(tmp_path_factory):
 
 def _inspect(path, column, value, *extra):
     r = subprocess.run([sys.executable, "-m", "simdex", "bloom", "inspect", str(path), "--column", column,
-                        "--value", value, "--json", *extra], capture_output=True, text=True)
+                        "--value", value, "--json", *extra], check=False, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     return [not row["excludes"] for row in json.loads(r.stdout)]
 
@@ -86,7 +85,7 @@ def test_cli_decimal_text_of_the_fixed_width_is_not_raw_bytes(logical_file):
     raw = (150).to_bytes(4, "big", signed=True).hex()
     assert _inspect(logical_file, "d", raw, "--hex") == [True]
     r = subprocess.run([sys.executable, "-m", "simdex", "bloom", "inspect", str(logical_file), "--column", "d",
-                        "--value", "1.505"], capture_output=True, text=True)
+                        "--value", "1.505"], check=False, capture_output=True, text=True)
     assert r.returncode == 1 and "decimal places" in r.stderr
 
 
@@ -112,13 +111,13 @@ def test_cli_int96_from_timestamp_text(tmp_path):
 def test_cli_probe_leading_minus_and_logical_type(tmp_path):
     out = tmp_path / "f.bloom"
     r = subprocess.run([sys.executable, "-m", "simdex", "bloom", "build", "--type", "INT64", "-o", str(out)],
-                       input="-100000\n-5\n", capture_output=True, text=True)
+                       input="-100000\n-5\n", check=False, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     r = subprocess.run([sys.executable, "-m", "simdex", "bloom", "probe", str(out), "--type", "INT64",
-                        "-5", "-1e5", "-0x186a0"], capture_output=True, text=True)
+                        "-5", "-1e5", "-0x186a0"], check=False, capture_output=True, text=True)
     assert r.returncode == 1 and "-1e5" in r.stderr  # a value (not an option) that is no INT64
     r = subprocess.run([sys.executable, "-m", "simdex", "bloom", "probe", str(out), "--type", "INT64",
-                        "-5", "-0x186a0"], capture_output=True, text=True)
+                        "-5", "-0x186a0"], check=False, capture_output=True, text=True)
     assert r.returncode == 0 and r.stdout.split() == ["-5", "maybe", "-0x186a0", "maybe"], r.stderr
 
 
@@ -174,7 +173,7 @@ def test_nan_probe_is_maybe_in_parquet_java_style_filter(tmp_path, typ):
     out = tmp_path / "f.bloom"
     out.write_bytes(f.to_bytes())
     r = subprocess.run([sys.executable, "-m", "simdex", "bloom", "probe", str(out), "--type",
-                        f.physical_type, "nan"], capture_output=True, text=True)
+                        f.physical_type, "nan"], check=False, capture_output=True, text=True)
     assert r.returncode == 0 and r.stdout.startswith("nan\tmaybe"), r.stdout + r.stderr
 
 
@@ -315,7 +314,7 @@ print(rss("VmHWM:") - base, n)
 
 
 def _peak(what, path):
-    r = subprocess.run([sys.executable, "-c", _PEAK, what, str(path)], capture_output=True, text=True, timeout=120)
+    r = subprocess.run([sys.executable, "-c", _PEAK, what, str(path)], check=False, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     peak, n = r.stdout.split()
     return int(peak), int(n)
@@ -333,7 +332,7 @@ def test_memory_many_chunks_share_one_large_filter(tmp_path):
     assert len(filters[0]) == 100 and filters[0]["c7"].check(np.arange(1000)).all()
     asked = len(blob) + len(footer)
     for what in ("from_parquet", "inspect", "probe", "one_column"):
-        peak, n = _peak(what, path)
+        peak, _ = _peak(what, path)
         assert peak <= 4 * asked, (what, peak, asked)
 
 
@@ -385,7 +384,7 @@ def test_bloom_header_error_names_file_and_column(tmp_path):
         bloom.from_parquet(path)
     msg = str(e.value)
     assert str(path) in msg and "column 'c1'" in msg and "row group 0" in msg and "algorithm" in msg, msg
-    r = subprocess.run([sys.executable, "-m", "simdex", "bloom", "inspect", str(path)], capture_output=True,
+    r = subprocess.run([sys.executable, "-m", "simdex", "bloom", "inspect", str(path)], check=False, capture_output=True,
                        text=True, timeout=60)
     assert r.returncode == 1 and "column 'c1'" in r.stderr
 
@@ -394,9 +393,9 @@ def test_fifo_and_directories_are_refused_without_blocking(tmp_path):
     fifo = tmp_path / "pipe.parquet"
     os.mkfifo(fifo)
     code = f"from simdex import bloom\ntry:\n  bloom.from_parquet({str(fifo)!r})\nexcept OSError as e:\n  print(e)"
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30)
+    r = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True, timeout=30)
     assert "not a regular file" in r.stdout, r.stdout + r.stderr
-    r = subprocess.run([sys.executable, "-m", "simdex", "bloom", "inspect", str(fifo)], capture_output=True,
+    r = subprocess.run([sys.executable, "-m", "simdex", "bloom", "inspect", str(fifo)], check=False, capture_output=True,
                        text=True, timeout=30)
     assert r.returncode == 1 and "not a regular file" in r.stderr
     with pytest.raises(OSError, match="not a regular file"):
