@@ -276,8 +276,13 @@ class parquet_file {
   const footer_info& footer() const noexcept { return footer_; }
   std::uint64_t file_size() const noexcept { return size_; }
   const std::string& path() const noexcept { return path_; }
-  // The chunk's filter (it must have bloom_offset >= 0). parse_error messages name the file,
-  // row group and column.
+  // Where the chunk's bitset lies, after reading and checking its filter header (the chunk must
+  // have bloom_offset >= 0). parse_error messages name the file, row group and column.
+  struct bitset_range {
+    std::uint64_t offset, size;
+  };
+  bitset_range locate_filter(const column_chunk_info& c) const;
+  // The chunk's filter: locate_filter, then its bitset read into the filter's own storage.
   filter read_filter(const column_chunk_info& c) const;
 
  private:

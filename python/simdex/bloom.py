@@ -80,8 +80,10 @@ class BloomFilter:
     """
 
     def __init__(self, num_bytes=None, *, ndv=None, fpp=0.01, sizing="arrow", physical_type=None,
-                 type_length=None, logical_type=None, _native_filter=None):
-        if _native_filter is not None:
+                 type_length=None, logical_type=None, _native_filter=None, _load=None):
+        if _load is not None:
+            self._load = _load  # __getattr__ reads the filter on first use
+        elif _native_filter is not None:
             self._f = _native_filter
         elif num_bytes is not None:
             self._f = _native.Filter(int(num_bytes))
@@ -93,6 +95,14 @@ class BloomFilter:
         self.type_length = type_length
         self.logical_type = logical_type or None
         _values.parse_logical(self.logical_type)  # refuse a malformed one now
+
+    def __getattr__(self, name):
+        # Only reached while _f is unset: a filter from from_parquet() reads its bitset now.
+        if name == "_f" and "_load" in self.__dict__:
+            self._f = self.__dict__["_load"]()
+            del self.__dict__["_load"]
+            return self._f
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     # -- construction / serialization ---------------------------------------------------------
     @classmethod
@@ -211,24 +221,36 @@ def check_filters(filters, value, physical_type=None, type_length=None, logical_
 def from_parquet(path, columns=None, row_groups=None) -> dict:
     """The bloom filters of a Parquet file: {row_group: {column_path: BloomFilter}}.
 
-    columns / row_groups (lists) limit what is read: only those filters are loaded, one read
-    each, and chunks that point at the same filter share one (so memory is what is asked for
-    plus the footer; inserting into one of those inserts into all). Each filter carries its column's physical_type, logical_type and
-    type_length. Raises ValueError for a malformed file (with the byte offset), OSError for I/O
-    errors and paths that are not regular files.
+    Bitsets are read lazily, on a filter's first use, and only for the columns / row_groups
+    asked for (lists; None: all); chunks that point at the same filter share one (so memory is
+    what is used plus the footer; inserting into one of those inserts into all). Each filter
+    carries its column's physical_type, logical_type and type_length. Raises ValueError for a
+    malformed footer or filter header (with the byte offset; headers are checked here), OSError
+    for I/O errors and paths that are not regular files.
     """
     if isinstance(columns, str):
         columns = [columns]
     file = _native.ParquetFile(str(path), None if columns is None else list(columns),
                                None if row_groups is None else [int(r) for r in row_groups])
+    shared: dict = {}  # bloom_filter_offset -> native filter, once read
+
+    def loader(index, offset):
+        def load():
+            f = shared.get(offset)
+            if f is None:
+                f = shared[offset] = file.read_filter(index)
+            return f
+        return load
+
     out: dict = {}
-    shared: dict = {}  # bloom_filter_offset -> native filter
+    checked: set = set()
     for i, info in enumerate(file.footer()["chunks"]):
         off = info["bloom_filter_offset"]
-        if off not in shared:
-            shared[off] = file.read_filter(i)
+        if off not in checked:
+            file.locate_filter(i)
+            checked.add(off)
         t = info["physical_type"]
-        bf = BloomFilter(_native_filter=shared[off], physical_type=t if t in PHYSICAL_TYPES else None,
+        bf = BloomFilter(_load=loader(i, off), physical_type=t if t in PHYSICAL_TYPES else None,
                          type_length=info["type_length"] or None,
                          logical_type=info["logical_type"] if info["logical_type"] != "OTHER" else None)
         out.setdefault(info["row_group"], {})[info["path"]] = bf

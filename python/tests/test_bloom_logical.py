@@ -304,6 +304,8 @@ if what == "from_parquet":
     n = sum(len(v) for v in bloom.from_parquet(path).values())
 elif what == "one_column":
     n = len(bloom.from_parquet(path, columns=["c3"]))
+elif what == "lazy_one":
+    n = int(bloom.from_parquet(path)[0]["c3"].check(7))
 else:
     args = argparse.Namespace(file=path, column=None if what == "inspect" else "c3",
                               value=None if what == "inspect" else "7", json=True, hex=False)
@@ -334,6 +336,23 @@ def test_memory_many_chunks_share_one_large_filter(tmp_path):
     for what in ("from_parquet", "inspect", "probe", "one_column"):
         peak, _ = _peak(what, path)
         assert peak <= 4 * asked, (what, peak, asked)
+
+
+def test_memory_lazy_reads_only_the_filters_used(tmp_path):
+    if not os.path.exists("/proc/self/clear_refs"):
+        pytest.skip("needs Linux /proc/self/clear_refs to measure peak RSS")
+    blobs = []
+    for i in range(8):
+        f = BloomFilter(4 << 20)
+        f.insert([i * 1000 + 7])
+        blobs.append(f.to_bytes())
+    offsets = [4 + sum(len(b) for b in blobs[:i]) for i in range(8)]
+    footer = _footer(8, [_chunk(i, offsets[i], len(blobs[i])) for i in range(8)])
+    path = _file(tmp_path / "eight.parquet", b"".join(blobs), footer)
+    filters = bloom.from_parquet(path)[0]
+    assert [filters[f"c{i}"].check(i * 1000 + 7) for i in range(8)] == [True] * 8
+    peak, found = _peak("lazy_one", path)
+    assert found == 0 and peak <= 4 * (len(blobs[3]) + len(footer)), peak  # c3 holds 3007, not 7
 
 
 def test_memory_footer_claiming_millions_of_chunks(tmp_path):

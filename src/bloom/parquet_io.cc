@@ -550,7 +550,7 @@ void parquet_file::read_at(std::uint64_t offset, void* out, std::size_t n) const
   }
 }
 
-filter parquet_file::read_filter(const column_chunk_info& c) const {
+parquet_file::bitset_range parquet_file::locate_filter(const column_chunk_info& c) const {
   const std::string where =
       path_ + ": row group " + std::to_string(c.row_group) + ", column '" + c.path + "': ";
   if (c.bloom_offset < 0) throw std::invalid_argument(where + "no bloom filter");
@@ -575,9 +575,14 @@ filter parquet_file::read_filter(const column_chunk_info& c) const {
     throw parse_error(where + "bloom filter bitset of " + std::to_string(num_bytes) +
                           " bytes runs past the end of the file",
                       off + header_len);
+  return {off + header_len, num_bytes};
+}
+
+filter parquet_file::read_filter(const column_chunk_info& c) const {
+  const bitset_range r = locate_filter(c);
   // Read straight into the filter's storage: no second copy of a large bitset.
-  filter f = filter::with_blocks(num_bytes / kBlockBytes);
-  read_at(off + header_len, f.words(), static_cast<std::size_t>(num_bytes));
+  filter f = filter::with_blocks(r.size / kBlockBytes);
+  read_at(r.offset, f.words(), static_cast<std::size_t>(r.size));
   return f;
 }
 

@@ -264,7 +264,16 @@ void bind_bloom(nb::module_& m) {
             nb::gil_scoped_release rel;
             return f.file->read_filter(chunks[i]);
           },
-          nb::arg("index"), "The filter of chunk `index` of footer()['chunks'].");
+          nb::arg("index"), "The filter of chunk `index` of footer()['chunks'].")
+      .def(
+          "locate_filter",
+          [](const py_parquet_file& f, std::size_t i) {
+            const auto& chunks = f.file->footer().chunks;
+            if (i >= chunks.size()) throw nb::index_error("chunk index out of range");
+            auto r = f.file->locate_filter(chunks[i]);
+            return nb::make_tuple(r.offset, r.size);
+          },
+          nb::arg("index"), "(offset, size) of chunk `index`'s bitset, its header checked.");
 }
 
 }  // namespace simdex::py
