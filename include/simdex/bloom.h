@@ -120,9 +120,10 @@ class filter {
   // Bytes of the bitset backed by 2 MiB pages (reads /proc/self/smaps: for reporting only).
   std::size_t huge_page_bytes() const;
 
-  // The kernels are looked up once, at construction, so a probe is one indirect call.
+  // The kernels are looked up once, at construction; the single-key check is kept in the
+  // object itself so a probe is one indirect call with no table load in front of it.
   void insert(std::uint64_t hash) noexcept { k_->insert(words_, blocks_, hash); }
-  bool check(std::uint64_t hash) const noexcept { return k_->check(words_, blocks_, hash); }
+  bool check(std::uint64_t hash) const noexcept { return check_(words_, blocks_, hash); }
   // Bulk: one filter, many keys, many misses in flight. Inserts apply in order.
   void insert(std::span<const std::uint64_t> hashes) noexcept {
     k_->insert_bulk(words_, blocks_, hashes.data(), hashes.size());
@@ -161,6 +162,10 @@ class filter {
   // What an empty filter runs (src/bloom/kernels.h: kEmptyKernels), so probing one is safe.
   static const kernels* empty_kernels() noexcept;
   const kernels* k_ = empty_kernels();
+  static bool check_nothing(const std::uint32_t*, std::uint64_t, std::uint64_t) noexcept {
+    return false;
+  }
+  bool (*check_)(const std::uint32_t*, std::uint64_t, std::uint64_t) = check_nothing;
 };
 
 // One hash against many filters (row-group skipping): out[i] = filters[i] may hold it.
@@ -178,14 +183,17 @@ inline std::uint64_t block_index(std::uint64_t hash, std::uint64_t blocks) noexc
 
 // ---- Parquet I/O -------------------------------------------------------------------------------
 
-// A malformed header, bitset or footer: what is wrong and at which byte offset.
+// A malformed header, bitset or footer: what is wrong and at which byte offset. what() is
+// "message (at byte N)"; message() is the text alone, for callers that add context.
 class parse_error : public std::runtime_error {
  public:
   parse_error(const std::string& what, std::uint64_t offset);
   std::uint64_t offset() const noexcept { return offset_; }
+  const std::string& message() const noexcept { return message_; }
 
  private:
   std::uint64_t offset_;
+  std::string message_;
 };
 
 // Thrift-compact BloomFilterHeader (numBytes, BLOCK, XXHASH, UNCOMPRESSED) followed by the bitset.
@@ -208,6 +216,18 @@ enum class physical_type : int {
 };
 const char* physical_type_name(physical_type t) noexcept;
 
+// A leaf of the schema: what a value of the column means, which decides the bytes hashed.
+// `logical` is the LogicalType annotation (or the legacy ConvertedType mapped onto it) in a
+// compact text form: "" (none), "STRING", "ENUM", "JSON", "BSON", "UUID", "FLOAT16", "DATE",
+// "INTERVAL", "DECIMAL(precision,scale)", "TIME(MILLIS|MICROS|NANOS,UTC|LOCAL)",
+// "TIMESTAMP(MILLIS|MICROS|NANOS,UTC|LOCAL)", "INT(bits,SIGNED|UNSIGNED)", or "OTHER".
+struct column_schema {
+  std::string path;  // dotted
+  physical_type type = physical_type::unknown;
+  int type_length = 0;
+  std::string logical;
+};
+
 // Where a column chunk's filter lives, from the footer.
 struct column_chunk_info {
   int row_group = 0;
@@ -223,14 +243,55 @@ struct column_chunk_info {
 struct footer_info {
   std::int64_t num_rows = 0;
   int num_row_groups = 0;
-  std::vector<column_chunk_info> chunks;  // row-group major
+  std::vector<column_schema> columns;     // schema leaves, in column order
+  std::vector<column_chunk_info> chunks;  // row-group major (those the selector kept)
 };
 
+// Which column chunks a reader keeps (nullptr: all). Chunks left out cost no memory.
+using chunk_selector = bool (*)(const column_chunk_info& c, const void* ctx);
+
+// What the chunk table may take, per byte of footer (plus a fixed 1 MiB): a footer that claims
+// more column chunks than real writers could put in its bytes is refused with parse_error
+// rather than allowed to make us allocate far more than the file holds.
+inline constexpr std::size_t kChunkBytesPerFooterByte = 2;
+
 // Parses the Thrift-compact FileMetaData in data[0, size) (the footer without length/magic).
-footer_info parse_file_metadata(const void* data, std::size_t size);
+footer_info parse_file_metadata(const void* data, std::size_t size, chunk_selector keep = nullptr,
+                                const void* ctx = nullptr);
 // Reads a whole Parquet file's tail: checks "PAR1", reads the footer (encrypted "PARE" files
-// are refused). Throws parse_error or std::system_error (I/O).
+// are refused). Throws parse_error or std::system_error (I/O; also for a path that is not a
+// regular file: FIFOs and devices are refused before any read, so nothing blocks).
 footer_info read_footer(const std::string& path);
+
+// An open Parquet file: the footer (chunks kept by the selector) and filters read one at a time,
+// each straight into its own storage (peak memory is the filters asked for plus the footer).
+class parquet_file {
+ public:
+  explicit parquet_file(const std::string& path, chunk_selector keep = nullptr,
+                        const void* ctx = nullptr);
+  ~parquet_file();
+  parquet_file(const parquet_file&) = delete;
+  parquet_file& operator=(const parquet_file&) = delete;
+
+  const footer_info& footer() const noexcept { return footer_; }
+  std::uint64_t file_size() const noexcept { return size_; }
+  const std::string& path() const noexcept { return path_; }
+  // Where the chunk's bitset lies, after reading and checking its filter header (the chunk must
+  // have bloom_offset >= 0). parse_error messages name the file, row group and column.
+  struct bitset_range {
+    std::uint64_t offset, size;
+  };
+  bitset_range locate_filter(const column_chunk_info& c) const;
+  // The chunk's filter: locate_filter, then its bitset read into the filter's own storage.
+  filter read_filter(const column_chunk_info& c) const;
+
+ private:
+  void read_at(std::uint64_t offset, void* out, std::size_t n) const;
+  std::string path_;
+  int fd_ = -1;
+  std::uint64_t size_ = 0;
+  footer_info footer_;
+};
 
 struct column_filter {
   column_chunk_info chunk;

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import _bloom_values as _values
 from ._simdex import bloom as _native
 
 __all__ = ["BloomFilter", "hash_values", "from_parquet", "check_filters", "read_footer", "PHYSICAL_TYPES",
@@ -28,14 +29,6 @@ model_fpp = _native.model_fpp
 model_bits_per_value = _native.model_bits_per_value
 read_footer = _native.read_footer
 
-_NUMPY_KIND = {np.dtype(np.int32): "INT32", np.dtype(np.int64): "INT64",
-               np.dtype(np.uint32): "INT32", np.dtype(np.uint64): "INT64",
-               np.dtype(np.int8): "INT32", np.dtype(np.int16): "INT32",
-               np.dtype(np.uint8): "INT32", np.dtype(np.uint16): "INT32",
-               np.dtype(np.float32): "FLOAT", np.dtype(np.float64): "DOUBLE",
-               np.dtype(np.bool_): "BOOLEAN"}
-
-
 def _normalize_type(physical_type):
     if physical_type is None:
         return None
@@ -45,80 +38,38 @@ def _normalize_type(physical_type):
     return t
 
 
-def _infer_type(values):
-    if isinstance(values, np.ndarray):
-        if values.dtype in _NUMPY_KIND:
-            return _NUMPY_KIND[values.dtype]
-        if values.dtype.kind in "SUO":
-            return "BYTE_ARRAY"
-        raise ValueError(f"cannot infer a Parquet type for dtype {values.dtype}; pass physical_type=")
-    first = values[0] if len(values) else 0
-    if isinstance(first, (bool, np.bool_)):
-        return "BOOLEAN"
-    if isinstance(first, (int, np.integer)):
-        return "INT64"
-    if isinstance(first, (float, np.floating)):
-        return "DOUBLE"
-    if isinstance(first, (str, bytes, bytearray, memoryview)):
-        return "BYTE_ARRAY"
-    raise ValueError(f"cannot infer a Parquet type for {type(first).__name__}; pass physical_type=")
+def _as_values(values):
+    """One value -> a 1-element sequence that keeps its type (np.int32 stays INT32)."""
+    if isinstance(values, np.generic):
+        return np.asarray([values])
+    if isinstance(values, np.ndarray) and values.ndim == 0:
+        return values.reshape(1)
+    return [values] if not _values.is_pyarrow_scalar(values) else values
 
 
-def _as_bytes(v):
-    if isinstance(v, str):
-        return v.encode("utf-8")
-    if isinstance(v, (bytes, bytearray, memoryview, np.bytes_)):
-        return bytes(v)
-    raise ValueError(f"expected str or bytes for a byte-array value, got {type(v).__name__}")
+def _typed_hashes(values, physical_type, type_length, logical_type):
+    t = _normalize_type(physical_type)
+    if values is None:
+        raise ValueError(_values.NULL_MESSAGE)
+    if t is None:
+        probe = values if isinstance(values, np.ndarray) or not _values.is_pyarrow(values) else None
+        if probe is None:
+            raise ValueError("pyarrow values need a physical_type (or a filter that knows its column)")
+        t = _values.infer_type(probe)
+    return _values.hash_values(values, t, logical_type or "", type_length)
 
 
-def hash_values(values, physical_type=None, type_length=None) -> np.ndarray:
+def hash_values(values, physical_type=None, type_length=None, logical_type=None) -> np.ndarray:
     """XXH64 of each value's PLAIN encoding, as a uint64 array.
 
-    values: a numpy array or a sequence (ints -> INT64, floats -> DOUBLE, str/bytes ->
-    BYTE_ARRAY, bools -> BOOLEAN unless physical_type says otherwise). FIXED_LEN_BYTE_ARRAY and
-    INT96 take bytes of the type's width, or a 2-D uint8 array with one row per value.
+    values: a numpy array, a pyarrow array or a sequence (ints -> INT64, floats -> DOUBLE,
+    str/bytes -> BYTE_ARRAY, bools -> BOOLEAN unless physical_type says otherwise).
+    logical_type ("DECIMAL(9,2)", "DATE", "TIMESTAMP(MICROS,UTC)", "UUID", "INT(32,UNSIGNED)",
+    ...; what read_footer reports) turns Decimals, dates, datetimes, datetime64 and UUIDs into the
+    stored form. FIXED_LEN_BYTE_ARRAY and INT96 take bytes of the type's width, or a 2-D uint8
+    array with one row per value.
     """
-    t = _normalize_type(physical_type)
-    if t is None:
-        t = _infer_type(values)
-    if t == "INT32":
-        return _native.hash_int32(_int_array(values, np.int32))
-    if t == "INT64":
-        return _native.hash_int64(_int_array(values, np.int64))
-    if t == "FLOAT":
-        return _native.hash_float(np.ascontiguousarray(values, dtype=np.float32))
-    if t == "DOUBLE":
-        return _native.hash_double(np.ascontiguousarray(values, dtype=np.float64))
-    if t == "BOOLEAN":
-        return np.array([_native.hash_bool(bool(v)) for v in values], dtype=np.uint64)
-    if t == "BYTE_ARRAY":
-        return _native.hash_bytes_list([_as_bytes(v) for v in values])
-    width = 12 if t == "INT96" else type_length
-    if isinstance(values, np.ndarray) and values.ndim == 2:
-        arr = np.ascontiguousarray(values, dtype=np.uint8)
-    else:
-        rows = [_as_bytes(v) for v in values]
-        if width is None:
-            width = len(rows[0]) if rows else 0
-        arr = np.frombuffer(b"".join(rows), dtype=np.uint8).reshape(len(rows), width) if rows else np.zeros((0, width or 1), np.uint8)
-        if any(len(r) != width for r in rows):
-            raise ValueError(f"{t} values must all be {width} bytes long")
-    if width is not None and arr.shape[1] != width:
-        raise ValueError(f"{t} values must be {width} bytes long, got {arr.shape[1]}")
-    return _native.hash_fixed(arr)
-
-
-def _int_array(values, dtype):
-    arr = np.asarray(values)
-    if arr.dtype.kind == "u":  # the same bits reinterpreted, as Parquet stores unsigned ints
-        return np.ascontiguousarray(arr.astype(np.dtype(dtype).str.replace("i", "u")).view(dtype))
-    if arr.dtype.kind not in "ib":
-        raise ValueError(f"expected integers for {np.dtype(dtype).name}, got {arr.dtype}")
-    info = np.iinfo(dtype)
-    if arr.size and (arr.min() < info.min or arr.max() > info.max):
-        raise ValueError(f"value out of range for {np.dtype(dtype).name}")
-    return np.ascontiguousarray(arr, dtype=dtype)
+    return _typed_hashes(values, physical_type, type_length, logical_type)[0]
 
 
 class BloomFilter:
@@ -129,8 +80,10 @@ class BloomFilter:
     """
 
     def __init__(self, num_bytes=None, *, ndv=None, fpp=0.01, sizing="arrow", physical_type=None,
-                 type_length=None, _native_filter=None):
-        if _native_filter is not None:
+                 type_length=None, logical_type=None, _native_filter=None, _load=None):
+        if _load is not None:
+            self._load = _load  # __getattr__ reads the filter on first use
+        elif _native_filter is not None:
             self._f = _native_filter
         elif num_bytes is not None:
             self._f = _native.Filter(int(num_bytes))
@@ -140,6 +93,16 @@ class BloomFilter:
             raise ValueError("give num_bytes, or ndv (and fpp)")
         self.physical_type = _normalize_type(physical_type)
         self.type_length = type_length
+        self.logical_type = logical_type or None
+        _values.parse_logical(self.logical_type)  # refuse a malformed one now
+
+    def __getattr__(self, name):
+        # Only reached while _f is unset: a filter from from_parquet() reads its bitset now.
+        if name == "_f" and "_load" in self.__dict__:
+            self._f = self.__dict__["_load"]()
+            del self.__dict__["_load"]
+            return self._f
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     # -- construction / serialization ---------------------------------------------------------
     @classmethod
@@ -170,26 +133,27 @@ class BloomFilter:
 
     # -- values -------------------------------------------------------------------------------
     def _hashes(self, values, physical_type):
-        t = physical_type or self.physical_type
-        return hash_values(values, t, self.type_length)
-
-    @staticmethod
-    def _is_scalar(values):
-        return isinstance(values, (int, float, str, bytes, bool, np.generic)) or (
-            isinstance(values, np.ndarray) and values.ndim == 0)
+        if physical_type:  # an explicit physical type overrides the column's logical one
+            return _typed_hashes(values, physical_type, self.type_length, None)
+        return _typed_hashes(values, self.physical_type, self.type_length, self.logical_type)
 
     def insert(self, values, physical_type=None) -> None:
-        """Insert one value or many (numpy array or sequence)."""
-        if self._is_scalar(values):
-            values = [values.item() if isinstance(values, np.generic) else values]
-        self._f.insert_hashes(self._hashes(values, physical_type))
+        """Insert one value or many (numpy array, pyarrow array or sequence)."""
+        if _values.is_scalar(values):
+            values = _as_values(values)
+        self._f.insert_hashes(self._hashes(values, physical_type)[0])
 
     def check(self, values, physical_type=None):
-        """True if a value may be present (bool for one value, a bool array for many)."""
-        if self._is_scalar(values):
-            v = values.item() if isinstance(values, np.generic) else values
-            return bool(self._f.check_hashes(self._hashes([v], physical_type))[0])
-        return self._f.check_hashes(self._hashes(values, physical_type))
+        """True if a value may be present (bool for one value, a bool array for many).
+
+        NaN always answers True: parquet-java leaves NaN out of its filters, so a filter's
+        silence about NaN proves nothing. None raises: nulls are never in a filter."""
+        one = _values.is_scalar(values)
+        h, nan = self._hashes(_as_values(values) if one else values, physical_type)
+        out = self._f.check_hashes(h)
+        if nan is not None:
+            out |= nan
+        return bool(out[0]) if one else out
 
     def __contains__(self, value) -> bool:
         return self.check(value)
@@ -220,7 +184,7 @@ class BloomFilter:
 
     def copy(self) -> "BloomFilter":
         return BloomFilter(_native_filter=self._f.copy(), physical_type=self.physical_type,
-                           type_length=self.type_length)
+                           type_length=self.type_length, logical_type=self.logical_type)
 
     def fold_to_fpp(self, target_fpp: float) -> int:
         """Halve the size while the estimated FPP stays <= target; returns the folds done."""
@@ -241,26 +205,53 @@ class BloomFilter:
         return f"BloomFilter(num_bytes={self.num_bytes}{t}, fill={self.fill():.4f})"
 
 
-def check_filters(filters, value, physical_type=None, type_length=None) -> np.ndarray:
+def check_filters(filters, value, physical_type=None, type_length=None, logical_type=None) -> np.ndarray:
     """One value against many filters at once (row-group skipping): a bool array."""
     fs = list(filters)
     if not fs:
         return np.zeros(0, dtype=bool)
     t = physical_type or fs[0].physical_type
-    h = hash_values([value], t, type_length or fs[0].type_length)[0]
-    return _native.check_filters([f._f for f in fs], int(h))
+    lt = logical_type if (logical_type or physical_type) else fs[0].logical_type
+    h, nan = _typed_hashes(_as_values(value), t, type_length or fs[0].type_length, lt)
+    if nan is not None and nan[0]:
+        return np.ones(len(fs), dtype=bool)
+    return _native.check_filters([f._f for f in fs], int(h[0]))
 
 
-def from_parquet(path) -> dict:
-    """Every bloom filter in a Parquet file: {row_group: {column_path: BloomFilter}}.
+def from_parquet(path, columns=None, row_groups=None) -> dict:
+    """The bloom filters of a Parquet file: {row_group: {column_path: BloomFilter}}.
 
-    Each filter carries its column's physical_type (and type_length for FIXED_LEN_BYTE_ARRAY).
-    Raises ValueError for a malformed file (with the byte offset), OSError for I/O errors.
+    Bitsets are read lazily, on a filter's first use, and only for the columns / row_groups
+    asked for (lists; None: all); chunks that point at the same filter share one (so memory is
+    what is used plus the footer; inserting into one of those inserts into all). Each filter
+    carries its column's physical_type, logical_type and type_length. Raises ValueError for a
+    malformed footer or filter header (with the byte offset; headers are checked here), OSError
+    for I/O errors and paths that are not regular files.
     """
+    if isinstance(columns, str):
+        columns = [columns]
+    file = _native.ParquetFile(str(path), None if columns is None else list(columns),
+                               None if row_groups is None else [int(r) for r in row_groups])
+    shared: dict = {}  # bloom_filter_offset -> native filter, once read
+
+    def loader(index, offset):
+        def load():
+            f = shared.get(offset)
+            if f is None:
+                f = shared[offset] = file.read_filter(index)
+            return f
+        return load
+
     out: dict = {}
-    for info, f in _native.read_filters(str(path)):
+    checked: set = set()
+    for i, info in enumerate(file.footer()["chunks"]):
+        off = info["bloom_filter_offset"]
+        if off not in checked:
+            file.locate_filter(i)
+            checked.add(off)
         t = info["physical_type"]
-        bf = BloomFilter(_native_filter=f, physical_type=t if t in PHYSICAL_TYPES else None,
-                         type_length=info["type_length"] or None)
+        bf = BloomFilter(_load=loader(i, off), physical_type=t if t in PHYSICAL_TYPES else None,
+                         type_length=info["type_length"] or None,
+                         logical_type=info["logical_type"] if info["logical_type"] != "OTHER" else None)
         out.setdefault(info["row_group"], {})[info["path"]] = bf
     return out

@@ -4,8 +4,10 @@
 namespace simdex::bloom {
 
 const dispatch::by_level<kernels>& kernel_tables() {
-  static const dispatch::by_level<kernels> tables = {
-      .scalar = &kScalarKernels, .avx2 = &kAvx2Kernels, .avx512 = &kAvx512Kernels};
+  static const dispatch::by_level<kernels> tables = {.scalar = &kScalarKernels,
+                                                     .sse42 = &kSse42Kernels,
+                                                     .avx2 = &kAvx2Kernels,
+                                                     .avx512 = &kAvx512Kernels};
   return tables;
 }
 

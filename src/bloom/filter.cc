@@ -56,6 +56,7 @@ void filter::allocate(std::uint64_t blocks, page_size pages) {
   }
   blocks_ = blocks;
   k_ = &active_kernels();
+  check_ = k_->check;
 }
 
 const kernels* filter::empty_kernels() noexcept { return &kEmptyKernels; }
@@ -102,7 +103,8 @@ filter::filter(filter&& other) noexcept
       words_(std::exchange(other.words_, nullptr)),
       storage_(std::move(other.storage_)),
       pages_(std::exchange(other.pages_, nullptr)),
-      k_(std::exchange(other.k_, &kEmptyKernels)) {}
+      k_(std::exchange(other.k_, &kEmptyKernels)),
+      check_(std::exchange(other.check_, check_nothing)) {}
 
 filter& filter::operator=(filter&& other) noexcept {
   blocks_ = std::exchange(other.blocks_, 0);
@@ -110,6 +112,7 @@ filter& filter::operator=(filter&& other) noexcept {
   storage_ = std::move(other.storage_);
   pages_ = std::exchange(other.pages_, nullptr);
   k_ = std::exchange(other.k_, &kEmptyKernels);
+  check_ = std::exchange(other.check_, check_nothing);
   return *this;
 }
 

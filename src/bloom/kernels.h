@@ -15,6 +15,7 @@ const dispatch::by_level<kernels>& kernel_tables();
 const kernels& active_kernels();
 
 extern const kernels kScalarKernels;
+extern const kernels kSse42Kernels;
 extern const kernels kAvx2Kernels;
 extern const kernels kAvx512Kernels;
 

@@ -1,17 +1,23 @@
 // Parquet I/O: the BloomFilterHeader + bitset, and the FileMetaData fields that locate each
 // column chunk's filter (parquet.thrift field ids in the comments).
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <system_error>
+#include <unordered_map>
 
 #include "thrift.h"
 
 namespace simdex::bloom {
 
 parse_error::parse_error(const std::string& what, std::uint64_t offset)
-    : std::runtime_error(what + " (at byte " + std::to_string(offset) + ")"), offset_(offset) {}
+    : std::runtime_error(what + " (at byte " + std::to_string(offset) + ")"),
+      offset_(offset),
+      message_(what) {}
 
 const char* physical_type_name(physical_type t) noexcept {
   switch (t) {
@@ -120,13 +126,178 @@ filter parse(const void* data, std::size_t size, std::size_t* consumed) {
 
 namespace {
 
+// Charges what the parsed footer makes us hold against a limit proportional to its size.
+class budget {
+ public:
+  explicit budget(std::size_t footer_bytes)
+      : limit_(footer_bytes * kChunkBytesPerFooterByte + (std::size_t{1} << 20)) {}
+  void charge(thrift::reader& r, std::size_t bytes, const char* what) {
+    used_ += bytes;
+    if (used_ > limit_)
+      r.fail(std::string("footer describes more ") + what + " than its size allows (over " +
+             std::to_string(limit_) + " bytes of memory for a " +
+             std::to_string((limit_ - (std::size_t{1} << 20)) / kChunkBytesPerFooterByte) +
+             "-byte footer)");
+  }
+  // push_back that charges the vector's growth before it happens.
+  template <class T>
+  void push(thrift::reader& r, std::vector<T>& v, T&& x, const char* what) {
+    if (v.size() == v.capacity()) {
+      std::size_t cap = v.capacity() ? v.capacity() * 2 : 16;
+      charge(r, (cap - v.capacity()) * sizeof(T), what);
+      v.reserve(cap);
+    }
+    v.push_back(std::move(x));
+  }
+
+ private:
+  std::size_t limit_, used_ = 0;
+};
+
+bool valid_utf8(std::string_view s) {
+  std::size_t i = 0;
+  while (i < s.size()) {
+    auto c = static_cast<unsigned char>(s[i]);
+    std::size_t n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+    if (n == 0 || i + n > s.size()) return false;
+    std::uint32_t cp = n == 1 ? c : c & (0x7f >> n);
+    for (std::size_t k = 1; k < n; ++k) {
+      auto d = static_cast<unsigned char>(s[i + k]);
+      if ((d & 0xc0) != 0x80) return false;
+      cp = cp << 6 | (d & 0x3f);
+    }
+    // Overlong forms, surrogates and code points past U+10FFFF are not UTF-8.
+    static constexpr std::uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
+    if (cp < kMin[n] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return false;
+    i += n;
+  }
+  return true;
+}
+
+std::string_view utf8_string(thrift::reader& r, const char* what) {
+  std::string_view s = r.binary();
+  if (!valid_utf8(s)) r.fail(std::string(what) + " is not valid UTF-8");
+  return s;
+}
+
 struct schema_element {
   int type = -1, type_length = 0, num_children = 0;
-  std::string name;
+  int converted = -1, scale = 0, precision = 0;
+  std::string name, logical;
 };
+
+const char* time_unit(thrift::reader& r) {
+  int last = 0;
+  const char* unit = "OTHER";
+  for (auto f = r.next_field(last); f.type != thrift::kStop; f = r.next_field(last)) {
+    if (f.type == thrift::kStruct && f.id >= 1 && f.id <= 3)
+      unit = f.id == 1 ? "MILLIS" : f.id == 2 ? "MICROS" : "NANOS";
+    r.skip(f.type);
+  }
+  return unit;
+}
+
+// LogicalType union (parquet.thrift): the member's field id names the type.
+std::string read_logical_type(thrift::reader& r) {
+  std::string out;
+  int last = 0;
+  for (auto f = r.next_field(last); f.type != thrift::kStop; f = r.next_field(last)) {
+    if (f.type != thrift::kStruct) {
+      r.skip(f.type);
+      continue;
+    }
+    static const char* kPlain[] = {nullptr, "STRING", "OTHER", "OTHER",  "ENUM",  nullptr,
+                                   "DATE",  nullptr,  nullptr, "OTHER",  nullptr, "OTHER",
+                                   "JSON",  "BSON",   "UUID",  "FLOAT16"};
+    if (f.id == 5) {  // DECIMAL {1: scale, 2: precision}
+      int scale = 0, precision = 0, l = 0;
+      for (auto g = r.next_field(l); g.type != thrift::kStop; g = r.next_field(l)) {
+        if (g.id == 1 && g.type == thrift::kI32)
+          scale = r.i32();
+        else if (g.id == 2 && g.type == thrift::kI32)
+          precision = r.i32();
+        else
+          r.skip(g.type);
+      }
+      out = "DECIMAL(" + std::to_string(precision) + "," + std::to_string(scale) + ")";
+    } else if (f.id == 7 || f.id == 8) {  // TIME / TIMESTAMP {1: isAdjustedToUTC, 2: unit}
+      bool utc = false;
+      const char* unit = "OTHER";
+      int l = 0;
+      for (auto g = r.next_field(l); g.type != thrift::kStop; g = r.next_field(l)) {
+        if (g.id == 1 && (g.type == thrift::kTrue || g.type == thrift::kFalse))
+          utc = g.type == thrift::kTrue;
+        else if (g.id == 2 && g.type == thrift::kStruct)
+          unit = time_unit(r);
+        else
+          r.skip(g.type);
+      }
+      out = std::string(f.id == 7 ? "TIME(" : "TIMESTAMP(") + unit + (utc ? ",UTC)" : ",LOCAL)");
+    } else if (f.id == 10) {  // INTEGER {1: bitWidth (i8), 2: isSigned}
+      int bits = 0, l = 0;
+      bool is_signed = true;
+      for (auto g = r.next_field(l); g.type != thrift::kStop; g = r.next_field(l)) {
+        if (g.id == 1 && g.type == thrift::kByte)
+          bits = static_cast<std::int8_t>(r.byte());
+        else if (g.id == 2 && (g.type == thrift::kTrue || g.type == thrift::kFalse))
+          is_signed = g.type == thrift::kTrue;
+        else
+          r.skip(g.type);
+      }
+      out = "INT(" + std::to_string(bits) + (is_signed ? ",SIGNED)" : ",UNSIGNED)");
+    } else {
+      r.skip(f.type);
+      out = f.id >= 1 && f.id <= 15 && kPlain[f.id] ? kPlain[f.id] : "OTHER";
+    }
+  }
+  return out;
+}
+
+// The legacy ConvertedType, for writers that set no LogicalType (its TIME/TIMESTAMP are UTC).
+std::string from_converted(const schema_element& e) {
+  switch (e.converted) {
+    case 0:
+      return "STRING";
+    case 4:
+      return "ENUM";
+    case 5:
+      return "DECIMAL(" + std::to_string(e.precision) + "," + std::to_string(e.scale) + ")";
+    case 6:
+      return "DATE";
+    case 7:
+      return "TIME(MILLIS,UTC)";
+    case 8:
+      return "TIME(MICROS,UTC)";
+    case 9:
+      return "TIMESTAMP(MILLIS,UTC)";
+    case 10:
+      return "TIMESTAMP(MICROS,UTC)";
+    case 11:
+    case 12:
+    case 13:
+    case 14:
+      return "INT(" + std::to_string(8 << (e.converted - 11)) + ",UNSIGNED)";
+    case 15:
+    case 16:
+    case 17:
+    case 18:
+      return "INT(" + std::to_string(8 << (e.converted - 15)) + ",SIGNED)";
+    case 19:
+      return "JSON";
+    case 20:
+      return "BSON";
+    case 21:
+      return "INTERVAL";
+    case -1:
+      return "";
+    default:
+      return "OTHER";
+  }
+}
 
 schema_element read_schema_element(thrift::reader& r) {
   schema_element e;
+  bool have_logical = false;
   int last = 0;
   for (auto f = r.next_field(last); f.type != thrift::kStop; f = r.next_field(last)) {
     if (f.id == 1 && f.type == thrift::kI32)
@@ -134,37 +305,65 @@ schema_element read_schema_element(thrift::reader& r) {
     else if (f.id == 2 && f.type == thrift::kI32)
       e.type_length = r.i32();
     else if (f.id == 4 && f.type == thrift::kBinary)
-      e.name = std::string(r.binary());
+      e.name = std::string(utf8_string(r, "schema element name"));
     else if (f.id == 5 && f.type == thrift::kI32)
       e.num_children = r.i32();
-    else
+    else if (f.id == 6 && f.type == thrift::kI32)
+      e.converted = r.i32();
+    else if (f.id == 7 && f.type == thrift::kI32)
+      e.scale = r.i32();
+    else if (f.id == 8 && f.type == thrift::kI32)
+      e.precision = r.i32();
+    else if (f.id == 10 && f.type == thrift::kStruct) {
+      e.logical = read_logical_type(r);
+      have_logical = true;
+    } else
       r.skip(f.type);
   }
+  if (!have_logical) e.logical = from_converted(e);
   return e;
 }
 
-// The leaves of the schema tree in column order (depth-first), with their FLBA widths.
-std::vector<int> leaf_type_lengths(thrift::reader& r, const std::vector<schema_element>& schema) {
-  std::vector<int> leaves;
+physical_type to_physical(int t) {
+  return t >= 0 && t <= 7 ? static_cast<physical_type>(t) : physical_type::unknown;
+}
+
+// The leaves of the schema tree in column order (depth-first), with their dotted paths.
+std::vector<column_schema> schema_leaves(thrift::reader& r,
+                                         const std::vector<schema_element>& schema, budget& b) {
+  std::vector<column_schema> leaves;
   if (schema.empty()) return leaves;
+  if (schema[0].num_children < 0) r.fail("schema root with negative num_children");
   std::vector<std::int64_t> remaining{schema[0].num_children};
+  std::vector<std::string> names;  // the path of groups open above the current element
   for (std::size_t i = 1; i < schema.size(); ++i) {
     if (remaining.empty() || remaining.back() <= 0)
       r.fail("schema has elements past its root's children");
     --remaining.back();
     const auto& e = schema[i];
     if (e.num_children < 0) r.fail("schema element with negative num_children");
-    if (e.num_children > 0)
+    if (e.num_children > 0) {
       remaining.push_back(e.num_children);
-    else
-      leaves.push_back(e.type_length);
-    while (!remaining.empty() && remaining.back() == 0) remaining.pop_back();
+      names.push_back(e.name);
+    } else {
+      column_schema c;
+      for (const auto& n : names) c.path += n + ".";
+      c.path += e.name;
+      c.type = to_physical(e.type);
+      c.type_length = e.type_length;
+      c.logical = e.logical;
+      b.charge(r, c.path.size() + c.logical.size(), "schema columns");
+      b.push(r, leaves, std::move(c), "schema columns");
+    }
+    while (!remaining.empty() && remaining.back() == 0) {
+      remaining.pop_back();
+      if (!names.empty() && remaining.size() <= names.size()) names.pop_back();
+    }
   }
+  if (!remaining.empty())
+    r.fail("schema root claims " + std::to_string(schema[0].num_children) +
+           " children but the schema has fewer elements");
   return leaves;
-}
-
-physical_type to_physical(int t) {
-  return t >= 0 && t <= 7 ? static_cast<physical_type>(t) : physical_type::unknown;
 }
 
 void read_column_meta(thrift::reader& r, column_chunk_info& c) {
@@ -178,7 +377,7 @@ void read_column_meta(thrift::reader& r, column_chunk_info& c) {
       c.path.clear();
       for (std::uint64_t i = 0; i < h.size; ++i) {
         if (i) c.path += '.';
-        c.path += r.binary();
+        c.path += utf8_string(r, "column path (path_in_schema)");
       }
     } else if (f.id == 5 && f.type == thrift::kI64) {
       c.num_values = r.i64();
@@ -192,7 +391,14 @@ void read_column_meta(thrift::reader& r, column_chunk_info& c) {
   }
 }
 
-void read_row_group(thrift::reader& r, int rg, std::vector<column_chunk_info>& out) {
+struct chunk_sink {
+  chunk_selector keep;
+  const void* ctx;
+  budget& b;
+  std::vector<column_chunk_info>& out;
+};
+
+void read_row_group(thrift::reader& r, int rg, chunk_sink& sink) {
   int last = 0;
   bool seen_columns = false;
   for (auto f = r.next_field(last); f.type != thrift::kStop; f = r.next_field(last)) {
@@ -216,16 +422,21 @@ void read_row_group(thrift::reader& r, int rg, std::vector<column_chunk_info>& o
         else
           r.skip(cf.type);
       }
-      out.push_back(std::move(c));
+      if (sink.keep && !sink.keep(c, sink.ctx)) continue;
+      if (c.path.capacity() > 15) sink.b.charge(r, c.path.capacity(), "column chunks");
+      sink.b.push(r, sink.out, std::move(c), "column chunks");
     }
   }
 }
 
 }  // namespace
 
-footer_info parse_file_metadata(const void* data, std::size_t size) {
+footer_info parse_file_metadata(const void* data, std::size_t size, chunk_selector keep,
+                                const void* ctx) {
   thrift::reader r(static_cast<const std::uint8_t*>(data), size);
+  budget b(size);
   footer_info info;
+  chunk_sink sink{keep, ctx, b, info.chunks};
   std::vector<schema_element> schema;
   bool have_schema = false, have_row_groups = false;
   int last = 0;
@@ -234,7 +445,11 @@ footer_info parse_file_metadata(const void* data, std::size_t size) {
       if (have_schema) r.fail("file metadata has two schema fields");
       auto h = r.list();
       if (h.elem_type != thrift::kStruct) r.fail("schema is not a list of structs");
-      for (std::uint64_t i = 0; i < h.size; ++i) schema.push_back(read_schema_element(r));
+      for (std::uint64_t i = 0; i < h.size; ++i) {
+        schema_element e = read_schema_element(r);
+        b.charge(r, e.name.capacity() > 15 ? e.name.capacity() : 0, "schema elements");
+        b.push(r, schema, std::move(e), "schema elements");
+      }
       have_schema = true;
     } else if (f.id == 3 && f.type == thrift::kI64) {  // num_rows
       info.num_rows = r.i64();
@@ -243,8 +458,7 @@ footer_info parse_file_metadata(const void* data, std::size_t size) {
       auto h = r.list();
       if (h.elem_type != thrift::kStruct) r.fail("row_groups is not a list of structs");
       if (h.size > INT32_MAX) r.fail("too many row groups");
-      for (std::uint64_t i = 0; i < h.size; ++i)
-        read_row_group(r, static_cast<int>(i), info.chunks);
+      for (std::uint64_t i = 0; i < h.size; ++i) read_row_group(r, static_cast<int>(i), sink);
       info.num_row_groups = static_cast<int>(h.size);
       have_row_groups = true;
     } else {
@@ -252,97 +466,139 @@ footer_info parse_file_metadata(const void* data, std::size_t size) {
     }
   }
   if (!have_schema || !have_row_groups) r.fail("file metadata lacks schema or row_groups");
-  std::vector<int> widths = leaf_type_lengths(r, schema);
+  info.columns = schema_leaves(r, schema, b);
   for (auto& c : info.chunks)
-    if (static_cast<std::size_t>(c.column) < widths.size())
-      c.type_length = widths[static_cast<std::size_t>(c.column)];
+    if (static_cast<std::size_t>(c.column) < info.columns.size())
+      c.type_length = info.columns[static_cast<std::size_t>(c.column)].type_length;
   return info;
 }
 
+// ---- files ----------------------------------------------------------------------------------
+
 namespace {
 
-struct file_closer {
-  void operator()(std::FILE* f) const { std::fclose(f); }
-};
-
-class file_reader {
- public:
-  explicit file_reader(const std::string& path) : path_(path), f_(std::fopen(path.c_str(), "rb")) {
-    if (!f_) throw std::system_error(errno, std::generic_category(), path);
-    if (std::fseek(f_.get(), 0, SEEK_END) != 0) fail_io();
-    long end = std::ftell(f_.get());
-    if (end < 0) fail_io();
-    size_ = static_cast<std::uint64_t>(end);
-  }
-  std::uint64_t size() const { return size_; }
-  std::vector<std::uint8_t> read(std::uint64_t offset, std::uint64_t n) {
-    if (offset > size_ || n > size_ - offset)
-      throw parse_error(path_ + ": range of " + std::to_string(n) +
-                            " bytes runs past the end of the file (" + std::to_string(size_) +
-                            " bytes)",
-                        offset);
-    std::vector<std::uint8_t> buf(static_cast<std::size_t>(n));
-    if (std::fseek(f_.get(), static_cast<long>(offset), SEEK_SET) != 0) fail_io();
-    if (n && std::fread(buf.data(), 1, buf.size(), f_.get()) != buf.size()) fail_io();
-    return buf;
-  }
-
- private:
-  [[noreturn]] void fail_io() {
-    throw std::system_error(errno ? errno : EIO, std::generic_category(), path_);
-  }
-  std::string path_;
-  std::unique_ptr<std::FILE, file_closer> f_;
-  std::uint64_t size_ = 0;
-};
-
-footer_info read_footer(file_reader& in, const std::string& path) {
-  if (in.size() < 12) throw parse_error(path + ": too small to be a Parquet file", 0);
-  auto tail = in.read(in.size() - 8, 8);
-  if (std::memcmp(tail.data() + 4, "PARE", 4) == 0)
-    throw parse_error(path + ": encrypted footers are not supported", in.size() - 4);
-  if (std::memcmp(tail.data() + 4, "PAR1", 4) != 0)
-    throw parse_error(path + ": no PAR1 magic at the end", in.size() - 4);
-  std::uint32_t len;
-  std::memcpy(&len, tail.data(), 4);
-  if (len > in.size() - 12)
-    throw parse_error(path + ": footer length " + std::to_string(len) + " exceeds the file",
-                      in.size() - 8);
-  const std::uint64_t start = in.size() - 8 - len;
-  auto meta = in.read(start, len);
-  try {
-    return parse_file_metadata(meta.data(), meta.size());
-  } catch (const parse_error& e) {
-    throw parse_error(path + ": footer: " + e.what(), start + e.offset());
-  }
+[[noreturn]] void fail_io(const std::string& path, int err) {
+  throw std::system_error(err ? err : EIO, std::generic_category(), path);
 }
 
 }  // namespace
 
+parquet_file::parquet_file(const std::string& path, chunk_selector keep, const void* ctx)
+    : path_(path) {
+  // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer; fstat then
+  // refuses anything that is not a regular file before a single read.
+  fd_ = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd_ < 0) fail_io(path, errno);
+  struct stat st;
+  if (::fstat(fd_, &st) != 0) {
+    int err = errno;
+    ::close(fd_);
+    fail_io(path, err);
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd_);
+    throw std::system_error(std::make_error_code(std::errc::invalid_argument),
+                            path +
+                                ": not a regular file (FIFOs, devices and directories are "
+                                "refused)");
+  }
+  size_ = static_cast<std::uint64_t>(st.st_size);
+  try {
+    if (size_ < 12) throw parse_error(path + ": too small to be a Parquet file", 0);
+    std::uint8_t tail[8];
+    read_at(size_ - 8, tail, 8);
+    if (std::memcmp(tail + 4, "PARE", 4) == 0)
+      throw parse_error(path + ": encrypted footers are not supported", size_ - 4);
+    if (std::memcmp(tail + 4, "PAR1", 4) != 0)
+      throw parse_error(path + ": no PAR1 magic at the end", size_ - 4);
+    std::uint32_t len;
+    std::memcpy(&len, tail, 4);
+    if (len > size_ - 12)
+      throw parse_error(path + ": footer length " + std::to_string(len) + " exceeds the file",
+                        size_ - 8);
+    const std::uint64_t start = size_ - 8 - len;
+    std::vector<std::uint8_t> meta(len);
+    read_at(start, meta.data(), len);
+    try {
+      footer_ = parse_file_metadata(meta.data(), meta.size(), keep, ctx);
+    } catch (const parse_error& e) {
+      throw parse_error(path + ": footer: " + e.message(), start + e.offset());
+    }
+  } catch (...) {
+    ::close(fd_);
+    throw;
+  }
+}
+
+parquet_file::~parquet_file() { ::close(fd_); }
+
+void parquet_file::read_at(std::uint64_t offset, void* out, std::size_t n) const {
+  if (offset > size_ || n > size_ - offset)
+    throw parse_error(path_ + ": range of " + std::to_string(n) +
+                          " bytes runs past the end of the file (" + std::to_string(size_) +
+                          " bytes)",
+                      offset);
+  auto* p = static_cast<std::uint8_t*>(out);
+  while (n > 0) {
+    ssize_t got = ::pread(fd_, p, n, static_cast<off_t>(offset));
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) fail_io(path_, errno);
+    if (got == 0) throw parse_error(path_ + ": file shrank while being read", offset);
+    p += got;
+    n -= static_cast<std::size_t>(got);
+    offset += static_cast<std::uint64_t>(got);
+  }
+}
+
+parquet_file::bitset_range parquet_file::locate_filter(const column_chunk_info& c) const {
+  const std::string where =
+      path_ + ": row group " + std::to_string(c.row_group) + ", column '" + c.path + "': ";
+  if (c.bloom_offset < 0) throw std::invalid_argument(where + "no bloom filter");
+  const auto off = static_cast<std::uint64_t>(c.bloom_offset);
+  if (off >= size_) throw parse_error(where + "bloom filter offset past the end of the file", off);
+  // The header is ~17 bytes; 256 leaves room for unknown fields a future writer may add.
+  std::uint8_t head[256];
+  const std::size_t head_n = static_cast<std::size_t>(std::min<std::uint64_t>(256, size_ - off));
+  read_at(off, head, head_n);
+  std::size_t header_len = 0;
+  std::uint64_t num_bytes;
+  try {
+    num_bytes = parse_header(head, head_n, off, header_len);
+  } catch (const parse_error& e) {
+    throw parse_error(where + e.message(), e.offset());
+  }
+  if (c.bloom_length > 0 && static_cast<std::uint64_t>(c.bloom_length) < header_len + num_bytes)
+    throw parse_error(where + "bloom_filter_length " + std::to_string(c.bloom_length) +
+                          " is shorter than its header + bitset",
+                      off);
+  if (num_bytes > size_ - off - header_len)
+    throw parse_error(where + "bloom filter bitset of " + std::to_string(num_bytes) +
+                          " bytes runs past the end of the file",
+                      off + header_len);
+  return {off + header_len, num_bytes};
+}
+
+filter parquet_file::read_filter(const column_chunk_info& c) const {
+  const bitset_range r = locate_filter(c);
+  // Read straight into the filter's storage: no second copy of a large bitset.
+  filter f = filter::with_blocks(r.size / kBlockBytes);
+  read_at(r.offset, f.words(), static_cast<std::size_t>(r.size));
+  return f;
+}
+
 footer_info read_footer(const std::string& path) {
-  file_reader in(path);
-  return read_footer(in, path);
+  parquet_file f(path);
+  return f.footer();
 }
 
 std::vector<column_filter> read_filters(const std::string& path) {
-  file_reader in(path);
-  footer_info info = read_footer(in, path);
+  parquet_file file(path,
+                    [](const column_chunk_info& c, const void*) { return c.bloom_offset >= 0; });
   std::vector<column_filter> out;
-  for (const auto& c : info.chunks) {
-    if (c.bloom_offset < 0) continue;
-    const auto off = static_cast<std::uint64_t>(c.bloom_offset);
-    if (off >= in.size())
-      throw parse_error(path + ": bloom filter offset past the end of the file", off);
-    // The header is ~17 bytes; 256 leaves room for unknown fields a future writer may add.
-    auto head = in.read(off, std::min<std::uint64_t>(256, in.size() - off));
-    std::size_t header_len = 0;
-    std::uint64_t num_bytes = parse_header(head.data(), head.size(), off, header_len);
-    if (c.bloom_length > 0 && static_cast<std::uint64_t>(c.bloom_length) < header_len + num_bytes)
-      throw parse_error(path + ": bloom_filter_length " + std::to_string(c.bloom_length) +
-                            " is shorter than its header + bitset",
-                        off);
-    auto bits = in.read(off + header_len, num_bytes);
-    out.push_back({c, filter::from_bitset(bits.data(), bits.size())});
+  std::unordered_map<std::int64_t, std::size_t> seen;  // offset -> index in out
+  for (const auto& c : file.footer().chunks) {
+    auto [it, fresh] = seen.emplace(c.bloom_offset, out.size());
+    out.push_back({c, fresh ? file.read_filter(c) : out[it->second].bloom});
   }
   return out;
 }

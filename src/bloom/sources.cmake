@@ -1,2 +1,2 @@
 simdex_add_sources(DIR src/bloom FILES dispatch.cc filter.cc hash.cc sizing.cc parquet_io.cc
-  scalar.cc avx2.cc avx512.cc)
+  scalar.cc sse42.cc avx2.cc avx512.cc)

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <xxhash.h>
 
+#include <algorithm>
 #include <cstring>
 #include <random>
 #include <vector>
@@ -33,6 +34,8 @@ std::vector<std::uint64_t> probe_hashes(std::mt19937_64& g,
 }
 
 const std::uint64_t kBlockCounts[] = {1, 2, 3, 7, 64, 1000, 4096};
+// Bulk probes switch from the unrolled loop to the prefetched one above 1 MiB (32768 blocks).
+const std::uint64_t kBulkBlockCounts[] = {1, 2, 3, 7, 64, 1000, 4096, 32768, 32769, 40000};
 
 }  // namespace
 
@@ -64,8 +67,8 @@ TEST(BloomKernels, BulkMatchesSpec) {
   std::mt19937_64 g(2);
   for (auto [level, k] : simdex::testing::usable_levels(kernel_tables())) {
     SCOPED_TRACE(isa_name(level));
-    for (std::uint64_t z : kBlockCounts) {
-      std::vector<std::uint64_t> ins(z * 4);
+    for (std::uint64_t z : kBulkBlockCounts) {
+      std::vector<std::uint64_t> ins(std::min<std::uint64_t>(z * 4, 20000));
       for (auto& x : ins) x = g();
       // Insert in bulk, including duplicates and keys sharing a block, vs one by one via spec.
       ins.insert(ins.end(), ins.begin(), ins.begin() + static_cast<long>(ins.size() / 3));
@@ -105,14 +108,20 @@ TEST(BloomKernels, ManyFiltersMatchSpec) {
   }
   for (auto [level, k] : simdex::testing::usable_levels(kernel_tables())) {
     SCOPED_TRACE(isa_name(level));
-    for (int t = 0; t < 300; ++t) {
-      std::uint64_t h = g();
-      for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{30}, views.size()}) {
-        std::vector<std::uint8_t> out(n + 1, 0xee);
-        k->check_filters(views.data(), n, h, out.data());
-        for (std::size_t i = 0; i < n; ++i)
-          ASSERT_EQ(out[i], spec::check(views[i].words, views[i].blocks, h) ? 1 : 0);
-        ASSERT_EQ(out[n], 0xee);
+    // Kernels pick an in-cache or a prefetching loop from the first filter's size: start the
+    // list at a 1-block filter and at a 4096-block one to run both.
+    for (std::size_t first : {std::size_t{0}, std::size_t{6}}) {
+      std::vector<filter_view> vs(views.begin() + static_cast<long>(first), views.end());
+      vs.insert(vs.end(), views.begin(), views.begin() + static_cast<long>(first));
+      for (int t = 0; t < 150; ++t) {
+        std::uint64_t h = g();
+        for (std::size_t n : {0, 1, 7, 8, 9, 30, 31, 32, 33, 40, 64, 65, 76, 77}) {
+          std::vector<std::uint8_t> out(n + 1, 0xee);
+          k->check_filters(vs.data(), n, h, out.data());
+          for (std::size_t i = 0; i < n; ++i)
+            ASSERT_EQ(out[i], spec::check(vs[i].words, vs[i].blocks, h) ? 1 : 0) << n << " " << i;
+          ASSERT_EQ(out[n], 0xee);
+        }
       }
     }
   }

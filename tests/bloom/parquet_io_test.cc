@@ -1,6 +1,7 @@
 // Thrift-compact header round trip and validation; FileMetaData parsing of hand-built footers;
 // malformed input gives parse_error, never a crash.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <cstdio>
 #include <fstream>
@@ -293,4 +294,171 @@ TEST(BloomParquet, ReadFiltersFromFile) {
   EXPECT_THROW(read_filters(path), parse_error);
   std::remove(path.c_str());
   EXPECT_THROW(read_filters(path), std::system_error);
+}
+
+namespace {
+
+// root{x: INT32 (LogicalType INTEGER(32, unsigned)), y: FLBA(4) (ConvertedType DECIMAL(9,2))}
+// with `root_children` claimed by the root, `name` for x, and one row group of `chunks` chunks.
+std::vector<std::uint8_t> typed_footer(int root_children, const std::string& name,
+                                       std::size_t chunks) {
+  writer w;
+  w.list(2, thrift::kStruct, 3);
+  w.begin_elem();
+  w.str(4, "schema");
+  w.i32(5, root_children);
+  w.end_struct();
+  w.begin_elem();
+  w.i32(1, 1);
+  w.str(4, name);
+  w.begin_struct(10);  // LogicalType
+  w.begin_struct(10);  // INTEGER
+  w.field(1, thrift::kByte);
+  w.out.push_back(32);
+  w.field(2, thrift::kFalse);  // isSigned = false
+  w.end_struct();
+  w.end_struct();
+  w.end_struct();
+  w.begin_elem();
+  w.i32(1, 7);
+  w.i32(2, 4);
+  w.str(4, "y");
+  w.i32(6, 5);  // DECIMAL
+  w.i32(7, 2);
+  w.i32(8, 9);
+  w.end_struct();
+  w.list(4, thrift::kStruct, 1);
+  w.begin_elem();
+  w.list(1, thrift::kStruct, chunks);
+  for (std::size_t i = 0; i < chunks; ++i) {
+    w.begin_elem();
+    if (i < 2) {
+      w.begin_struct(3);
+      w.list(3, thrift::kBinary, 1);
+      w.raw_str(i == 0 ? name : "y");
+      w.end_struct();
+    }
+    w.end_struct();
+  }
+  w.end_struct();
+  w.out.push_back(0);
+  return w.out;
+}
+
+std::string message_of(const std::vector<std::uint8_t>& meta) {
+  try {
+    parse_file_metadata(meta.data(), meta.size());
+  } catch (const parse_error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST(BloomParquet, LogicalTypes) {
+  auto meta = typed_footer(2, "x", 2);
+  footer_info info = parse_file_metadata(meta.data(), meta.size());
+  ASSERT_EQ(info.columns.size(), 2u);
+  EXPECT_EQ(info.columns[0].path, "x");
+  EXPECT_EQ(info.columns[0].logical, "INT(32,UNSIGNED)");
+  EXPECT_EQ(info.columns[1].logical, "DECIMAL(9,2)");
+  EXPECT_EQ(info.columns[1].type_length, 4);
+  EXPECT_EQ(info.chunks[1].type_length, 4);
+}
+
+TEST(BloomParquet, SchemaRootClaimingMissingChildrenIsRefused) {
+  EXPECT_NE(message_of(typed_footer(3, "x", 2)).find("root claims 3 children"), std::string::npos);
+}
+
+TEST(BloomParquet, NonUtf8PathsAreRefusedWithOffset) {
+  for (std::string bad : {std::string("\xff"), std::string("a\xc3"), std::string("\xed\xa0\x80"),
+                          std::string("\xc0\x80")}) {
+    std::string m = message_of(typed_footer(2, bad, 2));
+    EXPECT_NE(m.find("not valid UTF-8 (at byte"), std::string::npos) << m;
+  }
+  EXPECT_EQ(message_of(typed_footer(2, "h\xc3\xa9llo \xf0\x9f\x98\x80", 2)), "");
+}
+
+TEST(BloomParquet, ChunkTableIsBoundedByFooterSize) {
+  // 3M empty column chunks in a ~3 MB footer would take ~200 MB as a chunk table.
+  auto meta = typed_footer(2, "x", 3'000'000);
+  EXPECT_NE(message_of(meta).find("more column chunks than its size allows"), std::string::npos);
+  // Chunks a selector leaves out cost nothing.
+  footer_info info =
+      parse_file_metadata(meta.data(), meta.size(),
+                          [](const column_chunk_info& c, const void*) { return c.column < 2; });
+  EXPECT_EQ(info.chunks.size(), 2u);
+}
+
+TEST(BloomParquet, FileErrorsNameFileAndColumnOnce) {
+  filter f = sample_filter(64, 2);
+  auto blob = serialize(f);
+  blob[4] = 0x2c;  // algorithm union member 2
+  std::vector<std::uint8_t> file = {'P', 'A', 'R', '1'};
+  file.insert(file.end(), blob.begin(), blob.end());
+  writer w;
+  w.list(2, thrift::kStruct, 2);
+  w.begin_elem();
+  w.str(4, "schema");
+  w.i32(5, 1);
+  w.end_struct();
+  w.begin_elem();
+  w.i32(1, 2);
+  w.str(4, "x");
+  w.end_struct();
+  w.list(4, thrift::kStruct, 1);
+  w.begin_elem();
+  w.list(1, thrift::kStruct, 1);
+  w.begin_elem();
+  w.begin_struct(3);
+  w.list(3, thrift::kBinary, 1);
+  w.raw_str("x");
+  w.i64(14, 4);
+  w.end_struct();
+  w.end_struct();
+  w.end_struct();
+  w.out.push_back(0);
+  auto write = [&](const std::vector<std::uint8_t>& footer) {
+    auto bytes = file;
+    bytes.insert(bytes.end(), footer.begin(), footer.end());
+    auto len = static_cast<std::uint32_t>(footer.size());
+    for (int i = 0; i < 4; ++i) bytes.push_back(static_cast<std::uint8_t>(len >> (8 * i)));
+    for (char c : std::string("PAR1")) bytes.push_back(static_cast<std::uint8_t>(c));
+    std::string path = ::testing::TempDir() + "/simdex_bloom_errors.parquet";
+    std::ofstream(path, std::ios::binary | std::ios::trunc)
+        .write(reinterpret_cast<const char*>(bytes.data()),
+               static_cast<std::streamsize>(bytes.size()));
+    return path;
+  };
+  std::string path = write(w.out);
+  try {
+    read_filters(path);
+    FAIL();
+  } catch (const parse_error& e) {
+    std::string m = e.what();
+    EXPECT_NE(m.find(path), std::string::npos) << m;
+    EXPECT_NE(m.find("row group 0, column 'x'"), std::string::npos) << m;
+    EXPECT_NE(m.find("algorithm"), std::string::npos) << m;
+  }
+  auto truncated = w.out;
+  truncated.resize(truncated.size() / 2);
+  path = write(truncated);
+  try {
+    read_footer(path);
+    FAIL();
+  } catch (const parse_error& e) {
+    std::string m = e.what();
+    EXPECT_EQ(m.find("(at byte"), m.rfind("(at byte")) << m;
+  }
+  std::remove(path.c_str());
+}
+
+TEST(BloomParquet, NonRegularFilesAreRefusedWithoutBlocking) {
+  std::string fifo = ::testing::TempDir() + "/simdex_bloom_fifo.parquet";
+  std::remove(fifo.c_str());
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_THROW(read_footer(fifo), std::system_error);  // would block in open() without O_NONBLOCK
+  std::remove(fifo.c_str());
+  EXPECT_THROW(read_footer(::testing::TempDir()), std::system_error);
 }

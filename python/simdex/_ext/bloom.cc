@@ -3,9 +3,12 @@
 #include "simdex/bloom.h"
 
 #include <nanobind/ndarray.h>
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <algorithm>
+#include <memory>
 #include <optional>
 #include <system_error>
 
@@ -26,7 +29,7 @@ nb::object hash_array(array_in<T> v, Fn fn) {
   return nb::cast(arr);
 }
 
-nb::dict chunk_dict(const column_chunk_info& c) {
+nb::dict chunk_dict(const column_chunk_info& c, const footer_info& info) {
   nb::dict d;
   d["row_group"] = c.row_group;
   d["column"] = c.column;
@@ -36,8 +39,51 @@ nb::dict chunk_dict(const column_chunk_info& c) {
   d["num_values"] = c.num_values;
   d["bloom_filter_offset"] = c.bloom_offset;
   d["bloom_filter_length"] = c.bloom_length;
+  const auto col = static_cast<std::size_t>(c.column);
+  d["logical_type"] = col < info.columns.size() ? info.columns[col].logical : std::string();
   return d;
 }
+
+nb::dict footer_dict(const footer_info& info) {
+  nb::list chunks, columns;
+  for (const auto& c : info.chunks) chunks.append(chunk_dict(c, info));
+  for (const auto& c : info.columns) {
+    nb::dict d;
+    d["path"] = c.path;
+    d["physical_type"] = physical_type_name(c.type);
+    d["type_length"] = c.type_length;
+    d["logical_type"] = c.logical;
+    columns.append(d);
+  }
+  nb::dict d;
+  d["num_rows"] = info.num_rows;
+  d["num_row_groups"] = info.num_row_groups;
+  d["columns"] = columns;
+  d["chunks"] = chunks;
+  return d;
+}
+
+// Which chunks a Python caller asked for: only those with a filter, in the given columns and
+// row groups (empty: all).
+struct chunk_request {
+  std::vector<std::string> columns;
+  std::vector<int> row_groups;
+  bool with_filter_only = true;
+  static bool keep(const column_chunk_info& c, const void* ctx) {
+    const auto& q = *static_cast<const chunk_request*>(ctx);
+    if (q.with_filter_only && c.bloom_offset < 0) return false;
+    if (!q.columns.empty() &&
+        std::find(q.columns.begin(), q.columns.end(), c.path) == q.columns.end())
+      return false;
+    return q.row_groups.empty() ||
+           std::find(q.row_groups.begin(), q.row_groups.end(), c.row_group) != q.row_groups.end();
+  }
+};
+
+struct py_parquet_file {
+  chunk_request request;
+  std::unique_ptr<parquet_file> file;
+};
 
 nb::bytes as_bytes(const void* p, std::size_t n) {
   return nb::bytes(static_cast<const char*>(p), n);
@@ -176,27 +222,43 @@ void bind_bloom(nb::module_& m) {
   b.def("model_bits_per_value", &model_bits_per_value, nb::arg("fpp"));
 
   b.def(
-      "read_footer",
-      [](const std::string& path) {
-        footer_info info = read_footer(path);
-        nb::list chunks;
-        for (const auto& c : info.chunks) chunks.append(chunk_dict(c));
-        nb::dict d;
-        d["num_rows"] = info.num_rows;
-        d["num_row_groups"] = info.num_row_groups;
-        d["chunks"] = chunks;
-        return d;
-      },
+      "read_footer", [](const std::string& path) { return footer_dict(read_footer(path)); },
       nb::arg("path"));
-  b.def(
-      "read_filters",
-      [](const std::string& path) {
-        nb::list out;
-        for (auto& cf : read_filters(path))
-          out.append(nb::make_tuple(chunk_dict(cf.chunk), std::move(cf.bloom)));
-        return out;
-      },
-      nb::arg("path"), "[(chunk info dict, Filter)] for every column chunk with a bloom filter.");
+
+  nb::class_<py_parquet_file>(b, "ParquetFile",
+                              "An open Parquet file: the chunks asked for, filters read on demand.")
+      .def(
+          "__init__",
+          [](py_parquet_file* self, const std::string& path,
+             std::optional<std::vector<std::string>> columns,
+             std::optional<std::vector<int>> row_groups, bool with_filter_only) {
+            auto* p = new (self) py_parquet_file();
+            p->request.columns = columns.value_or(std::vector<std::string>{});
+            p->request.row_groups = row_groups.value_or(std::vector<int>{});
+            p->request.with_filter_only = with_filter_only;
+            p->file = std::make_unique<parquet_file>(path, &chunk_request::keep, &p->request);
+          },
+          nb::arg("path"), nb::arg("columns") = nb::none(), nb::arg("row_groups") = nb::none(),
+          nb::arg("with_filter_only") = true)
+      .def("footer", [](const py_parquet_file& f) { return footer_dict(f.file->footer()); })
+      .def(
+          "read_filter",
+          [](const py_parquet_file& f, std::size_t i) {
+            const auto& chunks = f.file->footer().chunks;
+            if (i >= chunks.size()) throw nb::index_error("chunk index out of range");
+            nb::gil_scoped_release rel;
+            return f.file->read_filter(chunks[i]);
+          },
+          nb::arg("index"), "The filter of chunk `index` of footer()['chunks'].")
+      .def(
+          "locate_filter",
+          [](const py_parquet_file& f, std::size_t i) {
+            const auto& chunks = f.file->footer().chunks;
+            if (i >= chunks.size()) throw nb::index_error("chunk index out of range");
+            auto r = f.file->locate_filter(chunks[i]);
+            return nb::make_tuple(r.offset, r.size);
+          },
+          nb::arg("index"), "(offset, size) of chunk `index`'s bitset, its header checked.");
 }
 
 }  // namespace simdex::py

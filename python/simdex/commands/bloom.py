@@ -13,60 +13,49 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 
 TYPE_CHOICES = ("BOOLEAN", "INT32", "INT64", "INT96", "FLOAT", "DOUBLE", "BYTE_ARRAY",
                 "FIXED_LEN_BYTE_ARRAY")
 
 
-def _parse_value(text: str, physical_type: str, type_length=None):
-    """A command-line value in the column's physical type (FLBA/INT96 as hex unless the raw
-    text already has the type's width)."""
-    t = physical_type.upper()
-    try:
-        if t in ("INT32", "INT64"):
-            return int(text, 0)
-        if t in ("FLOAT", "DOUBLE"):
-            return float(text)
-        if t == "BOOLEAN":
-            low = text.lower()
-            if low in ("true", "1", "t", "yes"):
-                return True
-            if low in ("false", "0", "f", "no"):
-                return False
-            raise ValueError(f"not a boolean: {text!r}")
-        if t == "BYTE_ARRAY":
-            return text.encode("utf-8")
-        width = 12 if t == "INT96" else type_length
-        raw = text.encode("utf-8")
-        if width is not None and len(raw) == width:
-            return raw
-        return bytes.fromhex(text)
-    except ValueError as e:
-        raise ValueError(f"value {text!r} is not a valid {t}: {e}") from None
+def _parse_value(text: str, physical_type: str, type_length=None, logical_type="", hex=False):
+    """A command-line value, parsed by the column's logical type (decimals, dates, times,
+    timestamps with zones, UUIDs, INT96 from a timestamp), else its physical type; raw bytes
+    only with --hex."""
+    from .._bloom_values import parse_text
+
+    return parse_text(text, physical_type.upper(), logical_type or "", type_length, hex=hex)
 
 
-def _hash_one(value, physical_type, type_length=None) -> int:
-    from .. import bloom
+def _hash_one(value, physical_type, type_length=None, logical_type=""):
+    """(hash, is_nan): NaN is never in a filter (parquet-java leaves it out), so it answers maybe."""
+    from .._bloom_values import hash_values
 
-    return int(bloom.hash_values([value], physical_type, type_length)[0])
+    h, nan = hash_values([value], physical_type.upper(), logical_type or "", type_length)
+    return int(h[0]), bool(nan is not None and nan[0])
+
+
+_NAN_NOTE = "maybe (NaN is never in a bloom filter: parquet-java leaves it out)"
 
 
 def _cmd_build(args) -> int:
+    from .._bloom_values import hash_values
     from ..bloom import BloomFilter
 
     src = open(args.input, "rb") if args.input != "-" else sys.stdin.buffer
     with src:
         lines = [ln.rstrip(b"\r\n") for ln in src]
-    values = [_parse_value(ln.decode("utf-8", "surrogateescape"), args.type, args.type_length) for ln in lines]
+    values = [_parse_value(ln.decode("utf-8", "surrogateescape"), args.type, args.type_length,
+                           args.logical_type, args.hex) for ln in lines]
     if args.bytes:
         f = BloomFilter(args.bytes)
     else:
-        f = BloomFilter(ndv=args.ndv if args.ndv else max(len(set(values)), 1), fpp=args.fpp, sizing=args.sizing)
+        distinct = len({repr(v) for v in values})
+        f = BloomFilter(ndv=args.ndv if args.ndv else max(distinct, 1), fpp=args.fpp, sizing=args.sizing)
     if values:
-        from .. import bloom
-
-        f.insert_hashes(bloom.hash_values(values, args.type, args.type_length))
+        f.insert_hashes(hash_values(values, args.type, args.logical_type or "", args.type_length)[0])
     with open(args.output, "wb") as out:
         out.write(f.to_bytes())
     print(f"wrote {args.output}: {f.num_bytes} bytes, {len(values)} values, fill {f.fill():.4f}, "
@@ -80,27 +69,32 @@ def _cmd_probe(args) -> int:
     with open(args.filter, "rb") as fh:
         f = BloomFilter.from_bytes(fh.read())
     for text in args.values:
-        h = _hash_one(_parse_value(text, args.type, args.type_length), args.type, args.type_length)
-        print(f"{text}\t{'maybe' if f.check_hash(h) else 'absent'}")
+        value = _parse_value(text, args.type, args.type_length, args.logical_type, args.hex)
+        h, nan = _hash_one(value, args.type, args.type_length, args.logical_type)
+        print(f"{text}\t{_NAN_NOTE if nan else 'maybe' if f.check_hash(h) else 'absent'}")
     return 0
 
 
 def _cmd_inspect(args) -> int:
     from .. import bloom
 
-    filters = bloom.from_parquet(args.file)
-    footer = bloom.read_footer(args.file)
     if args.value is None:
+        # One filter in memory at a time; chunks sharing a filter are read once.
+        pf = bloom._native.ParquetFile(str(args.file), [args.column] if args.column else None, None, False)
+        stats: dict = {}
         rows = []
-        for c in footer["chunks"]:
-            if args.column and c["path"] != args.column:
-                continue
-            f = filters.get(c["row_group"], {}).get(c["path"])
+        for i, c in enumerate(pf.footer()["chunks"]):
             row = {"row_group": c["row_group"], "column": c["path"], "physical_type": c["physical_type"],
-                   "num_values": c["num_values"], "bloom_filter_offset": c["bloom_filter_offset"],
+                   "logical_type": c["logical_type"], "num_values": c["num_values"],
+                   "bloom_filter_offset": c["bloom_filter_offset"],
                    "bloom_filter_length": c["bloom_filter_length"]}
-            if f is not None:
-                row.update(num_bytes=f.num_bytes, fill=f.fill(), estimated_fpp=f.estimated_fpp())
+            off = c["bloom_filter_offset"]
+            if off >= 0:
+                if off not in stats:
+                    f = pf.read_filter(i)
+                    stats[off] = {"num_bytes": f.num_bytes, "fill": f.fill(), "estimated_fpp": f.estimated_fpp()}
+                    del f
+                row.update(stats[off])
             rows.append(row)
         if args.json:
             print(json.dumps(rows, indent=2))
@@ -117,22 +111,30 @@ def _cmd_inspect(args) -> int:
     if not args.column:
         print("simdex bloom inspect: --value needs --column", file=sys.stderr)
         return 2
-    chunks = [c for c in footer["chunks"] if c["path"] == args.column]
+    pf = bloom._native.ParquetFile(str(args.file), [args.column], None, False)
+    chunks = pf.footer()["chunks"]
     if not chunks:
         print(f"simdex bloom inspect: no column {args.column!r} in {args.file}", file=sys.stderr)
         return 2
     c0 = chunks[0]
-    value = _parse_value(args.value, c0["physical_type"], c0["type_length"] or None)
-    h = _hash_one(value, c0["physical_type"], c0["type_length"] or None)
+    logical = c0["logical_type"] if c0["logical_type"] != "OTHER" else ""
+    value = _parse_value(args.value, c0["physical_type"], c0["type_length"] or None, logical, args.hex)
+    h, nan = _hash_one(value, c0["physical_type"], c0["type_length"] or None, logical)
     rows = []
-    for c in chunks:
-        f = filters.get(c["row_group"], {}).get(args.column)
+    verdicts: dict = {}  # offset -> excludes, so a filter shared by chunks is read once
+    for i, c in enumerate(chunks):
+        off = c["bloom_filter_offset"]
+        has = off >= 0
+        if has and off not in verdicts:
+            verdicts[off] = not nan and not pf.read_filter(i).check_hash(h)
         # Like DuckDB's parquet_bloom_probe: excludes is true only when a filter rules it out.
-        rows.append({"file": str(args.file), "row_group": c["row_group"], "has_filter": f is not None,
-                     "excludes": f is not None and not f.check_hash(h)})
+        rows.append({"file": str(args.file), "row_group": c["row_group"], "has_filter": has,
+                     "excludes": has and verdicts[off]})
     if args.json:
         print(json.dumps(rows, indent=2))
     else:
+        if nan:
+            print("note: NaN is never in a bloom filter (parquet-java leaves it out): every row group may hold it")
         for r in rows:
             verdict = "no filter" if not r["has_filter"] else ("excluded" if r["excludes"] else "may be present")
             print(f"row group {r['row_group']}: {verdict}")
@@ -156,10 +158,20 @@ def register(subparsers) -> None:
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="bloom_command", required=True)
 
+    def values_start_with_minus(sp):
+        # argparse takes "-5" for a value but "-1e5", "-inf" or "-abc" for unknown options; these
+        # subcommands have no single-dash options other than -h/-i/-o, so any "-x..." is a value.
+        sp._negative_number_matcher = re.compile(r"^-[^-]")
+
     def typed(sp, required=True):
         sp.add_argument("--type", required=required, type=str.upper, choices=TYPE_CHOICES,
                         help="Parquet physical type of the values (decides the bytes hashed)")
         sp.add_argument("--type-length", type=int, help="width of FIXED_LEN_BYTE_ARRAY values")
+        sp.add_argument("--logical-type", default="",
+                        help="how values are written: DECIMAL(p,s), DATE, TIME(unit,UTC|LOCAL), "
+                             "TIMESTAMP(MILLIS|MICROS|NANOS,UTC|LOCAL), UUID, INT(32,UNSIGNED), ...")
+        sp.add_argument("--hex", action="store_true", help="values are raw bytes in hex")
+        values_start_with_minus(sp)
 
     b = sub.add_parser("build", help="build a filter from values, one per line")
     typed(b)
@@ -182,6 +194,9 @@ def register(subparsers) -> None:
     ins = sub.add_parser("inspect", help="list a Parquet file's filters, or probe one column per row group")
     ins.add_argument("file")
     ins.add_argument("--column", help="dotted column path")
-    ins.add_argument("--value", help="value to probe (parsed in the column's physical type)")
+    ins.add_argument("--value", help="value to probe (parsed by the column's logical type: 1.50, 2024-01-31, "
+                                     "2024-01-31T12:00:00+01:00, a UUID...)")
+    ins.add_argument("--hex", action="store_true", help="the value is raw bytes in hex")
+    values_start_with_minus(ins)
     ins.add_argument("--json", action="store_true", help="print JSON")
     ins.set_defaults(func=_run(_cmd_inspect))

@@ -1,0 +1,495 @@
+"""Values -> the bytes a Parquet writer hashed into a bloom filter.
+
+A filter holds XXH64 of each value's PLAIN encoding in the column's *physical* type, so a
+logical value (a Decimal, a date, a timestamp, a UUID, text typed at a shell) must first become
+exactly what the writer stored: the unscaled integer of a decimal, days since the epoch, ticks
+of the column's unit in UTC, the 16 bytes of a UUID. Used by simdex.bloom and the CLI.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import decimal as _decimal
+import math
+import re
+import struct
+import uuid as _uuid
+from typing import NamedTuple
+
+import numpy as np
+
+from ._simdex import bloom as _native
+
+NULL_MESSAGE = ("None: nulls are never in a bloom filter (Parquet writers leave them out), so a "
+                "filter cannot answer for them; use the column chunk's null_count")
+
+
+class Logical(NamedTuple):
+    kind: str = ""          # "", STRING, DECIMAL, DATE, TIME, TIMESTAMP, INT, UUID, FLOAT16, ...
+    precision: int = 0
+    scale: int = 0
+    unit: str = ""          # MILLIS, MICROS, NANOS
+    utc: bool = False
+    bits: int = 0
+    signed: bool = True
+
+
+_LOGICAL_RE = re.compile(r"^([A-Z0-9]+)(?:\((.*)\))?$")
+
+
+def parse_logical(text) -> Logical:
+    """The footer's compact logical-type text ("DECIMAL(9,2)", "TIMESTAMP(MICROS,UTC)", ...)."""
+    if not text:
+        return Logical()
+    if isinstance(text, Logical):
+        return text
+    m = _LOGICAL_RE.match(str(text).strip().upper())
+    if not m:
+        raise ValueError(f"unknown logical type {text!r}")
+    kind, args = m.group(1), [a.strip() for a in (m.group(2) or "").split(",") if a.strip()]
+    try:
+        if kind == "DECIMAL":
+            return Logical(kind, precision=int(args[0]), scale=int(args[1]) if len(args) > 1 else 0)
+        if kind in ("TIME", "TIMESTAMP"):
+            unit = args[0] if args else "MICROS"
+            if unit not in ("MILLIS", "MICROS", "NANOS"):
+                raise ValueError(unit)
+            return Logical(kind, unit=unit, utc=(args[1] == "UTC") if len(args) > 1 else False)
+        if kind == "INT":
+            return Logical(kind, bits=int(args[0]), signed=(args[1] != "UNSIGNED") if len(args) > 1 else True)
+    except (IndexError, ValueError):
+        raise ValueError(f"malformed logical type {text!r}") from None
+    return Logical(kind)
+
+
+_TICKS = {"MILLIS": 10**3, "MICROS": 10**6, "NANOS": 10**9}
+_NP_UNIT = {"MILLIS": "ms", "MICROS": "us", "NANOS": "ns"}
+_EPOCH = _dt.datetime(1970, 1, 1)
+_EPOCH_UTC = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
+_JULIAN_EPOCH_DAY = 2440588  # Julian day number of 1970-01-01 (INT96 timestamps)
+
+
+class _Ns(NamedTuple):
+    """A timestamp as whole nanoseconds since the epoch (Python datetimes stop at microseconds)."""
+    ns: int
+
+
+# ---- text (the CLI) ------------------------------------------------------------------------------
+
+_TS_RE = re.compile(r"^(\d{4}-\d{2}-\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?)?"
+                    r"\s*(Z|[+-]\d{2}:?\d{2})?$", re.IGNORECASE)
+_TIME_RE = re.compile(r"^(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?$")
+
+
+def _frac_ns(frac):
+    return int((frac or "").ljust(9, "0")) if frac else 0
+
+
+def _parse_timestamp_text(text, lt: Logical):
+    m = _TS_RE.match(text.strip())
+    if not m:
+        raise ValueError("expected an ISO timestamp such as 2024-01-31T12:00:00.123456[+01:00]")
+    date = _dt.date.fromisoformat(m.group(1))
+    secs = int(m.group(2) or 0) * 3600 + int(m.group(3) or 0) * 60 + int(m.group(4) or 0)
+    ns = ((date - _EPOCH.date()).days * 86400 + secs) * 10**9 + _frac_ns(m.group(5))
+    zone = m.group(6)
+    if zone:
+        if lt.kind == "TIMESTAMP" and not lt.utc:
+            raise ValueError("the column holds local (not UTC-adjusted) timestamps: give the "
+                             "wall-clock value without a zone")
+        if zone.upper() != "Z":
+            sign = -1 if zone[0] == "-" else 1
+            hh, mm = int(zone[1:3]), int(zone[-2:])
+            ns -= sign * (hh * 3600 + mm * 60) * 10**9
+    return _Ns(ns)
+
+
+def parse_text(text: str, physical: str, logical="", type_length=None, hex: bool = False):
+    """A command-line value for a column: parsed by its logical type, else by its physical type.
+    Raw bytes only with hex=True (never text that happens to have the right length)."""
+    t, lt = physical.upper(), parse_logical(logical)
+    try:
+        if hex:
+            if t not in ("BYTE_ARRAY", "FIXED_LEN_BYTE_ARRAY", "INT96"):
+                raise ValueError(f"--hex applies to byte columns, not {t}")
+            return bytes.fromhex(text)
+        if lt.kind == "DECIMAL":
+            return _decimal.Decimal(text.strip())
+        if lt.kind == "DATE":
+            s = text.strip()
+            return int(s) if re.fullmatch(r"[+-]?\d+", s) else _dt.date.fromisoformat(s)
+        if lt.kind == "TIMESTAMP" or t == "INT96":
+            s = text.strip()
+            return int(s) if re.fullmatch(r"[+-]?\d+", s) else _parse_timestamp_text(s, lt)
+        if lt.kind == "TIME":
+            s = text.strip()
+            if re.fullmatch(r"[+-]?\d+", s):
+                return int(s)
+            m = _TIME_RE.match(s)
+            if not m:
+                raise ValueError("expected a time such as 12:34:56.789")
+            secs = int(m.group(1)) * 3600 + int(m.group(2)) * 60 + int(m.group(3) or 0)
+            return _Ns(secs * 10**9 + _frac_ns(m.group(4)))
+        if lt.kind == "UUID":
+            return _uuid.UUID(text.strip())
+        if lt.kind == "FLOAT16":
+            return float(text)
+        if t in ("INT32", "INT64"):
+            return int(text.strip().replace("_", ""), 0)
+        if t in ("FLOAT", "DOUBLE"):
+            return float(text)
+        if t == "BOOLEAN":
+            low = text.strip().lower()
+            if low in ("true", "1", "t", "yes"):
+                return True
+            if low in ("false", "0", "f", "no"):
+                return False
+            raise ValueError("not a boolean")
+        if t == "BYTE_ARRAY":
+            return text.encode("utf-8", "surrogateescape")
+        raise ValueError(f"a {t} column{' (' + logical + ')' if logical else ''} without a logical "
+                         "type the CLI can parse: give the value's bytes with --hex")
+    except (ValueError, ArithmeticError) as e:
+        what = f"{t} ({logical})" if logical else t
+        raise ValueError(f"value {text!r} is not a valid {what}: {e}") from None
+
+
+# ---- Python values -------------------------------------------------------------------------------
+
+def _int_range(t: str, lt: Logical):
+    """[lo, hi) of the integers a column takes. Without a logical type both signed and unsigned
+    readings are taken: they name distinct bit patterns except where they overlap exactly."""
+    width = 32 if t == "INT32" else 64
+    if lt.kind == "INT" and lt.bits:
+        return (0, 1 << lt.bits) if not lt.signed else (-(1 << (lt.bits - 1)), 1 << (lt.bits - 1))
+    return -(1 << (width - 1)), 1 << width
+
+
+def _unscaled(v, lt: Logical) -> int:
+    if isinstance(v, float):
+        v = _decimal.Decimal(repr(v))
+    elif isinstance(v, (int, np.integer)):
+        v = _decimal.Decimal(int(v))
+    elif isinstance(v, str):
+        v = _decimal.Decimal(v)
+    if not isinstance(v, _decimal.Decimal):
+        raise ValueError(f"expected a Decimal for DECIMAL({lt.precision},{lt.scale}), got {type(v).__name__}")
+    if not v.is_finite():
+        raise ValueError(f"{v} is not a finite decimal")
+    scaled = v.scaleb(lt.scale)
+    if scaled != scaled.to_integral_value():
+        raise ValueError(f"{v} has more than {lt.scale} decimal places (DECIMAL({lt.precision},{lt.scale}))")
+    u = int(scaled)
+    if lt.precision and abs(u) >= 10**lt.precision:
+        raise ValueError(f"{v} does not fit DECIMAL({lt.precision},{lt.scale})")
+    return u
+
+
+def _ticks(v, lt: Logical, unit: str) -> int:
+    """A timestamp-like value as ticks of `unit` since the epoch (UTC for UTC columns)."""
+    per = _TICKS[unit]
+    if isinstance(v, _Ns):
+        ns = v.ns
+    elif isinstance(v, _dt.datetime):
+        if v.tzinfo is not None:
+            if lt.kind == "TIMESTAMP" and not lt.utc:
+                raise ValueError("an aware datetime for a column of local (not UTC-adjusted) "
+                                 "timestamps: give a naive wall-clock datetime")
+            d = v - _EPOCH_UTC
+        else:
+            d = v - _EPOCH
+        ns = (d.days * 86400 + d.seconds) * 10**9 + d.microseconds * 1000
+    elif isinstance(v, np.datetime64):
+        ns = int(v.astype("datetime64[ns]").astype(np.int64)) if v.dtype != np.dtype("datetime64[ns]") else int(v.astype(np.int64))
+    elif isinstance(v, (int, np.integer)) and not isinstance(v, bool):
+        return int(v)  # already in the column's unit
+    else:
+        raise ValueError(f"expected a datetime for {lt.kind or 'a timestamp'}, got {type(v).__name__}")
+    if ns % (10**9 // per):
+        raise ValueError(f"{v} is finer than the column's unit ({unit})")
+    return ns // (10**9 // per)
+
+
+def _time_ticks(v, lt: Logical) -> int:
+    per = _TICKS[lt.unit]
+    if isinstance(v, _Ns):
+        ns = v.ns
+    elif isinstance(v, _dt.time):
+        ns = ((v.hour * 60 + v.minute) * 60 + v.second) * 10**9 + v.microsecond * 1000
+    elif isinstance(v, (int, np.integer)) and not isinstance(v, bool):
+        return int(v)
+    else:
+        raise ValueError(f"expected a datetime.time for TIME, got {type(v).__name__}")
+    if ns % (10**9 // per):
+        raise ValueError(f"{v} is finer than the column's unit ({lt.unit})")
+    return ns // (10**9 // per)
+
+
+def _to_int(v, t: str, lt: Logical) -> int:
+    if lt.kind == "DECIMAL":
+        return _unscaled(v, lt)
+    if lt.kind == "DATE" or (isinstance(v, _dt.date) and not isinstance(v, _dt.datetime)):
+        if isinstance(v, _dt.datetime):
+            raise ValueError("expected a datetime.date for DATE, got a datetime")
+        if isinstance(v, _dt.date):
+            return (v - _EPOCH.date()).days
+        if isinstance(v, np.datetime64):
+            return int(v.astype("datetime64[D]").astype(np.int64))
+    if lt.kind == "TIMESTAMP" or isinstance(v, (_dt.datetime, _Ns, np.datetime64)):
+        return _ticks(v, lt, lt.unit or "MICROS")
+    if lt.kind == "TIME" or isinstance(v, _dt.time):
+        return _time_ticks(v, lt if lt.unit else lt._replace(unit="MICROS"))
+    if isinstance(v, (bool, np.bool_)):
+        return int(v)
+    if isinstance(v, (int, np.integer)):
+        return int(v)
+    if isinstance(v, _decimal.Decimal) and v == v.to_integral_value():
+        return int(v)
+    raise ValueError(f"expected an integer for {t}{' (' + lt.kind + ')' if lt.kind else ''}, got {type(v).__name__}")
+
+
+def _twos_complement(u: int, width) -> bytes:
+    """Big-endian two's complement: `width` bytes, or the fewest that hold u (BYTE_ARRAY)."""
+    if width is None:
+        width = max(1, (u.bit_length() + 8) // 8) if u >= 0 else max(1, ((~u).bit_length() + 8) // 8)
+    try:
+        return u.to_bytes(width, "big", signed=True)
+    except OverflowError:
+        raise ValueError(f"unscaled value {u} does not fit {width} bytes") from None
+
+
+def _to_bytes(v, t: str, lt: Logical, width):
+    if lt.kind == "DECIMAL" and not isinstance(v, (bytes, bytearray, memoryview, np.bytes_)):
+        return _twos_complement(_unscaled(v, lt), width if t == "FIXED_LEN_BYTE_ARRAY" else None)
+    if t == "INT96" and not isinstance(v, (bytes, bytearray, memoryview, np.bytes_)):
+        ns = _ticks(v, Logical("TIMESTAMP", unit="NANOS", utc=True), "NANOS")
+        days, nanos = divmod(ns, 86400 * 10**9)
+        return nanos.to_bytes(8, "little") + (days + _JULIAN_EPOCH_DAY).to_bytes(4, "little")
+    if isinstance(v, _uuid.UUID):
+        return v.bytes
+    if lt.kind == "UUID" and isinstance(v, str):
+        return _uuid.UUID(v).bytes
+    if lt.kind == "FLOAT16" and isinstance(v, (float, int, np.floating)):
+        return struct.pack("<e", float(v))
+    if isinstance(v, str):
+        return v.encode("utf-8")
+    if isinstance(v, (bytes, bytearray, memoryview, np.bytes_)):
+        return bytes(v)
+    raise ValueError(f"expected bytes for {t}{' (' + lt.kind + ')' if lt.kind else ''}, got {type(v).__name__}")
+
+
+def _from_pyarrow(values, t: str, lt: Logical):
+    """pyarrow Scalars / Arrays / ChunkedArrays -> numpy arrays or Python lists, exactly."""
+    import pyarrow as pa
+
+    if isinstance(values, pa.Scalar):
+        if not values.is_valid:
+            raise ValueError(NULL_MESSAGE)
+        values = pa.array([values.as_py()], values.type) if not pa.types.is_timestamp(values.type) \
+            else pa.array([values.value], pa.int64()).cast(values.type)
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    if values.null_count:
+        raise ValueError(NULL_MESSAGE)
+    typ = values.type
+    if pa.types.is_timestamp(typ):
+        unit = lt.unit if lt.kind == "TIMESTAMP" else ("NANOS" if t == "INT96" else {"s": "MILLIS", "ms": "MILLIS", "us": "MICROS", "ns": "NANOS"}[typ.unit])
+        target = pa.timestamp(_NP_UNIT[unit], typ.tz)
+        vals = values.cast(target, safe=True).cast(pa.int64()).to_numpy()
+        if t == "INT96":
+            return [_Ns(int(x)) for x in vals]
+        return vals
+    if pa.types.is_date(typ):
+        return values.cast(pa.date32()).cast(pa.int32()).to_numpy()
+    if pa.types.is_time(typ):
+        unit = lt.unit or "MICROS"
+        # time32/time64 -> the column's unit by way of nanoseconds.
+        ns = values.cast(pa.time64("ns")).cast(pa.int64()).to_numpy()
+        return [_Ns(int(x)) for x in ns] if unit else ns
+    if pa.types.is_integer(typ) or pa.types.is_floating(typ) or pa.types.is_boolean(typ):
+        return values.to_numpy(zero_copy_only=False)
+    return values.to_pylist()
+
+
+def is_pyarrow(values) -> bool:
+    return type(values).__module__.startswith("pyarrow")
+
+
+def is_pyarrow_scalar(values) -> bool:
+    if not is_pyarrow(values):
+        return False
+    import pyarrow as pa
+    return isinstance(values, pa.Scalar)
+
+
+def is_scalar(values) -> bool:
+    if isinstance(values, np.ndarray):
+        return values.ndim == 0
+    if is_pyarrow(values):
+        return is_pyarrow_scalar(values)
+    return values is None or isinstance(values, (int, float, str, bytes, bytearray, memoryview, bool, np.generic,
+                                                 _dt.date, _dt.time, _decimal.Decimal, _uuid.UUID, _Ns))
+
+
+_NUMPY_KIND = {np.dtype(np.int32): "INT32", np.dtype(np.int64): "INT64",
+               np.dtype(np.uint32): "INT32", np.dtype(np.uint64): "INT64",
+               np.dtype(np.int8): "INT32", np.dtype(np.int16): "INT32",
+               np.dtype(np.uint8): "INT32", np.dtype(np.uint16): "INT32",
+               np.dtype(np.float32): "FLOAT", np.dtype(np.float64): "DOUBLE",
+               np.dtype(np.bool_): "BOOLEAN"}
+
+
+def infer_type(values) -> str:
+    if isinstance(values, np.ndarray):
+        if values.dtype in _NUMPY_KIND:
+            return _NUMPY_KIND[values.dtype]
+        if values.dtype.kind in "SUO":
+            return "BYTE_ARRAY"
+        if values.dtype.kind == "M":
+            return "INT32" if values.dtype == np.dtype("datetime64[D]") else "INT64"
+        raise ValueError(f"cannot infer a Parquet type for dtype {values.dtype}; pass physical_type=")
+    if not len(values):
+        return "INT64"
+    first = values[0]
+    if first is None:
+        raise ValueError(NULL_MESSAGE)
+    if isinstance(first, (bool, np.bool_)):
+        return "BOOLEAN"
+    if isinstance(first, (int, np.integer, _decimal.Decimal)):
+        return "INT64"
+    if isinstance(first, (float, np.floating)):
+        return "DOUBLE"
+    if isinstance(first, (_dt.datetime, _dt.time, np.datetime64)):
+        return "INT64"
+    if isinstance(first, _dt.date):
+        return "INT32"
+    if isinstance(first, _uuid.UUID):
+        return "FIXED_LEN_BYTE_ARRAY"
+    if isinstance(first, (str, bytes, bytearray, memoryview)):
+        return "BYTE_ARRAY"
+    raise ValueError(f"cannot infer a Parquet type for {type(first).__name__}; pass physical_type=")
+
+
+def _numpy_ints(arr: np.ndarray, t: str, lt: Logical) -> np.ndarray:
+    """A numpy array -> the column's physical integers (as int32/int64 bit patterns)."""
+    dtype = np.int32 if t == "INT32" else np.int64
+    if arr.dtype.kind == "M":
+        if lt.kind == "DATE" or (not lt.kind and t == "INT32"):
+            return np.ascontiguousarray(arr.astype("datetime64[D]").astype(np.int64).astype(dtype))
+        unit = lt.unit if lt.kind in ("TIMESTAMP",) else None
+        if unit:
+            conv = arr.astype(f"datetime64[{_NP_UNIT[unit]}]")
+            if (conv.astype(arr.dtype) != arr).any():
+                raise ValueError(f"datetime64 values finer than the column's unit ({unit})")
+            arr = conv
+        return np.ascontiguousarray(arr.view(np.int64).astype(dtype))
+    if arr.dtype.kind not in "iub":
+        raise ValueError(f"expected integers for {t}, got {arr.dtype}")
+    if arr.size:
+        lo, hi = _int_range(t, lt)
+        mn, mx = int(arr.min()), int(arr.max())
+        if mn < lo or mx >= hi:
+            bad = mn if mn < lo else mx
+            raise ValueError(f"value {bad} out of range for {t}{' ' + _lt_text(lt) if lt.kind else ''} [{lo}, {hi - 1}]")
+    if arr.dtype.kind == "u" or (arr.size and int(arr.max()) > np.iinfo(dtype).max):
+        # Unsigned values are stored as the same bits in the signed physical type.
+        u = np.uint32 if t == "INT32" else np.uint64
+        return np.ascontiguousarray(arr.astype(u).view(dtype))
+    return np.ascontiguousarray(arr.astype(dtype))
+
+
+def _lt_text(lt: Logical) -> str:
+    if lt.kind == "INT":
+        return f"INT({lt.bits},{'SIGNED' if lt.signed else 'UNSIGNED'})"
+    return lt.kind
+
+
+def hash_values(values, physical_type: str, logical="", type_length=None):
+    """(hashes, nan_mask or None). NaN never is in a filter written by parquet-java, so callers
+    answer "maybe" wherever nan_mask is set."""
+    t, lt = physical_type, parse_logical(logical)
+    if values is None:
+        raise ValueError(NULL_MESSAGE)
+    if is_pyarrow(values):
+        values = _from_pyarrow(values, t, lt)
+    if isinstance(values, np.ndarray) and values.ndim == 0:
+        values = values.reshape(1)
+    if (isinstance(values, np.ndarray) and values.ndim != 1
+            and not (values.ndim == 2 and t in ("FIXED_LEN_BYTE_ARRAY", "INT96"))):
+        raise ValueError(f"expected a 1-D array of values, got shape {values.shape}")
+    n = len(values)
+    if n == 0:
+        return np.zeros(0, np.uint64), None
+    if t in ("INT32", "INT64"):
+        if isinstance(values, np.ndarray) and values.dtype.kind in "iubM" and lt.kind != "DECIMAL":
+            arr = _numpy_ints(values, t, lt)
+        else:
+            ints = []
+            for v in values:
+                if v is None:
+                    raise ValueError(NULL_MESSAGE)
+                ints.append(_to_int(v, t, lt))
+            lo, hi = _int_range(t, lt) if lt.kind not in ("DECIMAL", "DATE", "TIMESTAMP", "TIME") else \
+                ((-(1 << 31), 1 << 31) if t == "INT32" else (-(1 << 63), 1 << 63))
+            for x in ints:
+                if not lo <= x < hi:
+                    raise ValueError(f"value {x} out of range for {t}{' ' + _lt_text(lt) if lt.kind else ''} [{lo}, {hi - 1}]")
+            mask = (1 << (32 if t == "INT32" else 64)) - 1
+            u = np.array([x & mask for x in ints], dtype=np.uint32 if t == "INT32" else np.uint64)
+            arr = u.view(np.int32 if t == "INT32" else np.int64)
+        h = _native.hash_int32(arr) if t == "INT32" else _native.hash_int64(arr)
+        return h, None
+    if t in ("FLOAT", "DOUBLE"):
+        if isinstance(values, np.ndarray) and values.dtype.kind in "fiub":
+            arr = values
+        else:
+            if any(v is None for v in values):
+                raise ValueError(NULL_MESSAGE)
+            if any(not isinstance(v, (int, float, np.integer, np.floating, _decimal.Decimal)) or isinstance(v, bool) for v in values):
+                bad = next(v for v in values if not isinstance(v, (int, float, np.integer, np.floating, _decimal.Decimal)) or isinstance(v, bool))
+                raise ValueError(f"expected a number for {t}, got {type(bad).__name__}")
+            arr = np.array([float(v) for v in values], dtype=np.float64)
+        arr = np.ascontiguousarray(arr, dtype=np.float32 if t == "FLOAT" else np.float64)
+        h = _native.hash_float(arr) if t == "FLOAT" else _native.hash_double(arr)
+        nan = np.isnan(arr)
+        return h, (nan if nan.any() else None)
+    if t == "BOOLEAN":
+        out = []
+        for v in values:
+            if v is None:
+                raise ValueError(NULL_MESSAGE)
+            out.append(_native.hash_bool(bool(v)))
+        return np.array(out, dtype=np.uint64), None
+    if t == "BYTE_ARRAY":
+        rows = []
+        for v in values:
+            if v is None:
+                raise ValueError(NULL_MESSAGE)
+            rows.append(_to_bytes(v, t, lt, None))
+        return _native.hash_bytes_list(rows), None
+    if t not in ("FIXED_LEN_BYTE_ARRAY", "INT96"):
+        raise ValueError(f"unknown physical type {t!r}")
+    width = 12 if t == "INT96" else (type_length or (16 if lt.kind == "UUID" else 2 if lt.kind == "FLOAT16" else None))
+    if isinstance(values, np.ndarray) and values.ndim == 2:
+        arr = np.ascontiguousarray(values, dtype=np.uint8)
+        if width is not None and arr.shape[1] != width:
+            raise ValueError(f"{t} values must be {width} bytes long, got rows of {arr.shape[1]}")
+        return _native.hash_fixed(arr), None
+    rows = []
+    for v in values:
+        if v is None:
+            raise ValueError(NULL_MESSAGE)
+        rows.append(_to_bytes(v, t, lt, width))
+    if width is None:
+        width = len(rows[0])
+    for i, r in enumerate(rows):
+        if len(r) != width:
+            raise ValueError(f"{t}({width}) value {i} is {len(r)} bytes long, expected {width}")
+    if width == 0:
+        raise ValueError(f"{t} of width 0")
+    arr = np.frombuffer(b"".join(rows), dtype=np.uint8).reshape(len(rows), width)
+    return _native.hash_fixed(arr), None
+
+
+def is_nan_text(value) -> bool:
+    return isinstance(value, float) and math.isnan(value)
