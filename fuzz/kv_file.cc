@@ -48,7 +48,8 @@ constexpr std::size_t kMetaStruct = 72 + 32 * 64;
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   std::string file = base_file();
   for (std::size_t i = 1; i + 3 <= size; i += 3) {
-    const std::size_t off = (static_cast<std::size_t>(data[i]) << 8 | data[i + 1]) * 7 % file.size();
+    const std::size_t off =
+        (static_cast<std::size_t>(data[i]) << 8 | data[i + 1]) * 7 % file.size();
     file[off] = static_cast<char>(data[i + 2]);
   }
   if (size && (data[0] & 1)) {

@@ -36,7 +36,8 @@ using namespace simdex::bench;
 
 namespace {
 
-// ---- keys and values ------------------------------------------------------------------------------
+// ---- keys and values
+// ------------------------------------------------------------------------------
 
 enum class gen { be_seq, rand, str_rand };
 const char* gen_name(gen g) {
@@ -60,8 +61,8 @@ keybuf make_key(gen g, std::uint64_t seq) {
       std::memcpy(k.b, &h, 8);
       k.n = 8;
     } else {
-      k.n = static_cast<std::uint8_t>(std::snprintf(k.b, sizeof k.b, "%llu",
-                                                    static_cast<unsigned long long>(h)));
+      k.n = static_cast<std::uint8_t>(
+          std::snprintf(k.b, sizeof k.b, "%llu", static_cast<unsigned long long>(h)));
     }
   }
   return k;
@@ -74,7 +75,9 @@ struct values {
     rng r(7);
     for (auto& c : buf) c = static_cast<char>(r.next());
   }
-  std::string_view at(std::uint64_t i) const { return {buf.data() + (i * 8) % (buf.size() - 8), 8}; }
+  std::string_view at(std::uint64_t i) const {
+    return {buf.data() + (i * 8) % (buf.size() - 8), 8};
+  }
 };
 
 // The shared 2-vCPU box runs other work too: single-threaded rates are per CPU-second of this
@@ -83,7 +86,8 @@ struct values {
 std::uint64_t cpu_ns() {
   timespec ts;
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<std::uint64_t>(ts.tv_nsec);
+  return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull +
+         static_cast<std::uint64_t>(ts.tv_nsec);
 }
 
 std::uint64_t rss_bytes() {
@@ -101,7 +105,8 @@ std::uint64_t file_size(const std::string& p) {
   return ::stat(p.c_str(), &st) == 0 ? static_cast<std::uint64_t>(st.st_size) : 0;
 }
 
-// ---- the stores -------------------------------------------------------------------------------------
+// ---- the stores
+// -------------------------------------------------------------------------------------
 
 struct store {
   virtual ~store() = default;
@@ -134,7 +139,8 @@ struct kv_store : store {
   std::optional<kv::snapshot> snap;
   std::vector<std::string_view> views;
   std::vector<std::optional<std::string_view>> outs;
-  kv_store(const std::string& dir, kv::sync_mode sync, std::optional<isa> level, const char* label) {
+  kv_store(const std::string& dir, kv::sync_mode sync, std::optional<isa> level,
+           const char* label) {
     name = label;
     version = isa_name(level ? *level : active_isa());
     persistent = true;
@@ -202,10 +208,10 @@ struct kv_store : store {
   std::fprintf(stderr, "bench_kv: lmdb %s: %s\n", what, mdb_strerror(rc));
   std::exit(1);
 }
-#define LMDB_CHECK(call)                       \
-  do {                                         \
-    const int rc_ = (call);                    \
-    if (rc_ != 0) lmdb_fail(#call, rc_);       \
+#define LMDB_CHECK(call)                 \
+  do {                                   \
+    const int rc_ = (call);              \
+    if (rc_ != 0) lmdb_fail(#call, rc_); \
   } while (0)
 
 struct lmdb_store : store {
@@ -329,7 +335,8 @@ struct map_store : store {
   }
 };
 
-// ---- driver -------------------------------------------------------------------------------------------
+// ---- driver
+// -------------------------------------------------------------------------------------------
 
 struct config {
   std::uint64_t items = 1000000;
@@ -366,17 +373,24 @@ config parse_own(int& argc, char** argv) {
       while (p <= s.size()) {
         const std::size_t q = std::min(s.find(',', p), s.size());
         const std::string g = s.substr(p, q - p);
-        if (g == "be_seq") c.gens.push_back(gen::be_seq);
-        else if (g == "rand") c.gens.push_back(gen::rand);
-        else if (g == "str_rand") c.gens.push_back(gen::str_rand);
-        else usage_fail("unknown generator '" + g + "'");
+        if (g == "be_seq")
+          c.gens.push_back(gen::be_seq);
+        else if (g == "rand")
+          c.gens.push_back(gen::rand);
+        else if (g == "str_rand")
+          c.gens.push_back(gen::str_rand);
+        else
+          usage_fail("unknown generator '" + g + "'");
         p = q + 1;
       }
     } else if (a == "--sync") {
       const std::string s = next();
-      if (s == "none") c.sync = kv::sync_mode::none;
-      else if (s == "fsync") c.sync = kv::sync_mode::fsync;
-      else usage_fail("--sync wants none or fsync");
+      if (s == "none")
+        c.sync = kv::sync_mode::none;
+      else if (s == "fsync")
+        c.sync = kv::sync_mode::fsync;
+      else
+        usage_fail("--sync wants none or fsync");
     } else if (a == "--no-scalar") {
       c.scalar = false;
     } else if (a == "--no-mem-peers") {
@@ -402,10 +416,12 @@ struct driver {
   std::vector<std::unique_ptr<store>> make_stores() {
     std::vector<std::unique_ptr<store>> v;
     v.push_back(std::make_unique<kv_store>(dir, cfg.sync, std::nullopt, "simdex"));
-    if (cfg.scalar) v.push_back(std::make_unique<kv_store>(dir, cfg.sync, isa::scalar, "simdex-scalar"));
+    if (cfg.scalar)
+      v.push_back(std::make_unique<kv_store>(dir, cfg.sync, isa::scalar, "simdex-scalar"));
     v.push_back(std::make_unique<lmdb_store>(dir, cfg.sync));
     if (cfg.mem_peers) {
-      v.push_back(std::make_unique<map_store<absl::btree_map<std::string, std::string>>>("absl::btree_map"));
+      v.push_back(std::make_unique<map_store<absl::btree_map<std::string, std::string>>>(
+          "absl::btree_map"));
       v.push_back(std::make_unique<map_store<std::map<std::string, std::string>>>("std::map"));
     }
     return v;
@@ -441,7 +457,9 @@ struct driver {
         const std::uint64_t before = rss_bytes();
         const double rate = insert(*stores[i], g, n, n + cfg.items, 0);
         rss_grow[i] += rss_bytes() - std::min(rss_bytes(), before);
-        params p{{"gen", gn}, {"round", std::int64_t{r + 1}}, {"keys", static_cast<std::int64_t>(n + cfg.items)}};
+        params p{{"gen", gn},
+                 {"round", std::int64_t{r + 1}},
+                 {"keys", static_cast<std::int64_t>(n + cfg.items)}};
         rec("insert/tx-per-round", p, *stores[i], "Mops/s", {rate});
       }
       n += cfg.items;
@@ -451,7 +469,8 @@ struct driver {
     // Commit every 1 and every 100 operations (persistent stores only).
     if (g == gen::rand) {
       for (std::uint64_t every : {std::uint64_t{1}, std::uint64_t{100}}) {
-        const std::uint64_t cnt = every == 1 ? std::min<std::uint64_t>(cfg.items / 10, 100000) : cfg.items / 2;
+        const std::uint64_t cnt =
+            every == 1 ? std::min<std::uint64_t>(cfg.items / 10, 100000) : cfg.items / 2;
         for (auto& st : stores) {
           if (!st->persistent) continue;
           const double rate = insert(*st, g, n, n + cnt, every);
@@ -476,8 +495,8 @@ struct driver {
         const double fb = static_cast<double>(stores[i]->bytes_on_disk()) / static_cast<double>(n);
         s.record("bytes-per-key/file", p, stores[i]->name, stores[i]->version, "B/key",
                  better::lower, {fb});
-        s.note(gn + " " + stores[i]->name + " shape at " + std::to_string(n) + " keys: " +
-               stores[i]->shape());
+        s.note(gn + " " + stores[i]->name + " shape at " + std::to_string(n) +
+               " keys: " + stores[i]->shape());
       }
     }
     reads(g, stores, n, base);
@@ -494,7 +513,8 @@ struct driver {
         std::uint64_t hit = 0;
         for (auto& k : keys) hit += st->remove(k.view());
         st->commit();
-        const double rate = static_cast<double>(cnt) / (static_cast<double>(cpu_ns() - t0) / 1e9) / 1e6;
+        const double rate =
+            static_cast<double>(cnt) / (static_cast<double>(cpu_ns() - t0) / 1e9) / 1e6;
         params p = base;
         p.push_back({"ops", static_cast<std::int64_t>(cnt)});
         rec("remove/random", p, *st, "Mops/s", {rate});
@@ -504,7 +524,8 @@ struct driver {
   }
 
   // Read workloads through the harness: contenders alternate, each sample a batch of lookups.
-  void reads(gen g, std::vector<std::unique_ptr<store>>& stores, std::uint64_t n, const params& base) {
+  void reads(gen g, std::vector<std::unique_ptr<store>>& stores, std::uint64_t n,
+             const params& base) {
     const std::size_t probes = std::min<std::uint64_t>(n, s.opts().quick() ? 200000 : 500000);
     std::vector<keybuf> seq_keys, hits, misses;
     rng r(5);
@@ -529,8 +550,9 @@ struct driver {
                         const double v = mops(keys.size(), t0);
                         do_not_optimize(sink);
                         if (expect_hits ? found != keys.size() : found > keys.size() / 1000) {
-                          std::fprintf(stderr, "bench_kv: %s %s found %llu of %zu\n", p->name.c_str(), wl,
-                                       static_cast<unsigned long long>(found), keys.size());
+                          std::fprintf(stderr, "bench_kv: %s %s found %llu of %zu\n",
+                                       p->name.c_str(), wl, static_cast<unsigned long long>(found),
+                                       keys.size());
                           std::exit(1);
                         }
                         return v;
@@ -551,7 +573,8 @@ struct driver {
                         std::uint64_t sink = 0, found = 0;
                         const std::uint64_t t0 = cpu_ns();
                         for (std::size_t i = 0; i < hits.size(); i += 1024)
-                          found += p->get_many(hits, i, std::min<std::size_t>(1024, hits.size() - i), sink);
+                          found += p->get_many(hits, i,
+                                               std::min<std::size_t>(1024, hits.size() - i), sink);
                         do_not_optimize(sink);
                         if (found != hits.size()) std::exit(1);
                         return mops(hits.size(), t0);
@@ -584,8 +607,9 @@ struct driver {
                         const std::uint64_t t0 = cpu_ns();
                         const std::uint64_t got = p->iterate();
                         if (got != n) {
-                          std::fprintf(stderr, "bench_kv: %s iterated %llu of %llu\n", p->name.c_str(),
-                                       static_cast<unsigned long long>(got), static_cast<unsigned long long>(n));
+                          std::fprintf(stderr, "bench_kv: %s iterated %llu of %llu\n",
+                                       p->name.c_str(), static_cast<unsigned long long>(got),
+                                       static_cast<unsigned long long>(n));
                           std::exit(1);
                         }
                         return mops(n, t0);
@@ -597,7 +621,8 @@ struct driver {
   }
 
   // One reader of random hits alone, then beside a writer committing every 100 inserts.
-  void concurrent(gen g, std::vector<std::unique_ptr<store>>& stores, std::uint64_t& n, const params& base) {
+  void concurrent(gen g, std::vector<std::unique_ptr<store>>& stores, std::uint64_t& n,
+                  const params& base) {
     const double secs = s.opts().quick() ? 1.0 : 2.0;
     for (auto& st : stores) {
       if (!st->persistent) continue;
@@ -654,18 +679,25 @@ int main(int argc, char** argv) {
   config cfg = parse_own(argc, argv);
   session s(parse_options(argc, argv, "kv"));
   const char* tmp = std::getenv("TMPDIR");
-  driver b{s, cfg, {}, std::string(tmp ? tmp : "/tmp") + "/simdex_bench_kv_" + std::to_string(getpid())};
+  driver b{
+      s, cfg, {}, std::string(tmp ? tmp : "/tmp") + "/simdex_bench_kv_" + std::to_string(getpid())};
   std::filesystem::create_directories(b.dir);
   const int rounds = cfg.rounds ? cfg.rounds : (s.opts().quick() ? 2 : 20);
-  s.note("rounds " + std::to_string(rounds) + " x " + std::to_string(cfg.items) +
-         " keys, 8-byte values, sync " + (cfg.sync == kv::sync_mode::none ? "none (LMDB MDB_NOSYNC)" : "fsync (LMDB default flags)") +
-         ", files in " + b.dir);
-  s.note("absl::btree_map and std::map of std::string are in-memory speed limits: no persistence, "
-         "no snapshots, no transactions (their 'commits' do nothing)");
-  s.note("single-threaded rates are per CPU-second of the process (user+system), because the "
-         "2-vCPU box is shared with other jobs; the concurrent reader/writer figures are wall-clock");
-  s.note("simdex-scalar is the same store with the scalar primitive kernels (the seed's "
-         "system-level before/after); simdex uses " + std::string(isa_name(active_isa())));
+  s.note(
+      "rounds " + std::to_string(rounds) + " x " + std::to_string(cfg.items) +
+      " keys, 8-byte values, sync " +
+      (cfg.sync == kv::sync_mode::none ? "none (LMDB MDB_NOSYNC)" : "fsync (LMDB default flags)") +
+      ", files in " + b.dir);
+  s.note(
+      "absl::btree_map and std::map of std::string are in-memory speed limits: no persistence, "
+      "no snapshots, no transactions (their 'commits' do nothing)");
+  s.note(
+      "single-threaded rates are per CPU-second of the process (user+system), because the "
+      "2-vCPU box is shared with other jobs; the concurrent reader/writer figures are wall-clock");
+  s.note(
+      "simdex-scalar is the same store with the scalar primitive kernels (the seed's "
+      "system-level before/after); simdex uses " +
+      std::string(isa_name(active_isa())));
   for (gen g : cfg.gens) b.run_gen(g);
   std::filesystem::remove_all(b.dir);
   const std::string out = s.write();

@@ -19,10 +19,10 @@
 
 namespace simdex::kv {
 
-inline constexpr std::size_t kMaxKey = 1024;                       // bytes
+inline constexpr std::size_t kMaxKey = 1024;                        // bytes
 inline constexpr std::uint64_t kMaxValue = std::uint64_t{2} << 30;  // 2 GiB
-inline constexpr std::size_t kMaxTrees = 32;                       // named trees per database
-inline constexpr std::size_t kMaxTreeName = 39;                    // bytes
+inline constexpr std::size_t kMaxTrees = 32;                        // named trees per database
+inline constexpr std::size_t kMaxTreeName = 39;                     // bytes
 inline constexpr std::uint32_t kFormatVersion = 1;
 
 enum class error_kind {
@@ -67,10 +67,10 @@ struct stats {
   std::uint64_t keys = 0;
   std::uint64_t depth = 0;  // levels, leaf included; 0 for an empty tree
   std::uint64_t inner_nodes = 0, leaf_nodes = 0, value_nodes = 0;
-  std::uint64_t node_bytes = 0;   // bytes of reachable nodes
-  std::uint64_t file_bytes = 0;   // used length of the file (or arena)
-  std::uint64_t free_bytes = 0;   // free extents inside it, reusable or waiting for readers
-  std::uint64_t seq = 0;          // commit sequence number of the view
+  std::uint64_t node_bytes = 0;  // bytes of reachable nodes
+  std::uint64_t file_bytes = 0;  // used length of the file (or arena)
+  std::uint64_t free_bytes = 0;  // free extents inside it, reusable or waiting for readers
+  std::uint64_t seq = 0;         // commit sequence number of the view
 };
 
 namespace detail {
@@ -96,9 +96,9 @@ class cursor {
   bool valid() const noexcept;
   bool first();
   bool last();
-  bool first(std::string_view prefix);  // first key with the prefix
-  bool last(std::string_view prefix);   // last key with the prefix
-  bool seek(std::string_view key);      // exactly key
+  bool first(std::string_view prefix);     // first key with the prefix
+  bool last(std::string_view prefix);      // last key with the prefix
+  bool seek(std::string_view key);         // exactly key
   bool lower_bound(std::string_view key);  // first key >= key
   bool upper_bound(std::string_view key);  // first key > key
   bool next();

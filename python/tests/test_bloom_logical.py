@@ -12,6 +12,7 @@ import uuid
 
 import numpy as np
 import pytest
+
 from simdex import bloom
 from simdex.bloom import BloomFilter
 

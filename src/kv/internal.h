@@ -13,8 +13,8 @@
 #include <string_view>
 #include <vector>
 
-#include "simdex/kv.h"
 #include "../primitives/kernels.h"
+#include "simdex/kv.h"
 #include "simdex/primitives.h"
 
 namespace simdex::kv::detail {
@@ -23,10 +23,10 @@ namespace simdex::kv::detail {
 
 inline constexpr std::uint64_t kUnit = 64;
 inline constexpr std::uint32_t kFirstUnit = 128;  // units 0..127: the two 4 KiB meta pages
-inline constexpr std::size_t kLeafSlots = 64;      // keys per leaf at most
+inline constexpr std::size_t kLeafSlots = 64;     // keys per leaf at most
 inline constexpr std::size_t kLeafMaxBytes = 4096;
 inline constexpr std::size_t kLeafHeap = 32 + kLeafSlots + 2 * kLeafSlots;  // 224
-inline constexpr std::size_t kInlineValue = 64;   // longer values go to a value node
+inline constexpr std::size_t kInlineValue = 64;  // longer values go to a value node
 inline constexpr std::uint16_t kOutOfLine = 0xFFFF;
 inline constexpr std::size_t kMaxFanout = 256;
 
@@ -35,9 +35,9 @@ enum node_type : std::uint8_t { kInner = 1, kLeaf = 2, kBlob = 3, kFreeList = 4,
 struct node_hdr {
   std::uint8_t type;
   std::uint8_t flags;
-  std::uint16_t n;       // children (inner) or keys (leaf)
-  std::uint32_t units;   // size of this node in 64-byte units
-  std::uint64_t txn;     // id of the transaction level that wrote it (copy-on-write test)
+  std::uint16_t n;      // children (inner) or keys (leaf)
+  std::uint32_t units;  // size of this node in 64-byte units
+  std::uint64_t txn;    // id of the transaction level that wrote it (copy-on-write test)
 };
 static_assert(sizeof(node_hdr) == 16);
 
@@ -139,8 +139,8 @@ class allocator {
   std::vector<log_op> log;
   // Replays a logged take: removes [off, off+units) from free space or the bump region.
   bool carve(std::uint32_t off, std::uint32_t units);
-  std::uint64_t hwm = kFirstUnit;  // first unit past the used part
-  std::map<std::uint32_t, std::uint32_t> by_off;        // off -> units
+  std::uint64_t hwm = kFirstUnit;                             // first unit past the used part
+  std::map<std::uint32_t, std::uint32_t> by_off;              // off -> units
   std::set<std::pair<std::uint32_t, std::uint32_t>> by_size;  // (units, off)
   std::uint64_t free_units = 0;
 
@@ -184,8 +184,8 @@ struct db_impl {
   std::uint64_t next_id = 1;
   allocator alloc;
   std::vector<tagged_extent> freed;  // waiting for readers
-  std::size_t freed_checked = 0;      // freed[0, this) were pinned at the last check
-  bool readers_left = false;          // a snapshot ended since then (guarded by mu)
+  std::size_t freed_checked = 0;     // freed[0, this) were pinned at the last check
+  bool readers_left = false;         // a snapshot ended since then (guarded by mu)
   std::vector<std::pair<std::uint64_t, std::uint64_t>> commit_ids;  // (first txn id, seq)
   std::uint64_t birth_of(std::uint64_t txn) const;
   std::vector<std::uint32_t> freelog;  // persisted free space: a full list, then deltas

@@ -16,17 +16,28 @@ namespace simdex::kv {
 
 const char* error_kind_name(error_kind kind) noexcept {
   switch (kind) {
-    case error_kind::key_too_long: return "key_too_long";
-    case error_kind::value_too_long: return "value_too_long";
-    case error_kind::read_only: return "read_only";
-    case error_kind::corrupt: return "corrupt";
-    case error_kind::truncated: return "truncated";
-    case error_kind::bad_version: return "bad_version";
-    case error_kind::bad_checksum: return "bad_checksum";
-    case error_kind::io: return "io";
-    case error_kind::busy: return "busy";
-    case error_kind::invalid_argument: return "invalid_argument";
-    case error_kind::full: return "full";
+    case error_kind::key_too_long:
+      return "key_too_long";
+    case error_kind::value_too_long:
+      return "value_too_long";
+    case error_kind::read_only:
+      return "read_only";
+    case error_kind::corrupt:
+      return "corrupt";
+    case error_kind::truncated:
+      return "truncated";
+    case error_kind::bad_version:
+      return "bad_version";
+    case error_kind::bad_checksum:
+      return "bad_checksum";
+    case error_kind::io:
+      return "io";
+    case error_kind::busy:
+      return "busy";
+    case error_kind::invalid_argument:
+      return "invalid_argument";
+    case error_kind::full:
+      return "full";
   }
   return "unknown";
 }
@@ -38,7 +49,9 @@ error::error(error_kind kind, std::string detail)
 
 namespace detail {
 
-[[noreturn]] void fail(error_kind kind, std::string detail) { throw error(kind, std::move(detail)); }
+[[noreturn]] void fail(error_kind kind, std::string detail) {
+  throw error(kind, std::move(detail));
+}
 
 namespace {
 [[noreturn]] void fail_errno(const std::string& what) {
@@ -160,7 +173,8 @@ void allocator::give(std::uint32_t off, std::uint32_t units) {
   by_size.insert({units, off});
 }
 
-// ---- the arena ------------------------------------------------------------------------------------
+// ---- the arena
+// ------------------------------------------------------------------------------------
 
 db_impl::~db_impl() {
   if (base) munmap(base, reserved);
@@ -171,7 +185,8 @@ void db_impl::ensure_mapped(std::uint64_t units) {
   // Readers may read up to 63 bytes past a node (padded divider search): keep a page of slack.
   const std::size_t need = units * kUnit + 4096;
   if (need <= mapped) return;
-  if (need > reserved) fail(error_kind::full, "arena of " + std::to_string(reserved) + " bytes is full");
+  if (need > reserved)
+    fail(error_kind::full, "arena of " + std::to_string(reserved) + " bytes is full");
   std::size_t grow = std::max<std::size_t>(mapped / 4, std::size_t{1} << 20);
   grow = std::min<std::size_t>(grow, std::size_t{1} << 30);
   std::size_t target = std::max(need, mapped + grow);
@@ -213,7 +228,8 @@ void db_impl::reclaim_locked() {
     freed_checked = 0;
     readers_left = false;
   }
-  std::vector<tagged_extent> keep(freed.begin(), freed.begin() + static_cast<std::ptrdiff_t>(freed_checked));
+  std::vector<tagged_extent> keep(freed.begin(),
+                                  freed.begin() + static_cast<std::ptrdiff_t>(freed_checked));
   for (std::size_t i = freed_checked; i < freed.size(); ++i) {
     const tagged_extent& f = freed[i];
     auto r = readers.lower_bound(f.birth);
@@ -321,7 +337,8 @@ void put16(std::uint8_t*& p, std::uint32_t off, std::uint32_t units, std::uint64
 void write_free_space(db_impl& db, std::uint64_t id, std::uint64_t seq) {
   std::uint32_t ref;
   if (db.freelog.empty() || db.freelog.size() >= kFreeLogMax) {
-    for (std::uint32_t r : db.freelog) db.freed.push_back({r, db.hdr(r)->units, seq, seq});  // no reader sees these
+    for (std::uint32_t r : db.freelog)
+      db.freed.push_back({r, db.hdr(r)->units, seq, seq});  // no reader sees these
     db.freelog.clear();
     const std::size_t n = db.alloc.by_off.size() + db.freed.size() + 1;
     blob_hdr* h = start_free_node(db, units_for(32 + 16 * n), kFreeList, id, ref);
@@ -354,7 +371,8 @@ void sync_file(db_impl& db) {
 
 using namespace detail;
 
-// ---- views ----------------------------------------------------------------------------------------
+// ---- views
+// ----------------------------------------------------------------------------------------
 
 void view::check_open() const {
   if (!db_ || !tr_) throw error(error_kind::invalid_argument, "view is closed");
@@ -406,7 +424,8 @@ void snapshot::release() {
   tr_ = nullptr;
 }
 
-// ---- transactions --------------------------------------------------------------------------------
+// ---- transactions
+// --------------------------------------------------------------------------------
 
 namespace {
 void check_kv(std::string_view key, std::optional<std::string_view> value) {
@@ -416,8 +435,8 @@ void check_kv(std::string_view key, std::optional<std::string_view> value) {
                                               "-byte limit");
   if (value && value->size() > kMaxValue)
     throw error(error_kind::value_too_long, "value of " + std::to_string(value->size()) +
-                                                " bytes is over the " +
-                                                std::to_string(kMaxValue) + "-byte limit");
+                                                " bytes is over the " + std::to_string(kMaxValue) +
+                                                "-byte limit");
 }
 }  // namespace
 
@@ -453,8 +472,7 @@ write_tx::~write_tx() {
 txn_state& write_tx::st() const {
   if (!state_) throw error(error_kind::invalid_argument, "transaction is no longer active");
   if (state_->levels.size() != level_ + 1)
-    throw error(error_kind::invalid_argument,
-                "transaction used while its sub-transaction is open");
+    throw error(error_kind::invalid_argument, "transaction used while its sub-transaction is open");
   return *state_;
 }
 
@@ -617,9 +635,11 @@ std::shared_ptr<db_impl> new_impl(bool memory, const options& o) {
 
 const std::uint8_t* free_node(db_impl& db, std::uint32_t ref, std::uint64_t hwm, std::uint64_t& len,
                               std::uint8_t& type) {
-  if (ref < kFirstUnit || ref >= hwm) fail(error_kind::corrupt, "free-space reference outside the file");
+  if (ref < kFirstUnit || ref >= hwm)
+    fail(error_kind::corrupt, "free-space reference outside the file");
   const auto* h = reinterpret_cast<const blob_hdr*>(db.at(ref));
-  if ((h->type != kFreeList && h->type != kFreeLog) || h->units == 0 || ref + std::uint64_t{h->units} > hwm)
+  if ((h->type != kFreeList && h->type != kFreeLog) || h->units == 0 ||
+      ref + std::uint64_t{h->units} > hwm)
     fail(error_kind::corrupt, "free-space node at unit " + std::to_string(ref) + " is damaged");
   if (h->len > (std::uint64_t{h->units} * kUnit - 32) / 16)
     fail(error_kind::corrupt, "free-space node longer than itself");
@@ -654,7 +674,8 @@ void load_free_space(db_impl& db, std::uint32_t last, std::uint64_t meta_hwm) {
       std::uint64_t hwm;
       std::memcpy(&hwm, p + 24, 8);
       // The mark may since have dropped (space given back at the tail); the replay ends on it.
-      if (hwm < kFirstUnit || hwm > db.limit_units()) bad("full list's high-water mark out of range");
+      if (hwm < kFirstUnit || hwm > db.limit_units())
+        bad("full list's high-water mark out of range");
       a.hwm = hwm;
     }
     p += 32;
@@ -665,7 +686,8 @@ void load_free_space(db_impl& db, std::uint32_t last, std::uint64_t meta_hwm) {
       std::memcpy(&u, p + 4, 4);
       std::memcpy(&kind, p + 8, 8);
       // Log entries may lie past the final mark (space taken, then given back at the tail).
-      if (off < kFirstUnit || u == 0 || off + std::uint64_t{u} > (c == 0 ? a.hwm : db.limit_units()))
+      if (off < kFirstUnit || u == 0 ||
+          off + std::uint64_t{u} > (c == 0 ? a.hwm : db.limit_units()))
         bad("extent outside the file");
       if (c == 0) {
         if (kind == 0) {
@@ -685,7 +707,9 @@ void load_free_space(db_impl& db, std::uint32_t last, std::uint64_t meta_hwm) {
         case kLogTake:
           if (!a.carve(off, u)) bad("a logged allocation is not free");
           break;
-        case kLogGive: a.give(off, u); break;
+        case kLogGive:
+          a.give(off, u);
+          break;
         case kLogPend:
           if (!pending.emplace(off, u).second) bad("pending extent listed twice");
           break;
@@ -696,11 +720,14 @@ void load_free_space(db_impl& db, std::uint32_t last, std::uint64_t meta_hwm) {
           a.give(off, u);
           break;
         }
-        default: bad("unknown log entry");
+        default:
+          bad("unknown log entry");
       }
     }
   }
-  if (a.hwm != meta_hwm) bad("replayed high-water mark " + std::to_string(a.hwm) + " differs from the meta page's " + std::to_string(meta_hwm) + " (chain " + std::to_string(chain.size()) + ")");
+  if (a.hwm != meta_hwm)
+    bad("replayed high-water mark " + std::to_string(a.hwm) + " differs from the meta page's " +
+        std::to_string(meta_hwm) + " (chain " + std::to_string(chain.size()) + ")");
   // No reader exists yet: the first write transaction reclaims these, through the log, so the
   // next replay sees them given back.
   for (const auto& [off, u] : pending) db.freed.push_back({off, u, 0, 0});
@@ -729,7 +756,8 @@ void open_file(db_impl& db, const std::string& path, const options& o) {
     return;
   }
   if (size < 2 * kMetaBytes)
-    fail(error_kind::truncated, path + " holds " + std::to_string(size) + " bytes, less than its two meta pages");
+    fail(error_kind::truncated,
+         path + " holds " + std::to_string(size) + " bytes, less than its two meta pages");
   if (size > db.reserved) fail(error_kind::full, path + " is larger than the arena");
   const std::size_t map_len = size & ~std::size_t{4095};
   const int prot = o.read_only ? PROT_READ : (PROT_READ | PROT_WRITE);
@@ -749,12 +777,13 @@ void open_file(db_impl& db, const std::string& path, const options& o) {
   }
   if (!any_magic) fail(error_kind::corrupt, path + " is not a simdex kv file (no magic)");
   if (!any_version)
-    fail(error_kind::bad_version, path + ": format version is not " + std::to_string(kFormatVersion));
+    fail(error_kind::bad_version,
+         path + ": format version is not " + std::to_string(kFormatVersion));
   if (!best) fail(error_kind::bad_checksum, path + ": neither meta page has a valid checksum");
   const meta_page m = *best;
   if (m.hwm < kFirstUnit || m.hwm * kUnit > size)
-    fail(error_kind::truncated, path + " holds " + std::to_string(size) + " bytes, its meta page needs " +
-                                    std::to_string(m.hwm * kUnit));
+    fail(error_kind::truncated, path + " holds " + std::to_string(size) +
+                                    " bytes, its meta page needs " + std::to_string(m.hwm * kUnit));
   if (m.ntrees > kMaxTrees) fail(error_kind::corrupt, "meta page lists too many trees");
   // The last page may need the slack mapping too.
   db.alloc.hwm = m.hwm;
@@ -762,12 +791,11 @@ void open_file(db_impl& db, const std::string& path, const options& o) {
     if (o.read_only) {
       // Read-only: map the partial page plus an anonymous tail so the padded reads stay mapped.
       const std::size_t len = ((m.hwm * kUnit + 4096 + 4095) & ~std::size_t{4095}) - db.mapped;
-      if (mmap(db.base + db.mapped, len, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) ==
-          MAP_FAILED)
+      if (mmap(db.base + db.mapped, len, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1,
+               0) == MAP_FAILED)
         fail_errno("mmap");
-      if (size > map_len &&
-          mmap(db.base + map_len, 4096, PROT_READ, MAP_SHARED | MAP_FIXED, db.fd,
-               static_cast<off_t>(map_len)) == MAP_FAILED)
+      if (size > map_len && mmap(db.base + map_len, 4096, PROT_READ, MAP_SHARED | MAP_FIXED, db.fd,
+                                 static_cast<off_t>(map_len)) == MAP_FAILED)
         fail_errno("mmap " + path);
       db.mapped += len;
     } else {
@@ -918,8 +946,8 @@ void database::validate() const {
       std::uint64_t& w = used[x / 64];
       const std::uint64_t bit = std::uint64_t{1} << (x % 64);
       if (w & bit)
-        fail(error_kind::corrupt, std::string(what) + " at unit " + std::to_string(off) +
-                                      " overlaps a live node");
+        fail(error_kind::corrupt,
+             std::string(what) + " at unit " + std::to_string(off) + " overlaps a live node");
       w |= bit;
     }
   };
@@ -931,7 +959,8 @@ void database::validate() const {
   for (std::uint64_t x = kFirstUnit; x < db.alloc.hwm; ++x)
     if (!(used[x / 64] >> (x % 64) & 1) && lost++ == 0) first_lost = x;
   if (lost)
-    fail(error_kind::corrupt, std::to_string(lost) + " units neither used nor free, first at unit " +
+    fail(error_kind::corrupt, std::to_string(lost) +
+                                  " units neither used nor free, first at unit " +
                                   std::to_string(first_lost));
 }
 

@@ -413,8 +413,7 @@ rc wr_inner(wctx& c, std::uint32_t ref, std::size_t d, std::uint32_t& out) {
     const std::uint32_t leaf = single_leaf(c, d + i);
     slot s[kMaxFanout + 8];
     const unsigned n = v.h->n;
-    for (unsigned j = 0; j < n; ++j)
-      s[j] = {j ? v.div()[j - 1] : -1, v.child()[j], v.count()[j]};
+    for (unsigned j = 0; j < n; ++j) s[j] = {j ? v.div()[j - 1] : -1, v.child()[j], v.count()[j]};
     const std::uint32_t rest = write_inner(c.t, v.prefix() + i, pl - i, s, n, 0);
     const std::uint64_t cnt = inner_total(v);
     const int ks = sym_at(c.k, c.kn, d + i), os = v.prefix()[i];
@@ -464,7 +463,8 @@ rc wr_inner(wctx& c, std::uint32_t ref, std::size_t d, std::uint32_t& out) {
     case rc::same:
       return rc::same;
     case rc::replaced: {
-      piece pc{nref, static_cast<std::uint64_t>(static_cast<std::int64_t>(v.count()[idx]) + c.delta), 0};
+      piece pc{nref,
+               static_cast<std::uint64_t>(static_cast<std::int64_t>(v.count()[idx]) + c.delta), 0};
       return finish_inner(c, ref, idx, &pc, 1, out);
     }
     case rc::removed:
@@ -612,8 +612,9 @@ rc wr(wctx& c, std::uint32_t ref, std::size_t d, std::uint32_t& out) {
 
 bool tree_write(txn_state& t, wmode mode, std::string_view key, std::string_view value,
                 bool& changed) {
-  wctx c{t, *t.db, mode, reinterpret_cast<const u8*>(key.data()), key.size(), value,
-         key_hash(key), false, 0, {}};
+  wctx c{t,          *t.db, mode,          reinterpret_cast<const u8*>(key.data()),
+         key.size(), value, key_hash(key), false,
+         0,          {}};
   changed = false;
   if (!t.cur.root) {
     if (mode == wmode::remove || mode == wmode::update) return false;
@@ -666,7 +667,8 @@ void txn_state::free_new(std::uint32_t ref, std::uint64_t min_txn) {
   db->alloc.give(ref, h->units);
 }
 
-// ---- statistics and validation --------------------------------------------------------------------
+// ---- statistics and validation
+// --------------------------------------------------------------------
 
 namespace {
 void stats_rec(const db_impl& db, std::uint32_t ref, std::uint64_t depth, stats& s) {
@@ -708,8 +710,10 @@ struct validator {
   const node_hdr* node(std::uint32_t ref, std::uint8_t type) {
     if (ref < kFirstUnit || ref >= hwm) bad(ref, "reference outside the used file");
     const node_hdr* h = db.hdr(ref);
-    if (h->type != type) bad(ref, "type " + std::to_string(h->type) + ", expected " + std::to_string(type));
-    if (h->units == 0 || std::uint64_t{ref} + h->units > hwm) bad(ref, "size runs past the used file");
+    if (h->type != type)
+      bad(ref, "type " + std::to_string(h->type) + ", expected " + std::to_string(type));
+    if (h->units == 0 || std::uint64_t{ref} + h->units > hwm)
+      bad(ref, "size runs past the used file");
     if (h->txn > max_txn) bad(ref, "transaction id from the future");
     for (std::uint64_t u = ref; u < std::uint64_t{ref} + h->units; ++u) {
       std::uint64_t& w = used[u / 64];
@@ -727,7 +731,8 @@ struct validator {
       const auto* h = static_cast<const inner_hdr*>(node(ref, kInner));
       inner_view v{const_cast<inner_hdr*>(h)};
       if (h->n == 0 || h->n > h->cap || h->cap > 264) bad(ref, "bad child count");
-      if (inner_bytes(h->plen, h->cap) > std::uint64_t{h->units} * kUnit) bad(ref, "arrays past the node");
+      if (inner_bytes(h->plen, h->cap) > std::uint64_t{h->units} * kUnit)
+        bad(ref, "arrays past the node");
       if (d + h->plen > kMaxKey) bad(ref, "prefix past the key limit");
       for (unsigned i = 1; i + 1 < h->n; ++i)
         if (v.div()[i] <= v.div()[i - 1]) bad(ref, "dividers not increasing");
@@ -802,8 +807,8 @@ void tree_validate(const db_impl& db, std::uint32_t root, std::uint64_t count,
   validator v{db, used, hwm, max_txn, {}, {}, false, {}};
   const std::uint64_t got = v.walk(root, 0, 0);
   if (got != count)
-    fail(error_kind::corrupt, "tree holds " + std::to_string(got) + " keys, its root says " +
-                                  std::to_string(count));
+    fail(error_kind::corrupt,
+         "tree holds " + std::to_string(got) + " keys, its root says " + std::to_string(count));
 }
 
 // ---- cursors ------------------------------------------------------------------------------------
@@ -1023,8 +1028,10 @@ void view::get_many(std::span<const std::string_view> keys,
       depth[i] = 0;
       done[i] = root == 0;
       out[g + i].reset();
-      if (done[i]) --left;
-      else __builtin_prefetch(db.at(root));
+      if (done[i])
+        --left;
+      else
+        __builtin_prefetch(db.at(root));
     }
     while (left) {
       for (std::size_t i = 0; i < m; ++i) {

@@ -20,7 +20,8 @@ namespace {
 
 std::string tmp_path(const std::string& name) {
   const char* dir = std::getenv("TMPDIR");
-  std::string p = std::string(dir ? dir : "/tmp") + "/simdex_kv_" + std::to_string(getpid()) + "_" + name;
+  std::string p =
+      std::string(dir ? dir : "/tmp") + "/simdex_kv_" + std::to_string(getpid()) + "_" + name;
   std::remove(p.c_str());
   return p;
 }
@@ -64,8 +65,9 @@ void crash_txn(std::uint64_t no, Put put, Del del) {
     for (;;) {
       ++no;
       kv::write_tx tx = db.write();
-      crash_txn(no, [&](const std::string& k, const std::string& v) { tx.put(k, v); },
-                [&](const std::string& k) { tx.remove(k); });
+      crash_txn(
+          no, [&](const std::string& k, const std::string& v) { tx.put(k, v); },
+          [&](const std::string& k) { tx.remove(k); });
       tx.commit();
       if (write(fd, &no, sizeof no) != sizeof no) _exit(3);
     }
@@ -88,8 +90,9 @@ TEST(KvCrash, KilledWriterLosesNothingCommitted) {
   auto apply_to = [&](std::uint64_t no) {
     while (applied < no) {
       ++applied;
-      crash_txn(applied, [&](const std::string& k, const std::string& v) { model[k] = v; },
-                [&](const std::string& k) { model.erase(k); });
+      crash_txn(
+          applied, [&](const std::string& k, const std::string& v) { model[k] = v; },
+          [&](const std::string& k) { model.erase(k); });
     }
   };
   std::uint64_t reported = 0;
@@ -104,8 +107,7 @@ TEST(KvCrash, KilledWriterLosesNothingCommitted) {
     }
     close(fds[1]);
     // Let it commit a little (or nothing), then kill it at a random moment.
-    const auto deadline =
-        std::chrono::steady_clock::now() + std::chrono::microseconds(r() % 40000);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(r() % 40000);
     while (std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
     kill(pid, SIGKILL);
     std::uint64_t no;
@@ -119,8 +121,8 @@ TEST(KvCrash, KilledWriterLosesNothingCommitted) {
     kv::snapshot s = db.read();
     const std::uint64_t seq = s.get("__seq") ? u64of(*s.get("__seq")) : 0;
     // The last reported commit, or the one in flight when the kill came.
-    ASSERT_TRUE(seq == reported || seq == reported + 1) << "round " << round << ": store at "
-                                                        << seq << ", child reported " << reported;
+    ASSERT_TRUE(seq == reported || seq == reported + 1)
+        << "round " << round << ": store at " << seq << ", child reported " << reported;
     reported = seq;
     apply_to(seq);
     ASSERT_EQ(s.size(), model.size()) << "round " << round;

@@ -1,5 +1,7 @@
 // kv: differential tests against std::map (every op, cursors, counts, transactions, snapshots),
 // limits and errors, persistence and reopen, corrupt files.
+#include "simdex/kv.h"
+
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -10,7 +12,6 @@
 #include <random>
 
 #include "simdex/cpu.h"
-#include "simdex/kv.h"
 
 using namespace simdex;
 using model = std::map<std::string, std::string>;
@@ -32,7 +33,8 @@ constexpr int kOpsScale = 1;
 
 std::string tmp_path(const std::string& name) {
   const char* dir = std::getenv("TMPDIR");
-  std::string p = std::string(dir ? dir : "/tmp") + "/simdex_kv_" + std::to_string(getpid()) + "_" + name;
+  std::string p =
+      std::string(dir ? dir : "/tmp") + "/simdex_kv_" + std::to_string(getpid()) + "_" + name;
   std::remove(p.c_str());
   return p;
 }
@@ -45,7 +47,8 @@ struct keygen {
   explicit keygen(std::uint64_t seed) : rng(seed) {}
   std::string fresh() {
     switch (rng() % 8) {
-      case 0: return "";
+      case 0:
+        return "";
       case 1: {  // short over a tiny alphabet: many prefixes of one another
         std::string s(rng() % 6, 'a');
         for (auto& c : s) c = static_cast<char>("ab\0\xff"[rng() % 4]);
@@ -78,10 +81,14 @@ struct keygen {
   }
   std::string value() {
     switch (rng() % 6) {
-      case 0: return "";
-      case 1: return std::string(64, static_cast<char>('a' + rng() % 26));
-      case 2: return std::string(65 + rng() % 3000, static_cast<char>('A' + rng() % 26));
-      default: return std::to_string(rng());
+      case 0:
+        return "";
+      case 1:
+        return std::string(64, static_cast<char>('a' + rng() % 26));
+      case 2:
+        return std::string(65 + rng() % 3000, static_cast<char>('A' + rng() % 26));
+      default:
+        return std::to_string(rng());
     }
   }
 };
@@ -109,17 +116,25 @@ void check_probe(const kv::view& v, const model& m, const std::string& k) {
   auto got = v.get(k);
   auto it = m.find(k);
   ASSERT_EQ(got.has_value(), it != m.end()) << "key size " << k.size();
-  if (got) { ASSERT_EQ(*got, it->second); }
+  if (got) {
+    ASSERT_EQ(*got, it->second);
+  }
   kv::cursor c = v.make_cursor();
   auto lb = m.lower_bound(k);
   ASSERT_EQ(c.lower_bound(k), lb != m.end());
-  if (lb != m.end()) { ASSERT_EQ(c.key(), lb->first); }
+  if (lb != m.end()) {
+    ASSERT_EQ(c.key(), lb->first);
+  }
   auto ub = m.upper_bound(k);
   ASSERT_EQ(c.upper_bound(k), ub != m.end());
-  if (ub != m.end()) { ASSERT_EQ(c.key(), ub->first); }
+  if (ub != m.end()) {
+    ASSERT_EQ(c.key(), ub->first);
+  }
   if (lb != m.begin()) {  // prev from lower_bound
     ASSERT_TRUE(c.lower_bound(k) || c.last());
-    if (lb != m.end()) { ASSERT_TRUE(c.prev()); }
+    if (lb != m.end()) {
+      ASSERT_TRUE(c.prev());
+    }
     ASSERT_EQ(c.key(), std::prev(lb)->first);
   }
   ASSERT_EQ(v.count(k), static_cast<std::uint64_t>(std::distance(lb, m.end())));
@@ -129,10 +144,13 @@ void check_probe(const kv::view& v, const model& m, const std::string& k) {
   auto pit = m.lower_bound(pre);
   const bool any = pit != m.end() && pit->first.compare(0, pre.size(), pre) == 0;
   ASSERT_EQ(c.first(pre), any);
-  if (any) { ASSERT_EQ(c.key(), pit->first); }
+  if (any) {
+    ASSERT_EQ(c.key(), pit->first);
+  }
   if (any) {
     auto last = pit;
-    while (std::next(last) != m.end() && std::next(last)->first.compare(0, pre.size(), pre) == 0) ++last;
+    while (std::next(last) != m.end() && std::next(last)->first.compare(0, pre.size(), pre) == 0)
+      ++last;
     ASSERT_TRUE(c.last(pre));
     ASSERT_EQ(c.key(), last->first);
   }
@@ -434,7 +452,10 @@ TEST(KvFile, BadFilesGiveClearErrors) {
     b[at] = static_cast<char>(r());
     write_bytes(b);
     auto k = kind_of();
-    if (k) { EXPECT_TRUE(*k == kv::error_kind::corrupt || *k == kv::error_kind::truncated) << static_cast<int>(*k); }
+    if (k) {
+      EXPECT_TRUE(*k == kv::error_kind::corrupt || *k == kv::error_kind::truncated)
+          << static_cast<int>(*k);
+    }
   }
   write_bytes(good);
   EXPECT_EQ(kind_of(), std::nullopt);

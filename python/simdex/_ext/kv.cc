@@ -61,10 +61,14 @@ nb::list get_many(const view& v, const std::vector<nb::bytes>& keys) {
 template <class C>
 void bind_reads(C& cls) {
   using T = typename C::Type;
-  cls.def("get", [](const T& v, nb::bytes k) { return opt_bytes(v.get(sv(k))); }, nb::arg("key"))
-      .def("contains", [](const T& v, nb::bytes k) { return v.contains(sv(k)); }, nb::arg("key"))
-      .def("get_many", [](const T& v, const std::vector<nb::bytes>& keys) { return get_many(v, keys); },
-           nb::arg("keys"), "Values (or None) for many keys, looked up with many in flight.")
+  cls.def(
+         "get", [](const T& v, nb::bytes k) { return opt_bytes(v.get(sv(k))); }, nb::arg("key"))
+      .def(
+          "contains", [](const T& v, nb::bytes k) { return v.contains(sv(k)); }, nb::arg("key"))
+      .def(
+          "get_many",
+          [](const T& v, const std::vector<nb::bytes>& keys) { return get_many(v, keys); },
+          nb::arg("keys"), "Values (or None) for many keys, looked up with many in flight.")
       .def(
           "count",
           [](const T& v, nb::bytes lo, std::optional<nb::bytes> hi) {
@@ -76,9 +80,11 @@ void bind_reads(C& cls) {
           "Keys in [lo, hi) (hi None: no upper bound), in O(depth).")
       .def("size", [](const T& v) { return v.size(); })
       .def("stat", [](const T& v) { return stats_dict(v.stat()); })
-      .def("validate", [](const T& v) { v.validate(); }, nb::call_guard<nb::gil_scoped_release>())
-      .def("cursor", [](const T& v) { return v.make_cursor(); }, nb::keep_alive<0, 1>(),
-           "A cursor over this view; the view stays alive while the cursor does.");
+      .def(
+          "validate", [](const T& v) { v.validate(); }, nb::call_guard<nb::gil_scoped_release>())
+      .def(
+          "cursor", [](const T& v) { return v.make_cursor(); }, nb::keep_alive<0, 1>(),
+          "A cursor over this view; the view stays alive while the cursor does.");
 }
 
 }  // namespace
@@ -89,19 +95,29 @@ void bind_kv(nb::module_& m) {
 
   nb::class_<cursor>(b, "Cursor", "A position in a snapshot or transaction.")
       .def("valid", &cursor::valid)
-      .def("first", [](cursor& c, std::optional<nb::bytes> p) { return p ? c.first(sv(*p)) : c.first(); },
-           nb::arg("prefix") = nb::none())
-      .def("last", [](cursor& c, std::optional<nb::bytes> p) { return p ? c.last(sv(*p)) : c.last(); },
-           nb::arg("prefix") = nb::none())
-      .def("seek", [](cursor& c, nb::bytes k) { return c.seek(sv(k)); }, nb::arg("key"))
-      .def("lower_bound", [](cursor& c, nb::bytes k) { return c.lower_bound(sv(k)); }, nb::arg("key"))
-      .def("upper_bound", [](cursor& c, nb::bytes k) { return c.upper_bound(sv(k)); }, nb::arg("key"))
+      .def(
+          "first",
+          [](cursor& c, std::optional<nb::bytes> p) { return p ? c.first(sv(*p)) : c.first(); },
+          nb::arg("prefix") = nb::none())
+      .def(
+          "last",
+          [](cursor& c, std::optional<nb::bytes> p) { return p ? c.last(sv(*p)) : c.last(); },
+          nb::arg("prefix") = nb::none())
+      .def(
+          "seek", [](cursor& c, nb::bytes k) { return c.seek(sv(k)); }, nb::arg("key"))
+      .def(
+          "lower_bound", [](cursor& c, nb::bytes k) { return c.lower_bound(sv(k)); },
+          nb::arg("key"))
+      .def(
+          "upper_bound", [](cursor& c, nb::bytes k) { return c.upper_bound(sv(k)); },
+          nb::arg("key"))
       .def("next", &cursor::next)
       .def("prev", &cursor::prev)
       .def("key", [](const cursor& c) { return as_bytes(c.key()); })
       .def("value", [](const cursor& c) { return as_bytes(c.value()); })
       .def(
-          "take", [](cursor& c, std::size_t n, bool forward, std::optional<nb::bytes> stop) {
+          "take",
+          [](cursor& c, std::size_t n, bool forward, std::optional<nb::bytes> stop) {
             // Up to n (key, value) pairs from here on, stopping at `stop` (exclusive bound in
             // the walking direction): one call per chunk instead of three per item.
             nb::list out;
@@ -115,13 +131,16 @@ void bind_kv(nb::module_& m) {
           },
           nb::arg("n"), nb::arg("forward") = true, nb::arg("stop") = nb::none());
 
-  auto snap = nb::class_<snapshot>(b, "Snapshot", "A read view: the committed state when it was taken.");
+  auto snap =
+      nb::class_<snapshot>(b, "Snapshot", "A read view: the committed state when it was taken.");
   bind_reads(snap);
   snap.def("seq", &snapshot::seq).def("release", &snapshot::release);
 
   auto tx = nb::class_<write_tx>(b, "WriteTx", "A write transaction on one tree.");
   bind_reads(tx);
-  tx.def("put", [](write_tx& t, nb::bytes k, nb::bytes v) { t.put(sv(k), sv(v)); }, nb::arg("key"), nb::arg("value"))
+  tx.def(
+        "put", [](write_tx& t, nb::bytes k, nb::bytes v) { t.put(sv(k), sv(v)); }, nb::arg("key"),
+        nb::arg("value"))
       .def("upsert", [](write_tx& t, nb::bytes k, nb::bytes v) { return t.upsert(sv(k), sv(v)); })
       .def("insert", [](write_tx& t, nb::bytes k, nb::bytes v) { return t.insert(sv(k), sv(v)); })
       .def("update", [](write_tx& t, nb::bytes k, nb::bytes v) { return t.update(sv(k), sv(v)); })
@@ -149,7 +168,8 @@ void bind_kv(nb::module_& m) {
             else if (sync == "fsync")
               o.sync = sync_mode::fsync;
             else
-              throw error(error_kind::invalid_argument, "sync must be 'none' or 'fsync', got '" + sync + "'");
+              throw error(error_kind::invalid_argument,
+                          "sync must be 'none' or 'fsync', got '" + sync + "'");
             o.read_only = read_only;
             if (!path) return database::memory(o);
             nb::gil_scoped_release rel;
@@ -157,12 +177,14 @@ void bind_kv(nb::module_& m) {
           },
           nb::arg("path") = nb::none(), nb::arg("sync") = "none", nb::arg("read_only") = false)
       .def("read", &database::read, nb::arg("tree") = "")
-      .def("write", &database::write, nb::arg("tree") = "", nb::call_guard<nb::gil_scoped_release>(),
+      .def("write", &database::write, nb::arg("tree") = "",
+           nb::call_guard<nb::gil_scoped_release>(),
            "Starts a write transaction; waits (without the GIL) while another is open.")
       .def("trees", &database::trees)
       .def("compact", &database::compact, nb::call_guard<nb::gil_scoped_release>())
-      .def("stat", [](const database& d, std::string_view tree) { return stats_dict(d.stat(tree)); },
-           nb::arg("tree") = "")
+      .def(
+          "stat", [](const database& d, std::string_view tree) { return stats_dict(d.stat(tree)); },
+          nb::arg("tree") = "")
       .def("validate", &database::validate, nb::call_guard<nb::gil_scoped_release>())
       .def("path", &database::path)
       .def("is_open", &database::is_open)
