@@ -1,6 +1,7 @@
 // The store around the tree: address-space arena over one file (or anonymous memory), free
 // space, meta pages, snapshots, transactions, open/commit/compact.
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -9,6 +10,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <utility>
 
 #include "internal.h"
 
@@ -734,25 +736,81 @@ void load_free_space(db_impl& db, std::uint32_t last, std::uint64_t meta_hwm) {
   db.freelog = std::move(chain);
 }
 
+// One writing process per file, and no reading process beside it: snapshots and space reuse are
+// tracked inside the writing process only. Advisory (flock), released when the process dies.
+void lock_file(const db_impl& db, bool read_only) {
+  if (::flock(db.fd, (read_only ? LOCK_SH : LOCK_EX) | LOCK_NB) == 0) return;
+  if (errno == EWOULDBLOCK)
+    fail(error_kind::busy, db.path + (read_only ? " is open for writing by another process"
+                                                : " is open in another process"));
+  fail_errno("flock " + db.path);
+}
+
+// A new database appears under its name only complete: its two meta pages are written and synced
+// under a temporary name first, then linked into place (or renamed over an empty file), so a
+// process killed while creating leaves either no database or a valid empty one.
+int create_file(db_impl& db, const std::string& path, bool replace_empty) {
+  const std::string tmp = path + ".new-" + std::to_string(getpid());
+  ::unlink(tmp.c_str());
+  db.fd = ::open(tmp.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (db.fd < 0) fail_errno("create " + tmp);
+  db.path = tmp;
+  db.alloc.hwm = kFirstUnit;
+  db.mapped = 0;
+  db.ensure_mapped(kFirstUnit);
+  db.seq = 0;
+  write_meta(db);
+  std::memcpy(db.base + kMetaBytes, db.base, kMetaBytes);  // both pages valid, the same state
+  sync_file(db);
+  lock_file(db, false);
+  const int rc =
+      replace_empty ? ::rename(tmp.c_str(), path.c_str()) : ::link(tmp.c_str(), path.c_str());
+  const int err = errno;
+  if (!replace_empty) ::unlink(tmp.c_str());
+  db.path = path;
+  if (rc != 0) {
+    if (err == EEXIST) return EEXIST;  // another process created it first: open that one
+    errno = err;
+    fail_errno("create " + path);
+  }
+  // The new name must survive a crash too.
+  const std::size_t slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash + 1);
+  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd >= 0) {
+    ::fsync(dfd);
+    ::close(dfd);
+  }
+  db.alloc.logging = true;
+  return 0;
+}
+
 void open_file(db_impl& db, const std::string& path, const options& o) {
   db.path = path;
   db.sync = o.sync;
   db.read_only = o.read_only;
-  db.fd = ::open(path.c_str(), o.read_only ? O_RDONLY : (O_RDWR | O_CREAT), 0644);
+  for (;;) {
+    db.fd = ::open(path.c_str(), (o.read_only ? O_RDONLY : O_RDWR) | O_CLOEXEC);
+    if (db.fd < 0 && errno == ENOENT && !o.read_only) {
+      if (create_file(db, path, false) == EEXIST) {
+        ::close(std::exchange(db.fd, -1));
+        continue;
+      }
+      return;
+    }
+    break;
+  }
   if (db.fd < 0) fail_errno("open " + path);
+  lock_file(db, o.read_only);
   struct stat st;
   if (fstat(db.fd, &st) != 0) fail_errno("fstat " + path);
+  if (!S_ISREG(st.st_mode)) fail(error_kind::invalid_argument, path + " is not a regular file");
   std::size_t size = static_cast<std::size_t>(st.st_size);
   if (size == 0) {
+    // An empty file (made by hand): replaced by a valid empty database.
     if (o.read_only) fail(error_kind::truncated, path + " is empty");
-    db.alloc.hwm = kFirstUnit;
-    db.mapped = 0;
-    db.ensure_mapped(kFirstUnit);
-    db.seq = 0;
-    write_meta(db);
-    std::memcpy(db.base + kMetaBytes, db.base, kMetaBytes);  // both pages valid, the same state
-    if (db.sync == sync_mode::fsync) sync_file(db);
-    db.alloc.logging = true;
+    ::close(std::exchange(db.fd, -1));
+    create_file(db, path, true);
     return;
   }
   if (size < 2 * kMetaBytes)

@@ -12,19 +12,13 @@
 #include <random>
 #include <thread>
 
+#include "kv/test_util.h"
 #include "simdex/kv.h"
 
 using namespace simdex;
+using kvt::tmp_path;
 
 namespace {
-
-std::string tmp_path(const std::string& name) {
-  const char* dir = std::getenv("TMPDIR");
-  std::string p =
-      std::string(dir ? dir : "/tmp") + "/simdex_kv_" + std::to_string(getpid()) + "_" + name;
-  std::remove(p.c_str());
-  return p;
-}
 
 std::string u64key(std::uint64_t v) {
   std::string s(8, '\0');
@@ -43,7 +37,7 @@ void crash_txn(std::uint64_t no, Put put, Del del) {
   std::mt19937_64 r(no * 0x9E3779B97F4A7C15ull + 1);
   const int ops = 1 + static_cast<int>(r() % 60);
   for (int i = 0; i < ops; ++i) {
-    const std::string k = "k" + std::to_string(r() % 3000);
+    const std::string k = kvt::numbered("k", r() % 3000);
     if (r() % 4 == 0) {
       del(k);
     } else {
@@ -149,7 +143,7 @@ TEST(KvConcurrency, BankTransfersKeepTheSum) {
     constexpr std::uint64_t kStart = 1000;
     {
       kv::write_tx tx = db.write();
-      for (int i = 0; i < kAccounts; ++i) tx.put("acct" + std::to_string(i), u64key(kStart));
+      for (int i = 0; i < kAccounts; ++i) tx.put(kvt::numbered("acct", i), u64key(kStart));
       tx.commit();
     }
     std::atomic<bool> stop{false};
@@ -169,7 +163,7 @@ TEST(KvConcurrency, BankTransfersKeepTheSum) {
           }
           if (sum != kStart * kAccounts || n != kAccounts || s.size() != kAccounts) ++bad;
           for (int i = 0; i < 50; ++i)
-            if (!s.get("acct" + std::to_string(r() % kAccounts))) ++bad;
+            if (!s.get(kvt::numbered("acct", r() % kAccounts))) ++bad;
           reads.fetch_add(1);
         }
       });
@@ -178,8 +172,8 @@ TEST(KvConcurrency, BankTransfersKeepTheSum) {
     for (int i = 0; i < 1500; ++i) {
       kv::write_tx tx = db.write();
       for (int j = 0; j < 5; ++j) {
-        const std::string a = "acct" + std::to_string(r() % kAccounts);
-        const std::string b = "acct" + std::to_string(r() % kAccounts);
+        const std::string a = kvt::numbered("acct", r() % kAccounts);
+        const std::string b = kvt::numbered("acct", r() % kAccounts);
         const std::uint64_t va = u64of(*tx.get(a));
         const std::uint64_t amt = va ? r() % (va + 1) : 0;
         tx.put(a, u64key(va - amt));
