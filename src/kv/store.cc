@@ -551,6 +551,7 @@ void write_tx::commit() {
     }
     state_.reset();
     tr_ = nullptr;
+    db_.reset();
     return;
   }
   const std::uint64_t seq = db.seq + 1;
@@ -587,6 +588,7 @@ void write_tx::commit() {
   db.cv.notify_all();
   state_.reset();
   tr_ = nullptr;
+  db_.reset();  // a finished transaction no longer keeps the database open
 }
 
 void write_tx::abort() {
@@ -604,6 +606,7 @@ void write_tx::abort() {
   }
   state_.reset();
   tr_ = nullptr;
+  db_.reset();  // a finished transaction no longer keeps the database open
 }
 
 // ---- the database -------------------------------------------------------------------------------
@@ -741,8 +744,9 @@ void load_free_space(db_impl& db, std::uint32_t last, std::uint64_t meta_hwm) {
 void lock_file(const db_impl& db, bool read_only) {
   if (::flock(db.fd, (read_only ? LOCK_SH : LOCK_EX) | LOCK_NB) == 0) return;
   if (errno == EWOULDBLOCK)
-    fail(error_kind::busy, db.path + (read_only ? " is open for writing by another process"
-                                                : " is open in another process"));
+    fail(error_kind::busy,
+         db.path + (read_only ? " is open for writing (in this or another process)"
+                              : " is already open (in this or another process)"));
   fail_errno("flock " + db.path);
 }
 
