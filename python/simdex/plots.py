@@ -132,6 +132,11 @@ def tick_label(v: float) -> str:
     return f"{v:.10g}" if abs(v) >= 1 else f"{v:.3g}"
 
 
+def _sig3(v: float) -> str:
+    """Three significant digits, without exponent notation for everyday magnitudes."""
+    return f"{v:,.0f}" if abs(v) >= 100 else f"{v:.3g}"
+
+
 def _wrap(label: str, limit: int = 44) -> list[str]:
     """Break a long label after commas so that no line exceeds ``limit`` characters (a single
     part longer than that keeps its own line, uncut)."""
@@ -238,9 +243,9 @@ def line_chart(title: str, x_label: str, y_label: str, series: dict[str, Sequenc
     for label, v in limits:
         if v and v > 0:
             out.append(f'<line x1="{left}" y1="{sy(v):.1f}" x2="{left + plot_w}" y2="{sy(v):.1f}" stroke="#555" stroke-dasharray="5 3">'
-                       f'<title>{_esc(label)}: {_esc(tick_label(v))}</title></line>')
+                       f'<title>{_esc(label)}: {_esc(_sig3(v))}</title></line>')
             out.append(f'<text x="{left + plot_w - 4}" y="{sy(v) - 3:.1f}" text-anchor="end" font-size="{FONT - 1}" fill="#555">'
-                       f'{_esc(label)} {_esc(tick_label(round(v, 3)))}</text>')
+                       f'{_esc(label)} {_esc(_sig3(v))}</text>')
     for name, s in series.items():
         s = sorted((x, y) for x, y in s if x > 0 and y > 0)
         if not s:
@@ -251,7 +256,7 @@ def line_chart(title: str, x_label: str, y_label: str, series: dict[str, Sequenc
             out.append(f'<polyline points="{d}" fill="none" stroke="{c}" stroke-width="2"/>')
         for x, y in s:
             out.append(f'<circle cx="{sx(x):.1f}" cy="{sy(y):.1f}" r="3" fill="{c}"><title>{_esc(name)}: '
-                       f'{_esc(tick_label(round(y, 4)))} at {_esc(x_format(x))}</title></circle>')
+                       f'{_esc(_sig3(y))} at {_esc(x_format(x))}</title></circle>')
     legend, lh = _legend(list(series), colours, 4, top + plot_h + 42, width)
     return "\n".join(_svg_open(width, top + plot_h + 42 + lh + 4, title) + out + legend + ["</svg>"])
 

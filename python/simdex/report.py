@@ -66,6 +66,8 @@ def is_size_param(key: str) -> bool:
 
 
 def param_value(key: str, v) -> str:
+    if isinstance(v, (list, tuple)):  # a plot's "any of these" (headlines.py)
+        return " or ".join(param_value(key, x) for x in v)
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         return str(v)
     if is_size_param(key):
