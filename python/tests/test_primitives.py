@@ -54,6 +54,8 @@ def test_find_u32x16(size):
         p.find_u32x16(np.zeros(17, np.uint32), 0)
     with pytest.raises(ValueError):
         p.find_u32x16(slots, 1 << 32)
+    with pytest.raises(ValueError):
+        p.find_u32x16(slots, -1)
 
 
 @pytest.mark.parametrize("n", [32, 64])

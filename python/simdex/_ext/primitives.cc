@@ -23,6 +23,15 @@ const T* exactly(const array_in<T>& a, std::size_t n, const char* what) {
   return a.data();
 }
 
+// A new uint8 array of n bytes, written by fill(out).
+template <class Fill>
+array_out<std::uint8_t> bytes_out(std::size_t n, Fill&& fill) {
+  std::uint8_t* out = nullptr;
+  auto result = new_array<std::uint8_t>(n, &out);
+  fill(out);
+  return result;
+}
+
 }  // namespace
 
 void bind_primitives(nb::module_& m) {
@@ -42,10 +51,9 @@ void bind_primitives(nb::module_& m) {
       "remap_branches",
       [](array_in<std::uint8_t> codes, array_in<std::uint8_t> lut) {
         const std::uint8_t* table = exactly(lut, 16, "lut");
-        std::uint8_t* out = nullptr;
-        auto result = new_array<std::uint8_t>(codes.shape(0), &out);
-        primitives::remap_branches(codes.data(), out, codes.shape(0), table);
-        return result;
+        return bytes_out(codes.shape(0), [&](std::uint8_t* out) {
+          primitives::remap_branches(codes.data(), out, codes.shape(0), table);
+        });
       },
       nb::arg("codes"), nb::arg("lut"),
       "New uint8 array: each branch code with its high nibble replaced by lut[code >> 4] & 15 "
@@ -54,19 +62,16 @@ void bind_primitives(nb::module_& m) {
       "rank_table",
       [](array_in<std::uint8_t> counts) {
         const std::uint8_t* c = exactly(counts, 16, "counts");
-        std::uint8_t* out = nullptr;
-        auto result = new_array<std::uint8_t>(16, &out);
-        primitives::rank_table(c, out);
-        return result;
+        return bytes_out(16, [&](std::uint8_t* out) { primitives::rank_table(c, out); });
       },
       nb::arg("counts"),
       "For 16 uint8 counts, a uint8 array whose entry i is the number of non-zero counts before "
       "i: an old slot's index once the empty slots are dropped.");
   p.def(
       "find_u32x16",
-      [](array_in<std::uint32_t> slots, std::uint64_t needle) {
+      [](array_in<std::uint32_t> slots, std::int64_t needle) {
         if (slots.shape(0) > 16) throw nb::value_error("find_u32x16 takes at most 16 slots");
-        if (needle > 0xffffffffu) throw nb::value_error("needle must fit in 32 bits");
+        if (needle < 0 || needle > 0xffffffff) throw nb::value_error("needle must be a uint32");
         // The kernel reads all 16 slots; a shorter array is copied into a padded one.
         std::array<std::uint32_t, 16> padded{};
         if (slots.shape(0) > 0) std::memcpy(padded.data(), slots.data(), 4 * slots.shape(0));
