@@ -23,7 +23,8 @@ default the simdex figure is what a default call runs: the highest ISA level in 
 below the run's active one, else the contender named ``simdex``, else the best simdex
 contender. Where a row has no peer, the
 ratio is against the row's own reference (simdex's scalar code, say) and says so. Without
-``HEADLINES`` a component shows the first six workloads measured in time or throughput.
+``HEADLINES`` a component shows the first six workloads measured in time or throughput, each
+against the peer its benchmark names as the reference of its ratios.
 """
 
 from __future__ import annotations
@@ -106,11 +107,18 @@ def _is_speed(unit: str) -> bool:
 
 
 def default_headlines(doc: dict) -> list[dict]:
+    """The first DEFAULT_COUNT workloads in time or throughput; the peer is the one the
+    benchmark chose as its ratio reference, when that is a peer."""
     out = []
     for workload, rows in rows_by_workload(doc).items():
-        unit = next(iter(rows[0][1].values()))["unit"]
-        if _is_speed(unit):
-            out.append({"workload": workload, "limit": "memcpy" if unit == "GiB/s" else None})
+        results = [r for _, row in rows for r in row.values()]
+        if not _is_speed(results[0]["unit"]):
+            continue
+        spec = {"workload": workload, "limit": "memcpy" if results[0]["unit"] == "GiB/s" else None}
+        ref = next((r["ratio"]["reference"] for r in results if r.get("ratio")), None)
+        if ref and role(ref) == "peer":
+            spec["peers"] = [ref]
+        out.append(spec)
         if len(out) == DEFAULT_COUNT:
             break
     return out
