@@ -20,6 +20,7 @@ APT_PACKAGES=(
   libjudy-dev         # btree peer: JudyL
   liblmdb-dev         # kv peer: LMDB
   cargo               # base85 peer: base85-simd (used only when no newer cargo is on PATH)
+  ccache              # scripts/wheels.sh: the library compiles once for all Python versions
 )
 
 log() { printf '\033[1m[simdex]\033[0m %s\n' "$*" >&2; }

@@ -49,11 +49,20 @@ done
 mkdir -p "$OUT/build" "$OUT/raw"
 rm -f "$OUT"/simdex-*.whl "$OUT"/raw/simdex-*.whl
 
+# The library and the benchmark programs do not depend on the Python version: with ccache they
+# compile once for every wheel (paths below $OUT are hashed relative to the build folder).
+LAUNCHER=()
+if command -v ccache >/dev/null; then
+  export CCACHE_BASEDIR="$OUT"
+  LAUNCHER=(--config-settings=cmake.define.CMAKE_CXX_COMPILER_LAUNCHER=ccache)
+fi
+
 # A read-only view of the checkout, where this user may make a mount namespace: proof that a
 # build from a path writes nothing into it.
 build_wheel() {  # python
   local py="$1" src="$SIMDEX_ROOT"
-  local cmd=(nice -n 10 "$py" -m pip wheel --no-deps -q -w "$OUT/raw" --config-settings=build-dir="$OUT/build/{wheel_tag}")
+  local cmd=(nice -n 10 "$py" -m pip wheel --no-deps -q -w "$OUT/raw" --config-settings=build-dir="$OUT/build/{wheel_tag}"
+             "${LAUNCHER[@]}")
   if [[ $(id -u) -eq 0 ]] && command -v unshare >/dev/null; then
     local view="$OUT/src-ro"
     mkdir -p "$view"
