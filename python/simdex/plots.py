@@ -114,7 +114,7 @@ def nice_ticks(top: float, count: int = 5) -> list[float]:
 
 def log_ticks(lo: float, hi: float) -> list[float]:
     """1-2-5 ticks per decade covering [lo, hi] (only decades when the range is wide)."""
-    steps = (1, 2, 5) if hi / lo <= 1e3 else (1,)
+    steps = (1, 2, 5) if hi / lo <= 300 else (1,)
     out = []
     for e in range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1):
         for s in steps:
@@ -275,7 +275,7 @@ def ratio_chart(title: str, rows: Sequence[tuple[str, float, Optional[str]]], wi
     width = left + plot_w + right
     lo = min(min(v for _, v, _ in rows), 1.0) / 1.5
     hi = max(max(v for _, v, _ in rows), 1.0) * 1.5
-    ticks = [t for t in (1e-3, 0.01, 0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1e3, 1e4) if lo <= t <= hi]
+    ticks = [t for t in log_ticks(lo, hi) if t >= 1e-3]
 
     def sx(v: float) -> float:
         return left + plot_w * math.log(v / lo) / math.log(hi / lo)
