@@ -74,8 +74,11 @@ with tempfile.TemporaryDirectory() as out:
     doc = json.loads((Path(out) / "primitives.json").read_text())
     assert {x["workload"] for x in doc["results"]} == {"rank_table"}
     assert (Path(out) / "REPORT.md").read_text().startswith("# simdex benchmark report")
-    r = subprocess.run(cmd + ["bench", "btree", "--out", out], capture_output=True, text=True)
-    assert r.returncode == 2 and "source checkout" in r.stderr, (r.returncode, r.stderr)
+    from simdex import bench
+
+    if "btree" not in bench.available():  # a wheel: its peers are outside shared libraries
+        r = subprocess.run(cmd + ["bench", "btree", "--out", out], capture_output=True, text=True)
+        assert r.returncode == 2 and "source checkout" in r.stderr, (r.returncode, r.stderr)
     r = subprocess.run(cmd + ["--version"], capture_output=True, text=True)
     assert r.stdout.strip() == f"simdex {simdex.__version__}", r.stdout
 
