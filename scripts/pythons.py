@@ -4,7 +4,8 @@
 
 Looks, in order, at $SIMDEX_PYTHON_<major>_<minor> (a path), pythonX.Y on PATH, pyenv's
 versions ($PYENV_ROOT or ~/.pyenv: newest patch release first), /usr/local/bin and /usr/bin.
-An interpreter counts only if it runs, reports that version and has venv and pip.
+An interpreter counts only if it runs, reports that version, has venv and pip, and is not
+itself inside a venv.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ import shutil
 import subprocess
 import sys
 
-_PROBE = "import sys, venv, ensurepip; print('%d.%d' % sys.version_info[:2])"
+# A venv's python stands for its base interpreter: take the base one, found further on.
+_PROBE = "import sys, venv, ensurepip; print('%d.%d' % sys.version_info[:2] if sys.prefix == sys.base_prefix else 'venv')"
 
 
 def _works(path: str, version: str) -> bool:
