@@ -8,7 +8,8 @@
 #     compiler on PATH and libxxhash hidden, running `simdex info` and a smoke test.
 #   bash scripts/wheels.sh [--out DIR] [VERSION...]      (default: dist/, 3.9 3.10 3.11 3.12 3.13)
 # Interpreters come from scripts/pythons.py (PATH, pyenv, /usr/bin); a version not found is
-# reported and skipped. Build trees are kept in DIR/build for incremental rebuilds.
+# reported and skipped. Build trees are kept in DIR/build for incremental rebuilds; a wheel
+# built before for a version not asked for this time stays in DIR and is checked too.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 install_apt
@@ -47,7 +48,6 @@ done
 ((${#BUILDERS[@]})) || { log "no CPython to build with"; exit 1; }
 
 mkdir -p "$OUT/build" "$OUT/raw"
-rm -f "$OUT"/simdex-*.whl "$OUT"/raw/simdex-*.whl
 
 # The library and the benchmark programs do not depend on the Python version: with ccache they
 # compile once for every wheel (paths below $OUT are hashed relative to the build folder).
@@ -75,6 +75,7 @@ build_wheel() {  # python
 
 for v in "${BUILDERS[@]}"; do
   log "building the wheel with CPython $v (${PY[$v]})"
+  rm -f "$OUT"/raw/simdex-*-cp${v/./}-*.whl "$OUT"/simdex-*-cp${v/./}-*.whl
   build_wheel "${PY[$v]}"
 done
 
