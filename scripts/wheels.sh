@@ -82,7 +82,7 @@ done
 log "auditwheel: repair and tag"
 for w in "$OUT"/raw/simdex-*.whl; do
   auditwheel show "$w"
-  auditwheel repair -q -w "$OUT" "$w"
+  auditwheel repair -w "$OUT" "$w"
 done
 ls -l "$OUT"/simdex-*.whl
 
