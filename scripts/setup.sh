@@ -14,12 +14,13 @@ APT_PACKAGES=(
   clang-14 libclang-rt-14-dev
   clang-format-14     # scripts/test.sh checks formatting
   libgtest-dev googletest
-  libxxhash-dev       # bloom: XXH64
+  libxxhash-dev       # bloom, kv: XXH64, XXH3 (header only, compiled in)
   libzmq3-dev         # base85 peer: zmq_z85_encode/decode
   libabsl-dev         # btree peer: absl::btree_set, flat_hash_set
   libjudy-dev         # btree peer: JudyL
   liblmdb-dev         # kv peer: LMDB
   cargo               # base85 peer: base85-simd (used only when no newer cargo is on PATH)
+  ccache              # scripts/wheels.sh: the library compiles once for all Python versions
 )
 
 log() { printf '\033[1m[simdex]\033[0m %s\n' "$*" >&2; }
@@ -65,7 +66,9 @@ EOF
 install_simdex() {
   log "building and installing simdex[test] into .venv (incremental)"
   # No build isolation: the build reuses build/py and finds pyarrow's Arrow C++ for the bloom peer.
-  .venv/bin/python -m pip install -q --no-build-isolation ".[test]"
+  # A source checkout builds the benchmark peers that a wheel leaves out.
+  .venv/bin/python -m pip install -q --no-build-isolation --config-settings=build-dir="build/py/{wheel_tag}" \
+    --config-settings=cmake.define.SIMDEX_BENCH_PEERS=ON ".[test]"
 }
 
 simdex_setup() {

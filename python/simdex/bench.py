@@ -28,6 +28,21 @@ def available() -> list[str]:
     return [c for c in COMPONENTS if (d / f"bench_{c}").is_file()]
 
 
+def missing() -> dict[str, list[tuple[str, str]]]:
+    """What this installation's build left out, per component: (a peer or a whole program, why),
+    from the bench-missing.tsv that CMake writes beside the programs."""
+    out: dict[str, list[tuple[str, str]]] = {}
+    try:
+        text = (bench_dir() / "bench-missing.tsv").read_text()
+    except OSError:
+        return out
+    for line in text.splitlines():
+        parts = line.split("\t")
+        if len(parts) == 3:
+            out.setdefault(parts[0], []).append((parts[1], parts[2]))
+    return out
+
+
 def _run_native(component: str, args: list[str], log_path: Path, progress, task) -> int:
     exe = bench_dir() / f"bench_{component}"
     with open(log_path, "w") as log:
@@ -62,19 +77,28 @@ def run(components: list[str], mode: str = "quick", out: str = "bench-results", 
     from rich.console import Console
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-    console = Console(stderr=True)
+    console = Console(stderr=True, soft_wrap=True)
     unknown = [c for c in components if c not in COMPONENTS]
     if unknown:
         console.print(f"[red]unknown component(s): {', '.join(unknown)}[/]; choose from {', '.join(COMPONENTS)}")
         return 2
     have = available()
+    left_out = missing()
+    wanted = components or [c for c in COMPONENTS if c in have or c in left_out]
+    for c in wanted:
+        for what, why in left_out.get(c, []):
+            if what == f"bench_{c}":
+                console.print(f"[yellow]skipping {c}: bench_{c} is not in this installation: {why}[/]", highlight=False)
+            else:
+                console.print(f"[yellow]{c}: without the {what} peer: {why}[/]", highlight=False)
+        if c not in have and not any(what == f"bench_{c}" for what, _ in left_out.get(c, [])):
+            console.print(f"[yellow]skipping {c}: bench_{c} was not built[/]", highlight=False)
     if not have:
         console.print(f"[red]no benchmark programs found in {bench_dir()}[/] (set SIMDEX_BENCH_DIR or reinstall)")
         return 2
-    wanted = components or have
-    missing = [c for c in wanted if c not in have]
-    for c in missing:
-        console.print(f"[yellow]skipping {c}: bench_{c} was not built[/]")
+    if not any(c in have for c in wanted):
+        console.print("[red]nothing to run[/]")
+        return 2
     outdir = Path(out)
     outdir.mkdir(parents=True, exist_ok=True)
     args = [f"--{mode}", "--out", str(outdir)]

@@ -121,14 +121,17 @@ class BloomFilter:
 
     @property
     def bitset(self) -> bytes:
+        """The raw bitset (num_bytes bytes), without the Parquet header."""
         return self._f.bitset()
 
     @property
     def num_bytes(self) -> int:
+        """Size of the bitset in bytes: a power of two in [32, 128 MiB]."""
         return self._f.num_bytes
 
     @property
     def num_blocks(self) -> int:
+        """Number of 32-byte blocks (num_bytes // 32); each value sets 8 bits in one block."""
         return self._f.num_blocks
 
     # -- values -------------------------------------------------------------------------------
@@ -156,16 +159,20 @@ class BloomFilter:
         return bool(out[0]) if one else out
 
     def __contains__(self, value) -> bool:
+        """``value in f``: check(value) for one value."""
         return self.check(value)
 
     # -- hashes -------------------------------------------------------------------------------
     def insert_hash(self, h: int) -> None:
+        """Insert one 64-bit XXH64 hash (as hash_values computes them)."""
         self._f.insert_hash(int(h))
 
     def check_hash(self, h: int) -> bool:
+        """True if the value with this 64-bit hash may be present."""
         return self._f.check_hash(int(h))
 
     def insert_hashes(self, hashes) -> None:
+        """Insert many 64-bit hashes (any array-like of uint64) in one call."""
         self._f.insert_hashes(np.ascontiguousarray(hashes, dtype=np.uint64))
 
     def check_hashes(self, hashes, bitmap: bool = False) -> np.ndarray:
@@ -180,9 +187,11 @@ class BloomFilter:
         return self
 
     def __or__(self, other: "BloomFilter") -> "BloomFilter":
+        """``a | b``: a new filter, the union of two filters of the same size."""
         return self.copy().merge(other)
 
     def copy(self) -> "BloomFilter":
+        """An independent copy (bitset and column type)."""
         return BloomFilter(_native_filter=self._f.copy(), physical_type=self.physical_type,
                            type_length=self.type_length, logical_type=self.logical_type)
 
@@ -191,6 +200,7 @@ class BloomFilter:
         return self._f.fold_to_fpp(float(target_fpp))
 
     def fill(self) -> float:
+        """Fraction of the bitset's bits that are set."""
         return self._f.fill()
 
     def estimated_fpp(self) -> float:
@@ -198,6 +208,7 @@ class BloomFilter:
         return self._f.estimated_fpp()
 
     def __eq__(self, other) -> bool:
+        """Same size and same bits (the column type is not compared)."""
         return isinstance(other, BloomFilter) and self._f == other._f
 
     def __repr__(self) -> str:

@@ -277,3 +277,24 @@ if __name__ == "__main__":
         sys.exit(2)
     with open(sys.argv[1]) as f:
         print(bar_table(json.load(f)))
+
+
+# --- the report's view: headline rows and ns/op against N ---------------------------------------
+
+_U64 = {"key": "u64", "keys": "sparse", "pages": "2m"}
+_NATIVE_PEERS = ["absl::btree_set", "std::set", "JudyL"]
+HEADLINES = [
+    {"workload": w, "params": _U64, "simdex": "simdex::btree_set", "peers": _NATIVE_PEERS, "limit": "dram"}
+    for w in ("contains_hit", "contains_miss", "lower_bound", "rand_insert", "rand_delete", "seq_insert")
+] + [
+    {"workload": "scan", "params": {**_U64, "len": 100}, "simdex": "simdex::btree_set", "peers": _NATIVE_PEERS},
+    {"workload": "contains_hit_batched", "params": {**_U64, "batch": 1024}, "simdex": "simdex::btree_set batch",
+     "peers": ["absl::btree_set"], "limit": "dram16"},
+    {"workload": "py_contains_hit", "peers": ["sortedcontainers.SortedSet"]},
+    {"workload": "py_contains_miss", "peers": ["sortedcontainers.SortedSet"]},
+    {"workload": "py_add", "peers": ["sortedcontainers.SortedSet"]},
+]
+SCALING = [
+    {"workload": w, "x": "n", "params": _U64, "limits": ["dram"], "title": f"{w}: ns per operation against N"}
+    for w in ("contains_hit", "rand_insert")
+]
