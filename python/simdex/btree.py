@@ -53,27 +53,36 @@ def _dtype_name(dtype: Any) -> str:
     return name
 
 
-def _infer_dtype(keys) -> str:
-    """The dtype for these keys: float64 if any is a float, uint64 if an integer needs it,
-    else int64 (also for no keys, or keys that are not numbers: storing them then fails)."""
+def _infer_dtype(keys):
+    """(dtype, keys) for these keys: float64 if any is a float, uint64 if an integer needs it,
+    else int64 (also for no keys, or keys that are not numbers: storing them then fails).
+    A list of int64-range integers comes back as an array, converted once."""
     if isinstance(keys, np.ndarray):
         kind = keys.dtype.kind
         if kind == "f":
-            return "float64"
+            return "float64", keys
         if kind == "u" and keys.dtype.itemsize == 8:
-            return "uint64"
-        return "int64" if kind in "iub" else _infer_dtype(keys.tolist())
+            return "uint64", keys
+        return ("int64", keys) if kind in "iub" else (_infer_dtype(keys.tolist())[0], keys)
     if isinstance(keys, _Sorted):
-        return keys._dtype_name
+        return keys._dtype_name, keys
     if isinstance(keys, range):
-        return "int64" if max(abs(keys.start), abs(keys.stop)) <= _INT64_MAX else _infer_dtype(list(keys))
+        fits = max(abs(keys.start), abs(keys.stop)) <= _INT64_MAX
+        return ("int64" if fits else _infer_dtype(list(keys))[0]), keys
+    if isinstance(keys, list) and len(keys) > 64:
+        try:
+            a = np.asarray(keys)
+        except (ValueError, TypeError, OverflowError):
+            a = None
+        if a is not None and a.dtype == np.int64 and a.ndim == 1:
+            return "int64", a
     name = "int64"
     for k in keys:
         if isinstance(k, (float, np.floating)):
-            return "float64"
+            return "float64", keys
         if name == "int64" and isinstance(k, (int, np.integer)) and k > _INT64_MAX:
             name = "uint64"
-    return name
+    return name, keys
 
 
 def _stored_array(a: np.ndarray, want: np.dtype) -> np.ndarray:
@@ -281,7 +290,7 @@ class SortedSet(_Sorted, _native._Set):
         if iterable is not None and not isinstance(iterable, (np.ndarray, list, tuple, range, _Sorted)):
             iterable = list(iterable)
         if dtype is None and iterable is not None:
-            dtype = _infer_dtype(iterable)
+            dtype, iterable = _infer_dtype(iterable)
         super().__init__(_dtype_name(dtype), pages)
         if iterable is not None:
             self.update(iterable)
@@ -514,10 +523,10 @@ class SortedDict(_Sorted, _native._Map):
             args = args[1:]
         keys, values = _items_of(args, kwargs)
         if dtype is None:
-            dtype = _infer_dtype(keys)
+            dtype, keys = _infer_dtype(keys)
         super().__init__(_dtype_name(dtype), pages)
         if len(keys):
-            self._set_many(keys, values)
+            self._set_many(self._stored(keys), values)
 
     def _like(self) -> SortedDict:
         d = type(self).__new__(type(self))
@@ -545,7 +554,7 @@ class SortedDict(_Sorted, _native._Map):
         """Set items from a mapping or an iterable of pairs, and from keyword arguments."""
         keys, values = _items_of(args, kwargs)
         if len(keys):
-            self._set_many(keys, values)
+            self._set_many(self._stored(keys), values)
 
     @classmethod
     def fromkeys(cls, iterable, value=None) -> SortedDict:
@@ -622,7 +631,7 @@ def _rebuild_dict(cls, dtype, pages, keys, values):
     d = cls.__new__(cls)
     _native._Map.__init__(d, dtype, pages)
     if len(keys):
-        d._set_many(keys, values)
+        d._set_many(d._stored(keys), values)
     return d
 
 

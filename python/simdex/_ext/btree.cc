@@ -1024,10 +1024,12 @@ void bind_map(nb::module_& m) {
           "Value at position i.")
       .def(
           "_set_many",
-          [](py_map& h, nb::handle keys, nb::handle values) {
+          [](py_map& h, const any_array& keys, nb::handle values) {
             h.visit([&](auto& t) {
               using K = key_of<decltype(t)>;
-              std::vector<K> ks = stored_keys<K>(keys, "SortedDict");
+              std::vector<K> copy;
+              std::span<const K> ks = normalized(keys_of<K>(keys), copy);
+              check_no_nan(ks);
               nb::list vs = nb::list(values);
               if (vs.size() != ks.size()) throw nb::value_error("keys and values differ in length");
               ++h.version;
@@ -1054,7 +1056,8 @@ void bind_map(nb::module_& m) {
               maybe_grow_pages(h, t);
             });
           },
-          "Assign values[i] to keys[i] for every i (the last of repeated keys wins).");
+          "Assign values[i] to keys[i] (an array of the dtype) for every i; the last of repeated "
+          "keys wins.");
 }
 
 }  // namespace
