@@ -389,3 +389,6 @@ def test_a_growing_container_moves_to_huge_pages():
     s.validate()
     assert SortedSet(keys, pages="4k").pages == "4k" and SortedSet([1], pages="2m").pages == "2m"
     assert SortedSet(keys).pages == "2m"  # a large build starts on huge pages
+    s.clear()
+    s.add(1)
+    assert s.pages == "4k"  # emptied, it starts small again

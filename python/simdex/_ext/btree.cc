@@ -73,6 +73,16 @@ struct holder {
   decltype(auto) visit(F&& f) {
     return std::visit(std::forward<F>(f), t);
   }
+  // Empties the tree; an "auto" one starts over on 4 KiB pages.
+  void reset() {
+    visit([&](auto& tree) {
+      using T = std::decay_t<decltype(tree)>;
+      if (mode == page_mode::automatic)
+        tree = T(btree_options{.pages = page_size::small});
+      else
+        tree.clear();
+    });
+  }
   // The backing a tree about to hold n keys should start on.
   page_size pages_for(std::size_t n) const {
     if (mode == page_mode::huge) return page_size::huge;
@@ -139,7 +149,7 @@ struct py_map : holder<map_tree> {
   }
   void clear_all() {
     ++version;
-    visit([](auto& t) { t.clear(); });
+    reset();
     std::vector<nb::object> old;
     old.swap(slots);  // values die after the container is consistent (their __del__ may look)
     free_slots.clear();
@@ -865,7 +875,7 @@ void bind_set(nb::module_& m) {
           "clear",
           [](py_set& h) {
             ++h.version;
-            h.visit([](auto& t) { t.clear(); });
+            h.reset();
           },
           "Remove every key.")
       .def(
