@@ -171,6 +171,10 @@ class _Sorted:
         """The numpy dtype of the keys."""
         return np.dtype(self._dtype_name)
 
+    def __ne__(self, other):
+        eq = self.__eq__(other)
+        return eq if eq is NotImplemented else not eq
+
     def bisect(self, value) -> int:
         """Same as bisect_right."""
         return self.bisect_right(value)
@@ -447,10 +451,6 @@ class SortedSet(_Sorted, _native._Set):
             return NotImplemented
         return len(self) == len(other) and self.issuperset(other)
 
-    def __ne__(self, other):
-        eq = self.__eq__(other)
-        return eq if eq is NotImplemented else not eq
-
     def __le__(self, other):
         if not isinstance(other, cabc.Set):
             return NotImplemented
@@ -597,10 +597,6 @@ class SortedDict(_Sorted, _native._Map):
                 return False
         return True
 
-    def __ne__(self, other):
-        eq = self.__eq__(other)
-        return eq if eq is NotImplemented else not eq
-
     def __or__(self, other):
         if not isinstance(other, cabc.Mapping):
             return NotImplemented
@@ -635,15 +631,28 @@ def _rebuild_dict(cls, dtype, pages, keys, values):
     return d
 
 
-def _positions(view, index):
-    """The positions a view's index or slice names, for __getitem__."""
-    n = len(view._mapping)
-    if isinstance(index, slice):
-        return range(*index.indices(n))
-    return None
+class _PositionalView:
+    """Iteration, reversal and indexing by position for the views of a SortedDict."""
+
+    __slots__ = ()
+    _what = _KEYS  # what the native iterator yields
+
+    def _at(self, i):
+        return self._mapping._key_at(i)
+
+    def __iter__(self):
+        return self._mapping._iter(0, len(self._mapping), False, self._what)
+
+    def __reversed__(self):
+        return self._mapping._iter(0, len(self._mapping), True, self._what)
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [self._at(i) for i in range(*index.indices(len(self._mapping)))]
+        return self._at(index)
 
 
-class SortedKeysView(cabc.KeysView, cabc.Sequence):
+class SortedKeysView(_PositionalView, cabc.KeysView, cabc.Sequence):
     """The keys of a SortedDict: a live set that is also a sequence in key order."""
 
     __slots__ = ()
@@ -657,14 +666,6 @@ class SortedKeysView(cabc.KeysView, cabc.Sequence):
         except (TypeError, ValueError):
             return set(items)
 
-    def __getitem__(self, index):
-        if isinstance(index, slice):
-            return [self._mapping._key_at(i) for i in _positions(self, index)]
-        return self._mapping._key_at(index)
-
-    def __reversed__(self):
-        return reversed(self._mapping)
-
     def index(self, value, start=None, stop=None) -> int:
         return self._mapping.index(value, start, stop)
 
@@ -672,42 +673,28 @@ class SortedKeysView(cabc.KeysView, cabc.Sequence):
         return 1 if value in self._mapping else 0
 
 
-class SortedValuesView(cabc.ValuesView, cabc.Sequence):
+class SortedValuesView(_PositionalView, cabc.ValuesView, cabc.Sequence):
     """The values of a SortedDict, in key order: a live, indexable sequence."""
 
     __slots__ = ()
+    _what = _VALUES
 
-    def __iter__(self):
-        return self._mapping._iter(0, len(self._mapping), False, _VALUES)
-
-    def __reversed__(self):
-        return self._mapping._iter(0, len(self._mapping), True, _VALUES)
-
-    def __getitem__(self, index):
-        if isinstance(index, slice):
-            return [self._mapping._value_at(i) for i in _positions(self, index)]
-        return self._mapping._value_at(index)
+    def _at(self, i):
+        return self._mapping._value_at(i)
 
 
-class SortedItemsView(cabc.ItemsView, cabc.Sequence):
+class SortedItemsView(_PositionalView, cabc.ItemsView, cabc.Sequence):
     """The (key, value) pairs of a SortedDict in key order: a live set, and indexable."""
 
     __slots__ = ()
+    _what = _ITEMS
+
+    def _at(self, i):
+        return self._mapping.peekitem(i)
 
     @classmethod
     def _from_iterable(cls, it):
         return set(it)
-
-    def __iter__(self):
-        return self._mapping._iter(0, len(self._mapping), False, _ITEMS)
-
-    def __reversed__(self):
-        return self._mapping._iter(0, len(self._mapping), True, _ITEMS)
-
-    def __getitem__(self, index):
-        if isinstance(index, slice):
-            return [self._mapping.peekitem(i) for i in _positions(self, index)]
-        return self._mapping.peekitem(index)
 
     def index(self, item, start=None, stop=None) -> int:
         key, value = item
