@@ -98,7 +98,7 @@ def prune(source, column: str, values, *, client=None, scheduler=None, n_workers
 
 def _prune_on(c, files, column, values, tasks_per_worker, kw):
     vals = _bloom_dataset.Values(values)  # refuses bad values here, before any task runs
-    shared = c.scatter(vals.values if not vals.has_null else _with_null(vals), broadcast=True)
+    shared = _share(c, vals)
     batches = _batches(files, _workers(c) * tasks_per_worker)
     futures = [c.submit(_prune_batch, b, column, shared, kw, pure=False) for b in batches]
     parts = c.gather(futures)
@@ -108,6 +108,13 @@ def _prune_on(c, files, column, values, tasks_per_worker, kw):
         out.report.merge(p.report)
     out.report.values = len(vals)
     return out
+
+
+def _share(c, vals):
+    """The values, sent to every worker once (a list given to scatter would be scattered
+    element by element: it goes inside a one-element list)."""
+    payload = vals.values if not vals.has_null else _with_null(vals)
+    return c.scatter([payload], broadcast=True, hash=False)[0]
 
 
 def _with_null(vals):
@@ -144,7 +151,7 @@ def lookup(source, column: str, values, columns=None, *, client=None, scheduler=
         pruned = _prune_on(c, files, column, values, tasks_per_worker, kw)
         vals = _bloom_dataset.Values(values)
         first = files[:1]
-        shared = c.scatter(vals.values if not vals.has_null else _with_null(vals), broadcast=True)
+        shared = _share(c, vals)
         batches = [b for b in _batches(list(pruned), _workers(c) * tasks_per_worker) if b] or [[]]
         futures = [c.submit(_read_batch, b, column, shared, columns, first, pure=False) for b in batches]
         parts = c.gather(futures)

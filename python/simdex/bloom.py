@@ -88,6 +88,8 @@ def hash_values(values, physical_type=None, type_length=None, logical_type=None)
     stored form. FIXED_LEN_BYTE_ARRAY and INT96 take bytes of the type's width, or a 2-D uint8
     array with one row per value.
     """
+    if _values.is_scalar(values) and values is not None:
+        values = _as_values(values)  # np.float32(1.5) hashes as FLOAT, like an array of its dtype
     return _typed_hashes(values, physical_type, type_length, logical_type)[0]
 
 
