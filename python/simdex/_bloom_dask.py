@@ -38,7 +38,7 @@ def cluster(client=None, scheduler: str | None = None, n_workers: int | None = N
         return
     n = n_workers or os.cpu_count() or 1
     with distributed.LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                                  dashboard_address=None, silence_logs=40) as lc, distributed.Client(lc) as c:
+                                  dashboard_address=":0", silence_logs=40) as lc, distributed.Client(lc) as c:
         yield c
 
 
@@ -59,7 +59,8 @@ def _workers(c) -> int:
 
 
 def _add_batch(pairs, columns, kw):
-    return [_bloom_add.add_filters_file(p, columns, o, **kw) for p, o in pairs]
+    # One thread per task: the cluster's workers are the parallelism.
+    return [_bloom_add.add_filters_file(p, columns, o, **{"threads": 1, **kw}) for p, o in pairs]
 
 
 def add_filters(source, columns, *, out=None, in_place: bool = False, client=None, scheduler=None,

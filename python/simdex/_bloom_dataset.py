@@ -397,17 +397,15 @@ def prune_files(files, column: str, values: Values, *, use_statistics=True, use_
         results[i] = prune_file(files[i], column, values, use_statistics, use_filters)
         return i
 
-    workers = threads or min(8, (os.cpu_count() or 1) * 2)
-    if workers <= 1 or len(files) <= 1:
+    if threads == 1 or len(files) <= 1:
         for i in range(len(files)):
             one(i)
             if progress:
                 progress(i + 1, len(files))
     else:
-        with ThreadPoolExecutor(workers) as ex:
-            for done, _ in enumerate(ex.map(one, range(len(files))), 1):
-                if progress:
-                    progress(done, len(files))
+        for done, _ in enumerate(_pool(threads).map(one, range(len(files))), 1):
+            if progress:
+                progress(done, len(files))
     pairs = []
     for path, (rgs, rep) in zip(files, results):
         pairs += [(path, rg) for rg in rgs]
@@ -501,6 +499,11 @@ def read_pruned(pruned: Pruned, column: str, values: Values, columns=None, datas
         if missing:
             raise ValueError(f"no column(s) {', '.join(map(repr, missing))} in the dataset's schema "
                              f"({', '.join(schema.names)})")
+    if dataset is None and pruned:
+        got = _read_direct(pruned, column, values, schema, columns)
+        if got is not None:
+            pruned.report.rows, pruned.report.matched = got[0].num_rows, got[1]
+            return got[0]
     expr = _field_expr(column).isin(value_set(values, typ))
     frags = [fmt.make_fragment(path, filesystem=fs, row_groups=[rg],
                                **({"partition_expression": partition[path]} if path in partition else {}))
@@ -522,6 +525,65 @@ def read_pruned(pruned: Pruned, column: str, values: Values, columns=None, datas
     table = pa.Table.from_batches(batches, schema=out_schema)
     pruned.report.matched, pruned.report.rows = len(matched), table.num_rows
     return table
+
+
+def _read_direct(pruned: Pruned, column: str, values: Values, schema, columns, threads=None):
+    """The surviving row groups read with pyarrow.parquet, several at a time: first the lookup
+    column alone, matched with the same ``is_in`` a dataset scan's ``isin`` filter applies; the
+    other columns only for row groups that hold a match. None where this path does not apply
+    (a nested column, files whose schemas differ): the dataset scanner does it then."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    if "." in column or schema.get_field_index(column) < 0:
+        return None
+    want = list(schema.names) if columns is None else list(columns)
+    if any(schema.get_field_index(c) < 0 for c in want):
+        return None
+    vs = value_set(values, schema.field(column).type)
+
+    def one(item):
+        path, rgs = item
+        pf = pq.ParquetFile(path)
+        if not pf.schema_arrow.equals(schema):
+            return None
+        out = []
+        for rg in rgs:
+            key = pf.read_row_group(rg, columns=[column]).column(0)
+            mask = pc.is_in(key, value_set=vs)
+            if not pc.any(mask).as_py():
+                continue
+            others = [c for c in want if c != column]
+            rest = pf.read_row_group(rg, columns=others) if others else None
+            cols = {column: key.filter(mask)}
+            if rest is not None:
+                rest = rest.filter(mask)
+                cols.update((c, rest.column(c)) for c in others)
+            out.append(pa.table([cols[c] for c in want], schema=pa.schema([schema.field(c) for c in want])))
+        return out
+
+    items = list(pruned.by_file().items())
+    results = list(_pool(threads).map(one, items)) if len(items) > 1 else [one(i) for i in items]
+    if any(r is None for r in results):
+        return None
+    parts = [t for r in results for t in r]
+    if not parts:
+        return pa.schema([schema.field(c) for c in want]).empty_table(), 0
+    return pa.concat_tables(parts), len(parts)
+
+
+_POOLS: dict = {}
+
+
+def _pool(threads=None) -> ThreadPoolExecutor:
+    """A thread pool kept for the process (starting threads per call costs more than a small
+    lookup's reads)."""
+    n = threads or min(8, (os.cpu_count() or 1) * 2)
+    ex = _POOLS.get(n)
+    if ex is None:
+        ex = _POOLS[n] = ThreadPoolExecutor(n, thread_name_prefix="simdex-bloom")
+    return ex
 
 
 def lookup(source, column: str, values, columns=None, *, use_statistics: bool = True,

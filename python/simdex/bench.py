@@ -15,6 +15,8 @@ from . import components as _components
 # A component's benchmark program is bench/<component>/'s bench_<component>; available() says
 # which of them this installation has.
 COMPONENTS = _components.ALL
+# Benchmarks with no native program (simdex.benchmarks.<name>.run_standalone): run when named.
+PYTHON_ONLY = ("datasets",)
 
 
 def bench_dir() -> Path:
@@ -63,15 +65,21 @@ def run(components: list[str], mode: str = "quick", out: str = "bench-results", 
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     console = Console(stderr=True)
-    unknown = [c for c in components if c not in COMPONENTS]
+    unknown = [c for c in components if c not in COMPONENTS and c not in PYTHON_ONLY]
     if unknown:
-        console.print(f"[red]unknown component(s): {', '.join(unknown)}[/]; choose from {', '.join(COMPONENTS)}")
+        console.print(f"[red]unknown component(s): {', '.join(unknown)}[/]; choose from "
+                      f"{', '.join(COMPONENTS + PYTHON_ONLY)}")
         return 2
+    python_only = [c for c in components if c in PYTHON_ONLY]
+    components = [c for c in components if c not in PYTHON_ONLY]
     have = available()
-    if not have:
+    if python_only and not components:
+        have = wanted = []
+    elif not have:
         console.print(f"[red]no benchmark programs found in {bench_dir()}[/] (set SIMDEX_BENCH_DIR or reinstall)")
         return 2
-    wanted = components or have
+    else:
+        wanted = components or have
     missing = [c for c in wanted if c not in have]
     for c in missing:
         console.print(f"[yellow]skipping {c}: bench_{c} was not built[/]")
@@ -104,6 +112,16 @@ def run(components: list[str], mode: str = "quick", out: str = "bench-results", 
                 failed.append(c)
                 console.print(f"[red]{c}: python-side benchmark failed: {e!r}")
             progress.update(task, description=f"{c}: done in {time.monotonic() - t0:.0f} s")
+        for c in python_only:
+            task = progress.add_task(f"{c}: starting", total=None)
+            t0 = time.monotonic()
+            try:
+                _components.part("benchmarks", c).run_standalone(
+                    outdir, mode, reps, log=lambda msg, c=c, task=task: progress.update(task, description=f"{c}: {msg}"))
+            except Exception as e:  # one benchmark failing must not lose the others' figures
+                failed.append(c)
+                console.print(f"[red]{c}: benchmark failed: {e!r}")
+            progress.update(task, description=f"{c}: done in {time.monotonic() - t0:.0f} s", total=1, completed=1)
     if report:
         from . import report as rep
 
