@@ -6,6 +6,7 @@
 #include <memory>
 #include <numeric>
 
+#include "kernels.h"
 #include "simdex/bloom.h"
 
 namespace simdex::bloom {
@@ -42,7 +43,7 @@ parquet_file::probe_stats parquet_file::probe(std::span<const column_chunk_info*
   // read alone, so its index is 0; the whole bitset otherwise). nullptr: unreadable chunk.
   std::vector<filter_view> views(chunks.size() * nh, filter_view{nullptr, 0});
   std::vector<block_storage> storage(chunks.size());
-  std::vector<bool> usable(chunks.size(), false);
+  std::vector<bool> usable(chunks.size(), false), whole(chunks.size(), false);
   std::vector<std::uint64_t> idx(nh), order(nh);
   for (std::size_t i = 0; i < chunks.size(); ++i) {
     const column_chunk_info& c = *chunks[i];
@@ -66,11 +67,14 @@ parquet_file::probe_stats parquet_file::probe(std::span<const column_chunk_info*
       std::uint64_t run_bytes = 0;
       for (auto& [a, b] : runs) run_bytes += (b - a + 1) * kBlockBytes;
       if (runs.size() * kReadCostBytes + run_bytes >= r.size + kReadCostBytes) {
+        // The whole bitset: one filter, every hash, in the bulk kernel.
         std::uint32_t* w = storage[i].allocate(r.size);
         read_at(r.offset, w, static_cast<std::size_t>(r.size));
         st.reads += 1;
         st.bytes += r.size;
-        for (std::size_t j = 0; j < nh; ++j) views[i * nh + j] = {w, blocks};
+        active_kernels().check_bulk(w, blocks, hashes.data(), nh, out + i * nh);
+        storage[i].words.reset();
+        whole[i] = true;
       } else {
         std::uint32_t* w = storage[i].allocate(run_bytes);
         std::uint64_t at = 0;  // words offset of the current run in w, in bytes
@@ -97,15 +101,16 @@ parquet_file::probe_stats parquet_file::probe(std::span<const column_chunk_info*
       errors[i] = e.what();
     }
   }
-  // One hash against every usable chunk's filter at a time: the many-filter kernel.
+  // The chunks read block by block: one hash against all their blocks at a time, in the
+  // many-filter kernel.
   std::vector<std::size_t> live;
   for (std::size_t i = 0; i < chunks.size(); ++i)
-    if (usable[i]) live.push_back(i);
+    if (usable[i] && !whole[i]) live.push_back(i);
   std::vector<filter_view> row(live.size());
   std::vector<std::uint8_t> res(live.size());
   for (std::size_t i = 0; i < chunks.size(); ++i)
     if (!usable[i]) std::memset(out + i * nh, 1, nh);
-  for (std::size_t j = 0; j < nh; ++j) {
+  for (std::size_t j = 0; j < nh && !live.empty(); ++j) {
     for (std::size_t k = 0; k < live.size(); ++k) row[k] = views[live[k] * nh + j];
     check_filters(row, hashes[j], res.data());
     for (std::size_t k = 0; k < live.size(); ++k) out[live[k] * nh + j] = res[k] != 0;

@@ -18,7 +18,8 @@ one run with interleaved repetitions:
   10,000-key lookup).
 
 The data is generated once per mode under ``$SIMDEX_DATASETS_DIR`` (default: the output
-directory's ``datasets-<mode>``) and reused while its parameters match.
+directory's ``datasets-<mode>``) and reused while its parameters match;
+``$SIMDEX_DATASETS_SHAPE=files,row_groups,rows`` runs another shape.
 """
 
 from __future__ import annotations
@@ -71,6 +72,19 @@ class LoadMeter:
                 "steal_share": round((t1[2] - self.t0[2]) / total, 3), "cpus": os.cpu_count()}
 
 
+def _shape(mode: str) -> tuple:
+    """(files, row groups per file, rows per row group): the mode's, or $SIMDEX_DATASETS_SHAPE
+    ("files,row_groups,rows") for a run of another size (the report names the shape used)."""
+    env = os.environ.get("SIMDEX_DATASETS_SHAPE")
+    if env:
+        try:
+            f, g, r = (int(x) for x in env.split(","))
+        except ValueError:
+            raise ValueError(f"SIMDEX_DATASETS_SHAPE={env!r}: expected files,row_groups,rows") from None
+        return f, g, r
+    return SHAPES[mode]
+
+
 # ---- data ----------------------------------------------------------------------------------------
 
 def _generate(root: Path, mode: str, log) -> dict:
@@ -80,7 +94,7 @@ def _generate(root: Path, mode: str, log) -> dict:
 
     from .. import bloom
 
-    files, rgs, rows = SHAPES[mode]
+    files, rgs, rows = _shape(mode)
     meta_path = root / "meta.json"
     want = {"files": files, "row_groups": rgs, "rows": rows, "fpp": FPP, "version": 1}
     if meta_path.exists():
@@ -335,7 +349,7 @@ def run_standalone(out: Path, mode: str = "quick", reps: int = 0, log=None) -> P
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     root = Path(os.environ.get("SIMDEX_DATASETS_DIR") or out / f"datasets-{mode}")
-    files_n, rgs, rows = SHAPES[mode]
+    files_n, rgs, rows = _shape(mode)
     doc = {"schema": "simdex-bench/1", "component": "datasets", "mode": mode, "repetitions": reps,
            "started": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"), "environment": _environment(),
            "machine": None, "notes": [], "results": [],
