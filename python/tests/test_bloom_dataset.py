@@ -328,3 +328,61 @@ def test_warnings_are_not_raised_for_good_files(datasets):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         bloom.lookup(datasets["pyarrow"], "s", ["key-1", "key-2"])
+
+
+def _cli(*args, stdin=None):
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "simdex", "bloom", *args], input=stdin,
+                          capture_output=True, text=True)
+
+
+def test_cli_probe_build_inspect_errors(tmp_path, datasets):
+    out = tmp_path / "ids.bloom"
+    r = _cli("build", "--type", "INT64", "-o", str(out), stdin="1\n2\n\n4\n")
+    assert r.returncode == 1 and "line 3: blank line" in r.stderr
+    r = _cli("build", "--type", "INT64", "-o", str(out), stdin="1\n2\nx\n")
+    assert r.returncode == 1 and "line 3" in r.stderr and "not a valid INT64" in r.stderr
+    r = _cli("build", "--type", "INT64", "-o", str(out), stdin="1\n2\n3\n")
+    assert r.returncode == 0, r.stderr
+    assert bloom.BloomFilter.from_bytes(out.read_bytes()).check([1, 2, 3]).all()  # still the Parquet form
+    r = _cli("probe", str(out), "2", "99")  # the type comes from the file
+    assert r.returncode == 0 and r.stdout.splitlines() == ["2\tmaybe", "99\tabsent"]
+    r = _cli("probe", str(out), "--type", "INT32", "2")
+    assert r.returncode == 1 and "holds INT64 values" in r.stderr and "absent" not in r.stdout
+    foreign = tmp_path / "foreign.bloom"
+    foreign.write_bytes(bloom.BloomFilter(64).to_bytes())
+    r = _cli("probe", str(foreign), "2")
+    assert r.returncode == 1 and "give --type" in r.stderr
+    f = datasets["added"] / "part-0.parquet"
+    r = _cli("inspect", str(f), "--column", "nope", "--value", "1")
+    assert r.returncode == 2 and "it has: b, i32, i64" in r.stderr
+    r = _cli("inspect", str(f), "--column", "nope")
+    assert r.returncode == 2 and "it has: b, i32, i64" in r.stderr
+
+
+def test_cli_lookup_and_add(tmp_path, datasets):
+    src = datasets["plain"]
+    t = datasets["table"]
+    v = t.column("i64").drop_null()[10].as_py()
+    r = _cli("add", str(src), "--column", "i64", "--out", str(tmp_path / "out"))
+    assert r.returncode == 0 and r.stdout.count("6 filters added") == 3, r.stderr
+    r = _cli("lookup", str(tmp_path / "out"), "--column", "i64", "--value", str(v), "--explain", "--columns", "i64,payload")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    want = _scan(src, "i64", [v])
+    assert lines[0] == "i64\tpayload" and len(lines) == 1 + want.num_rows
+    assert "skipped by bloom filters" in r.stderr and "rows returned" in r.stderr
+    vf = tmp_path / "values.txt"
+    vf.write_text(f"{v}\n-5\n")
+    r = _cli("lookup", str(tmp_path / "out"), "--column", "i64", "--values-file", str(vf), "-o", str(tmp_path / "rows.parquet"))
+    assert r.returncode == 0, r.stderr
+    _same_rows(pq.read_table(tmp_path / "rows.parquet"), _scan(src, "i64", [v, -5]))
+    vf.write_text(f"{v}\n\n")
+    r = _cli("lookup", str(src), "--column", "i64", "--values-file", str(vf))
+    assert r.returncode == 1 and "line 2: blank line" in r.stderr
+    r = _cli("lookup", str(src), "--column", "nope", "--value", "1")
+    assert r.returncode == 1 and "no column 'nope'" in r.stderr and "i64" in r.stderr
+    r = _cli("add", str(src / "part-0.parquet"), "--column", "i64")
+    assert r.returncode == 2  # neither --out nor --in-place
