@@ -126,4 +126,34 @@ inline std::vector<std::uint8_t> sample_footer() {
   return w.out;
 }
 
+// FileMetaData field 2: a root with one leaf column of physical `type`.
+inline void one_column_schema(writer& w, int type, const std::string& name) {
+  w.list(2, thrift::kStruct, 2);
+  w.begin_elem();
+  w.str(4, "schema");
+  w.i32(5, 1);
+  w.end_struct();
+  w.begin_elem();
+  w.i32(1, type);
+  w.str(4, name);
+  w.end_struct();
+}
+
+// FileMetaData field 4 with one row group of one column chunk, left open inside its
+// ColumnMetaData (path_in_schema written) for the caller's fields; close_single_chunk ends it.
+inline void open_single_chunk(writer& w, const std::string& name) {
+  w.list(4, thrift::kStruct, 1);
+  w.begin_elem();
+  w.list(1, thrift::kStruct, 1);
+  w.begin_elem();
+  w.begin_struct(3);
+  w.list(3, thrift::kBinary, 1);
+  w.raw_str(name);
+}
+inline void close_single_chunk(writer& w) {
+  w.end_struct();  // ColumnMetaData
+  w.end_struct();  // ColumnChunk
+  w.end_struct();  // RowGroup
+}
+
 }  // namespace simdex::bloom::test

@@ -24,24 +24,9 @@ using bytes = std::vector<std::uint8_t>;
 bytes footer_with_unknowns(int extra, bool with_bloom, std::int64_t off = 0, std::int32_t len = 0) {
   writer w;
   w.i32(1, 2);
-  w.list(2, thrift::kStruct, 2);
-  w.begin_elem();
-  w.str(4, "schema");
-  w.i32(5, 1);
-  w.end_struct();
-  w.begin_elem();
-  w.i32(1, 2);
-  w.str(4, "k");
-  w.end_struct();
+  one_column_schema(w, 2, "k");
   w.i64(3, 10);
-  w.list(4, thrift::kStruct, 1);
-  w.begin_elem();
-  w.list(1, thrift::kStruct, 1);
-  w.begin_elem();
-  w.begin_struct(3);
-  w.i32(1, 2);
-  w.list(3, thrift::kBinary, 1);
-  w.raw_str("k");
+  open_single_chunk(w, "k");
   w.i64(5, 10);
   if (extra < 14) w.str(extra, "future field");
   if (with_bloom) {
@@ -50,9 +35,7 @@ bytes footer_with_unknowns(int extra, bool with_bloom, std::int64_t off = 0, std
   }
   w.i64(16, 77);
   if (extra > 16) w.str(extra, "future field");
-  w.end_struct();
-  w.end_struct();
-  w.end_struct();
+  close_single_chunk(w);
   w.begin_struct(50);
   w.str(1, "unknown to us");
   w.end_struct();
@@ -138,31 +121,15 @@ TEST(BloomFooterWriter, RefusesWhatItCannotWrite) {
 
 TEST(BloomFooterWriter, StatisticsAreRead) {
   writer w;
-  w.list(2, thrift::kStruct, 2);
-  w.begin_elem();
-  w.str(4, "schema");
-  w.i32(5, 1);
-  w.end_struct();
-  w.begin_elem();
-  w.i32(1, 6);
-  w.str(4, "s");
-  w.end_struct();
-  w.list(4, thrift::kStruct, 1);
-  w.begin_elem();
-  w.list(1, thrift::kStruct, 1);
-  w.begin_elem();
-  w.begin_struct(3);
-  w.list(3, thrift::kBinary, 1);
-  w.raw_str("s");
+  one_column_schema(w, 6, "s");
+  open_single_chunk(w, "s");
   w.begin_struct(12);
   w.str(1, "legacy max");  // ignored: its order is not defined
   w.i64(3, 7);
   w.str(5, "zz");
   w.str(6, "aa");
   w.end_struct();
-  w.end_struct();
-  w.end_struct();
-  w.end_struct();
+  close_single_chunk(w);
   w.out.push_back(0);
   footer_info info = parse_file_metadata(w.out.data(), w.out.size());
   ASSERT_EQ(info.chunks.size(), 1u);
