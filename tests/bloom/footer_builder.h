@@ -156,4 +156,12 @@ inline void close_single_chunk(writer& w) {
   w.end_struct();  // RowGroup
 }
 
+// Ends a synthetic Parquet file: the footer, its length (u32 LE) and "PAR1".
+inline void append_footer(std::vector<std::uint8_t>& file, const std::vector<std::uint8_t>& meta) {
+  file.insert(file.end(), meta.begin(), meta.end());
+  const auto len = static_cast<std::uint32_t>(meta.size());
+  for (int i = 0; i < 4; ++i) file.push_back(static_cast<std::uint8_t>(len >> (8 * i)));
+  for (char c : std::string("PAR1")) file.push_back(static_cast<std::uint8_t>(c));
+}
+
 }  // namespace simdex::bloom::test

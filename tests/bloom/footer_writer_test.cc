@@ -165,10 +165,7 @@ TEST(BloomFooterWriter, ProbeReadsBlocksAndAgreesWithWholeFilters) {
   file.insert(file.end(), bad.begin(), bad.end());
   bytes meta = sample_footer();
   meta = set_bloom_locations(meta.data(), meta.size(), locs);
-  file.insert(file.end(), meta.begin(), meta.end());
-  const auto len = static_cast<std::uint32_t>(meta.size());
-  for (int i = 0; i < 4; ++i) file.push_back(static_cast<std::uint8_t>(len >> (8 * i)));
-  for (char c : {'P', 'A', 'R', '1'}) file.push_back(static_cast<std::uint8_t>(c));
+  append_footer(file, meta);
   char path[] = "/tmp/simdex_probe_XXXXXX";
   int fd = mkstemp(path);
   ASSERT_GE(fd, 0);

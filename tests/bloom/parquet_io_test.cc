@@ -132,33 +132,13 @@ TEST(BloomParquet, ReadFiltersFromFile) {
   std::vector<std::uint8_t> file = {'P', 'A', 'R', '1'};
   file.insert(file.end(), blob.begin(), blob.end());
   writer w;
-  w.list(2, thrift::kStruct, 2);
-  w.begin_elem();
-  w.str(4, "schema");
-  w.i32(5, 1);
-  w.end_struct();
-  w.begin_elem();
-  w.i32(1, 2);
-  w.str(4, "x");
-  w.end_struct();
-  w.list(4, thrift::kStruct, 1);
-  w.begin_elem();
-  w.list(1, thrift::kStruct, 1);
-  w.begin_elem();
-  w.begin_struct(3);
-  w.i32(1, 2);
-  w.list(3, thrift::kBinary, 1);
-  w.raw_str("x");
+  one_column_schema(w, 2, "x");
+  open_single_chunk(w, "x");
   w.i64(14, 4);
   w.i32(15, static_cast<std::int32_t>(blob.size()));
-  w.end_struct();
-  w.end_struct();
-  w.end_struct();
+  close_single_chunk(w);
   w.out.push_back(0);
-  file.insert(file.end(), w.out.begin(), w.out.end());
-  std::uint32_t len = static_cast<std::uint32_t>(w.out.size());
-  for (int i = 0; i < 4; ++i) file.push_back(static_cast<std::uint8_t>(len >> (8 * i)));
-  for (char c : std::string("PAR1")) file.push_back(static_cast<std::uint8_t>(c));
+  append_footer(file, w.out);
   std::string path = ::testing::TempDir() + "/simdex_bloom_test.parquet";
   std::ofstream(path, std::ios::binary)
       .write(reinterpret_cast<const char*>(file.data()), static_cast<std::streamsize>(file.size()));
@@ -290,10 +270,7 @@ TEST(BloomParquet, FileErrorsNameFileAndColumnOnce) {
   w.out.push_back(0);
   auto write = [&](const std::vector<std::uint8_t>& footer) {
     auto bytes = file;
-    bytes.insert(bytes.end(), footer.begin(), footer.end());
-    auto len = static_cast<std::uint32_t>(footer.size());
-    for (int i = 0; i < 4; ++i) bytes.push_back(static_cast<std::uint8_t>(len >> (8 * i)));
-    for (char c : std::string("PAR1")) bytes.push_back(static_cast<std::uint8_t>(c));
+    append_footer(bytes, footer);
     std::string path = ::testing::TempDir() + "/simdex_bloom_errors.parquet";
     std::ofstream(path, std::ios::binary | std::ios::trunc)
         .write(reinterpret_cast<const char*>(bytes.data()),
