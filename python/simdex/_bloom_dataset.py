@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
+import functools
 import os
 import struct
 import time
@@ -245,15 +246,32 @@ def _decode_stat(raw: bytes, t: str, logical: str):
     return bytes(raw)
 
 
-def _stat_range(keys, lo, hi, t):
-    """[a, b) of the sorted keys inside [lo, hi]."""
-    if isinstance(keys, np.ndarray):
-        a = int(np.searchsorted(keys, lo, "left")) if lo is not None else 0
-        b = int(np.searchsorted(keys, hi, "right")) if hi is not None else len(keys)
-        return a, b
-    a = bisect.bisect_left(keys, lo) if lo is not None else 0
-    b = bisect.bisect_right(keys, hi) if hi is not None else len(keys)
-    return a, b
+def _stat_ranges(chunks, keys, t: str, logical: str) -> list:
+    """Per chunk, [a, b) of the sorted keys inside its [min, max], or None where the chunk's
+    statistics say nothing usable (absent, or of an unexpected width)."""
+    n = len(keys)
+    bounds = []
+    for c in chunks:
+        lo = _decode_stat(c["min"], t, logical) if c["min"] is not None else None
+        hi = _decode_stat(c["max"], t, logical) if c["max"] is not None else None
+        bad = (c["min"] is not None and lo is None) or (c["max"] is not None and hi is None)
+        bounds.append(None if bad or (c["min"] is None and c["max"] is None) else (lo, hi))
+    if not isinstance(keys, np.ndarray):
+        return [None if bd is None else (bisect.bisect_left(keys, bd[0]) if bd[0] is not None else 0,
+                                         bisect.bisect_right(keys, bd[1]) if bd[1] is not None else n)
+                for bd in bounds]
+    # Numbers: two searchsorted calls for the whole file (a missing bound is the keys' own end).
+    live = [i for i, bd in enumerate(bounds) if bd is not None]
+    out: list = [None] * len(chunks)
+    if not live or n == 0:
+        return out
+    lo = np.array([bounds[i][0] if bounds[i][0] is not None else keys[0] for i in live], dtype=keys.dtype)
+    hi = np.array([bounds[i][1] if bounds[i][1] is not None else keys[-1] for i in live], dtype=keys.dtype)
+    a = np.searchsorted(keys, lo, "left")
+    b = np.searchsorted(keys, hi, "right")
+    for k, i in enumerate(live):
+        out[i] = (int(a[k]), int(b[k]))
+    return out
 
 
 # ---- one file ------------------------------------------------------------------------------------
@@ -301,6 +319,7 @@ def prune_file(path: str, column: str, values: Values, use_statistics: bool = Tr
     survivors: list[int] = []
     # Per chunk: the candidate value indices (None: all of them), after statistics.
     candidates: dict[int, object] = {}
+    ranges = _stat_ranges(chunks, keys, t, logical) if use_statistics and n and keys is not None else None
     for i, c in enumerate(chunks):
         num, nulls = c["num_values"], c["null_count"]
         null_hit = values.has_null and nulls != 0  # a null in the values matches null rows
@@ -308,22 +327,15 @@ def prune_file(path: str, column: str, values: Values, use_statistics: bool = Tr
             rep.skipped_by_statistics += 1  # only nulls here, no value can match
             continue
         cand = None
-        if use_statistics and n and keys is not None and (c["min"] is not None or c["max"] is not None):
-            lo = _decode_stat(c["min"], t, logical) if c["min"] is not None else None
-            hi = _decode_stat(c["max"], t, logical) if c["max"] is not None else None
-            if (c["min"] is None or lo is not None) and (c["max"] is None or hi is not None):
-                a, b = _stat_range(keys, lo, hi, t)
-                if nan_idx is not None:  # statistics leave NaN out: never ruled out by them
-                    sel = np.union1d(order[a:b], nan_idx)
-                elif a == 0 and b == n:
-                    sel = None
-                else:
-                    sel = order[a:b]
-                if sel is not None and len(sel) == 0:
-                    if not null_hit:
-                        rep.skipped_by_statistics += 1
-                        continue
-                cand = sel
+        if ranges is not None and ranges[i] is not None:
+            a, b = ranges[i]
+            if nan_idx is not None:  # statistics leave NaN out: never ruled out by them
+                cand = np.union1d(order[a:b], nan_idx)
+            elif a != 0 or b != n:
+                cand = order[a:b]
+            if cand is not None and len(cand) == 0 and not null_hit:
+                rep.skipped_by_statistics += 1
+                continue
         if null_hit or not n or not use_filters or c["bloom_filter_offset"] < 0:
             survivors.append(i)
             if not null_hit and n and c["bloom_filter_offset"] < 0:
@@ -364,7 +376,7 @@ def prune_file(path: str, column: str, values: Values, use_statistics: bool = Tr
             k_vals = len(hs)
             nb = _filter_bytes(c)
             if nb and c["num_values"] > 0:
-                p = _native.model_fpp(max(int(c["num_values"]) - max(int(c["null_count"]), 0), 1), float(nb))
+                p = _model_fpp(max(int(c["num_values"]) - max(int(c["null_count"]), 0), 1), nb)
                 rep.expected_false_positives += 1.0 - (1.0 - p) ** k_vals
     survivors += list(passed)
     rep.skipped_by_filters = len(candidates) - len(passed)
@@ -375,6 +387,12 @@ def prune_file(path: str, column: str, values: Values, use_statistics: bool = Tr
     rgs = sorted(set(rgs) | (set(range(rep.row_groups)) - have))
     rep.read = len(rgs)
     return rgs, rep
+
+
+@functools.lru_cache(maxsize=4096)
+def _model_fpp(ndv: int, num_bytes: int) -> float:
+    # The model sums a Poisson series (~15 us); chunks of one dataset share a few shapes.
+    return _native.model_fpp(ndv, float(num_bytes))
 
 
 def _filter_bytes(c) -> int:
