@@ -192,7 +192,7 @@ class Values:
         got = self._by_type.get(key)
         if got is None:
             try:
-                phys = _values.physical_values(self.values, t, logical, type_length)
+                phys = _values.physical_values(self.values, t, "" if logical == "OTHER" else logical, type_length)
             except ValueError as e:
                 raise ValueError(f"values do not fit the column ({t}{' ' + logical if logical else ''}): {e}") from None
             hashes = _values.hash_physical(phys)
@@ -209,6 +209,8 @@ def _sortable(phys, logical: str):
     """(order, keys): indices sorting the values, and the sorted values in the order the
     column's statistics use; (None, None) where statistics cannot be compared."""
     t, data = phys.type, phys.data
+    if logical == "OTHER":  # a logical type this reader does not know: its order is unknown
+        return None, None
     if t in ("INT32", "INT64"):
         arr = data.view(np.uint32 if t == "INT32" else np.uint64) if _unsigned(logical) else data
         order = np.argsort(arr, kind="stable")
@@ -310,7 +312,7 @@ def prune_file(path: str, column: str, values: Values, use_statistics: bool = Tr
         return list(range(rep.row_groups)), rep
     c0 = chunks[0]
     t = c0["physical_type"]
-    logical = c0["logical_type"] if c0["logical_type"] != "OTHER" else ""
+    logical = c0["logical_type"]  # "OTHER" (a type this reader does not know): no statistics
     tl = c0["type_length"] or None
     phys, hashes, order, keys = values.typed(t, logical, tl) if len(values.values) else (None, None, None, None)
     n = len(values.values)
