@@ -318,6 +318,8 @@ def test_dask_two_workers_match_one_process(datasets, tmp_path):
         p1 = bloom.prune(tmp_path / "two", "i64", keys)
         p2 = bd.prune(tmp_path / "two", "i64", keys, client=client)
         assert list(p1) == list(p2)
+        # The same through a scheduler address, as `--scheduler tcp://...` does.
+        assert list(bd.prune(tmp_path / "two", "i64", keys, scheduler=client.scheduler.address)) == list(p1)
         assert p1.report.skipped_by_filters == p2.report.skipped_by_filters
         t1 = bloom.lookup(tmp_path / "two", "i64", keys)
         t2 = bd.lookup(tmp_path / "two", "i64", keys, client=client)
