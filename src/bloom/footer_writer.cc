@@ -24,7 +24,7 @@ class editor {
  public:
   editor(const std::uint8_t* p, std::size_t n,
          const std::map<std::pair<int, int>, bloom_location>& l)
-      : p_(p), r_(p, n), locs_(l) {}
+      : p_(p), n_(n), r_(p, n), locs_(l) {}
 
   bytes run() {
     int last = 0;
@@ -42,7 +42,7 @@ class editor {
         r_.skip(f.type);
       }
     }
-    copy_to(r_.pos());
+    copy_to(n_);  // bytes after the struct (none from real writers) are kept too
     if (!row_groups) r_.fail("file metadata lacks row_groups");
     for (const auto& [key, loc] : locs_)
       if (!done_.count(key))
@@ -155,6 +155,7 @@ class editor {
   }
 
   const std::uint8_t* p_;
+  std::size_t n_;
   reader r_;
   const std::map<std::pair<int, int>, bloom_location>& locs_;
   std::set<std::pair<int, int>> done_;
