@@ -15,6 +15,8 @@ from . import components as _components
 # A component's benchmark program is bench/<component>/'s bench_<component>; available() says
 # which of them this installation has.
 COMPONENTS = _components.ALL
+# Benchmarks with no native program (simdex.benchmarks.<name>.run_standalone): run when named.
+PYTHON_ONLY = ("datasets",)
 
 
 def bench_dir() -> Path:
@@ -78,13 +80,19 @@ def run(components: list[str], mode: str = "quick", out: str = "bench-results", 
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     console = Console(stderr=True, soft_wrap=True)
-    unknown = [c for c in components if c not in COMPONENTS]
+    unknown = [c for c in components if c not in COMPONENTS and c not in PYTHON_ONLY]
     if unknown:
-        console.print(f"[red]unknown component(s): {', '.join(unknown)}[/]; choose from {', '.join(COMPONENTS)}")
+        console.print(f"[red]unknown component(s): {', '.join(unknown)}[/]; choose from "
+                      f"{', '.join(COMPONENTS + PYTHON_ONLY)}")
         return 2
+    python_only = [c for c in components if c in PYTHON_ONLY]
+    components = [c for c in components if c not in PYTHON_ONLY]
     have = available()
     left_out = missing()
-    wanted = components or [c for c in COMPONENTS if c in have or c in left_out]
+    if python_only and not components:
+        have = wanted = []
+    else:
+        wanted = components or [c for c in COMPONENTS if c in have or c in left_out]
     for c in wanted:
         for what, why in left_out.get(c, []):
             if what == f"bench_{c}":
@@ -93,10 +101,10 @@ def run(components: list[str], mode: str = "quick", out: str = "bench-results", 
                 console.print(f"[yellow]{c}: without the {what} peer: {why}[/]", highlight=False)
         if c not in have and not any(what == f"bench_{c}" for what, _ in left_out.get(c, [])):
             console.print(f"[yellow]skipping {c}: bench_{c} was not built[/]", highlight=False)
-    if not have:
+    if wanted and not have:
         console.print(f"[red]no benchmark programs found in {bench_dir()}[/] (set SIMDEX_BENCH_DIR or reinstall)")
         return 2
-    if not any(c in have for c in wanted):
+    if wanted and not any(c in have for c in wanted):
         console.print("[red]nothing to run[/]")
         return 2
     outdir = Path(out)
@@ -128,6 +136,16 @@ def run(components: list[str], mode: str = "quick", out: str = "bench-results", 
                 failed.append(c)
                 console.print(f"[red]{c}: python-side benchmark failed: {e!r}")
             progress.update(task, description=f"{c}: done in {time.monotonic() - t0:.0f} s")
+        for c in python_only:
+            task = progress.add_task(f"{c}: starting", total=None)
+            t0 = time.monotonic()
+            try:
+                _components.part("benchmarks", c).run_standalone(
+                    outdir, mode, reps, log=lambda msg, c=c, task=task: progress.update(task, description=f"{c}: {msg}"))
+            except Exception as e:  # one benchmark failing must not lose the others' figures
+                failed.append(c)
+                console.print(f"[red]{c}: benchmark failed: {e!r}")
+            progress.update(task, description=f"{c}: done in {time.monotonic() - t0:.0f} s", total=1, completed=1)
     if report:
         from . import report as rep
 

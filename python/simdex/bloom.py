@@ -8,6 +8,10 @@ Parquet file remember their column's physical type and use it by default.
     >>> f = BloomFilter(ndv=1000, fpp=0.01)
     >>> f.insert(np.arange(1000))          # int64 -> INT64
     >>> f.check([5, 5000])                # array([ True, False])
+
+Datasets (many files): ``prune(source, column, values)`` lists the row groups that may hold a
+value (statistics, then filters; footers and filter blocks only), ``lookup(...)`` reads just
+those, ``add_filters(files, column, out=...)`` adds filters to files written without them.
 """
 
 from __future__ import annotations
@@ -18,7 +22,8 @@ from . import _bloom_values as _values
 from ._simdex import bloom as _native
 
 __all__ = ["BloomFilter", "hash_values", "from_parquet", "check_filters", "read_footer", "PHYSICAL_TYPES",
-           "arrow_num_bytes", "model_num_bytes", "model_fpp", "model_bits_per_value"]
+           "arrow_num_bytes", "model_num_bytes", "model_fpp", "model_bits_per_value",
+           "prune", "lookup", "add_filters", "PruneReport", "Pruned", "FilterWarning"]
 
 PHYSICAL_TYPES = ("BOOLEAN", "INT32", "INT64", "INT96", "FLOAT", "DOUBLE", "BYTE_ARRAY",
                   "FIXED_LEN_BYTE_ARRAY")
@@ -28,6 +33,20 @@ model_num_bytes = _native.model_num_bytes
 model_fpp = _native.model_fpp
 model_bits_per_value = _native.model_bits_per_value
 read_footer = _native.read_footer
+
+# Datasets: pruned lookups over many files, and filters added to files that lack them.
+from ._bloom_add import add_filters  # noqa: E402
+from ._bloom_dataset import FilterWarning, Pruned, PruneReport, lookup, prune  # noqa: E402
+
+
+def __getattr__(name):
+    # simdex.bloom.dask needs the optional dask extra: imported on first use only.
+    if name == "dask":
+        import importlib
+
+        return importlib.import_module("simdex._bloom_dask")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 def _normalize_type(physical_type):
     if physical_type is None:
@@ -69,6 +88,8 @@ def hash_values(values, physical_type=None, type_length=None, logical_type=None)
     stored form. FIXED_LEN_BYTE_ARRAY and INT96 take bytes of the type's width, or a 2-D uint8
     array with one row per value.
     """
+    if _values.is_scalar(values) and values is not None:
+        values = _as_values(values)  # np.float32(1.5) hashes as FLOAT, like an array of its dtype
     return _typed_hashes(values, physical_type, type_length, logical_type)[0]
 
 
