@@ -203,6 +203,79 @@ def svg_chart(workload: str, g: dict, width: int = 760) -> str:
     return "\n".join(out)
 
 
+def _ticks(lo: float, hi: float, log: bool) -> list[float]:
+    if log:
+        a, b = math.floor(math.log2(lo)), math.ceil(math.log2(hi))
+        step = max(1, math.ceil((b - a) / 10))
+        return [2.0 ** e for e in range(a, b + 1, step)]
+    span = hi - lo or abs(hi) or 1
+    unit = 10 ** math.floor(math.log10(span / 5))
+    step = next(m * unit for m in (1, 2, 5, 10) if span / (m * unit) <= 6)
+    return [k * step for k in range(math.floor(lo / step), math.ceil(hi / step) + 1)]
+
+
+def svg_lines(title: str, x_label: str, y_label: str, lines: list[tuple[str, list[tuple]]], markers=(), x_log=True,
+              y_log=False, x_fmt=fmt, width: int = 760, height: int = 340) -> str:
+    """Lines through (x, y[, lo, hi]) points, one colour per line (min..max as a band when given),
+    vertical markers at (x, label): latency against working-set size with the cache sizes, say."""
+    pts = [p for _, ps in lines for p in ps if p[1] is not None and (not y_log or p[1] > 0) and (not x_log or p[0] > 0)]
+    if not pts:
+        return ""
+    left, right, top, bottom = 64, 16, 26, 46 + 16 * ((len(lines) + 2) // 3)
+    xs = [p[0] for p in pts] + [m[0] for m in markers if min(p[0] for p in pts) <= m[0] <= max(p[0] for p in pts)]
+    ys = [p[1] for p in pts] + [p[3] for p in pts if len(p) > 3 and p[3]]
+    x0, x1, y0, y1 = min(xs), max(xs), 0 if not y_log else min(ys), max(ys)
+    if x1 == x0:
+        x1 = x0 * 2 if x_log else x0 + 1
+    if y1 == y0:
+        y1 = y0 * 2 if y_log else y0 + 1
+    ax = (lambda v: math.log2(v)) if x_log else (lambda v: v)
+    ay = (lambda v: math.log2(v)) if y_log else (lambda v: v)
+    pw, ph = width - left - right, height - top - bottom
+
+    def X(v):
+        return left + pw * (ax(v) - ax(x0)) / (ax(x1) - ax(x0))
+
+    def Y(v):
+        v = max(v, y0) if y_log else v
+        return top + ph * (1 - (ay(v) - ay(y0)) / (ay(y1) - ay(y0)))
+
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="sans-serif" font-size="11">',
+           f'<text x="4" y="14" font-weight="bold">{html.escape(title)}</text>',
+           f'<rect x="{left}" y="{top}" width="{pw}" height="{ph}" fill="none" stroke="#bbb"/>']
+    for t in _ticks(x0, x1, x_log):
+        if x0 <= t <= x1:
+            out.append(f'<line x1="{X(t):.1f}" y1="{top + ph}" x2="{X(t):.1f}" y2="{top + ph + 4}" stroke="#888"/>'
+                       f'<text x="{X(t):.1f}" y="{top + ph + 15}" text-anchor="middle" font-size="9">{html.escape(x_fmt(t))}</text>')
+    for t in _ticks(y0, y1, y_log):
+        if y0 <= t <= y1:
+            out.append(f'<line x1="{left}" y1="{Y(t):.1f}" x2="{left + pw}" y2="{Y(t):.1f}" stroke="#eee"/>'
+                       f'<text x="{left - 4}" y="{Y(t) + 3:.1f}" text-anchor="end" font-size="9">{fmt(t)}</text>')
+    out.append(f'<text x="{left + pw / 2}" y="{top + ph + 30}" text-anchor="middle">{html.escape(x_label)}</text>'
+               f'<text x="12" y="{top + ph / 2}" transform="rotate(-90 12 {top + ph / 2})" text-anchor="middle">{html.escape(y_label)}</text>')
+    for mx, label in markers:
+        if x0 <= mx <= x1:
+            out.append(f'<line x1="{X(mx):.1f}" y1="{top}" x2="{X(mx):.1f}" y2="{top + ph}" stroke="#999" stroke-dasharray="4 3"/>'
+                       f'<text x="{X(mx) + 3:.1f}" y="{top + 10}" font-size="9" fill="#666">{html.escape(label)}</text>')
+    for i, (label, ps) in enumerate(lines):
+        colour = PALETTE[i % len(PALETTE)]
+        ps = [p for p in ps if p[1] is not None and (not y_log or p[1] > 0) and (not x_log or p[0] > 0)]
+        band = [p for p in ps if len(p) > 3 and p[2] and p[3]]
+        if len(band) > 1:
+            edge = [f"{X(p[0]):.1f},{Y(p[3]):.1f}" for p in band] + [f"{X(p[0]):.1f},{Y(p[2]):.1f}" for p in reversed(band)]
+            out.append(f'<polygon points="{" ".join(edge)}" fill="{colour}" fill-opacity="0.15" stroke="none"/>')
+        path = " ".join(f"{X(p[0]):.1f},{Y(p[1]):.1f}" for p in ps)
+        out.append(f'<polyline points="{path}" fill="none" stroke="{colour}" stroke-width="1.8"/>')
+        for p in ps:
+            out.append(f'<circle cx="{X(p[0]):.1f}" cy="{Y(p[1]):.1f}" r="2.2" fill="{colour}">'
+                       f'<title>{html.escape(label)}: {html.escape(x_fmt(p[0]))} → {fmt(p[1])}</title></circle>')
+        lx, ly = 4 + (i % 3) * (width // 3), top + ph + 38 + 16 * (i // 3)
+        out.append(f'<rect x="{lx}" y="{ly}" width="10" height="10" fill="{colour}"/>'
+                   f'<text x="{lx + 14}" y="{ly + 9}">{html.escape(label)}</text>')
+    out.append("</svg>")
+    return "\n".join(out)
+
+
 def html_table(head: list[str], rows: list[list[str]]) -> str:
     h = "".join(f"<th>{html.escape(x)}</th>" for x in head)
     b = "".join("<tr>" + "".join(f"<td>{html.escape(x)}</td>" for x in r) + "</tr>" for r in rows)
