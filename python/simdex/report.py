@@ -223,7 +223,7 @@ def svg_lines(title: str, x_label: str, y_label: str, lines: list[tuple[str, lis
         return ""
     left, right, top, bottom = 64, 16, 26, 46 + 16 * ((len(lines) + 2) // 3)
     xs = [p[0] for p in pts] + [m[0] for m in markers if min(p[0] for p in pts) <= m[0] <= max(p[0] for p in pts)]
-    ys = [p[1] for p in pts] + [p[3] for p in pts if len(p) > 3 and p[3]]
+    ys = [p[1] for p in pts] + [v for p in pts if len(p) > 3 for v in p[2:4] if v and (not y_log or v > 0)]
     x0, x1, y0, y1 = min(xs), max(xs), 0 if not y_log else min(ys), max(ys)
     if x1 == x0:
         x1 = x0 * 2 if x_log else x0 + 1
@@ -263,7 +263,7 @@ def svg_lines(title: str, x_label: str, y_label: str, lines: list[tuple[str, lis
         band = [p for p in ps if len(p) > 3 and p[2] and p[3]]
         if len(band) > 1:
             edge = [f"{X(p[0]):.1f},{Y(p[3]):.1f}" for p in band] + [f"{X(p[0]):.1f},{Y(p[2]):.1f}" for p in reversed(band)]
-            out.append(f'<polygon points="{" ".join(edge)}" fill="{colour}" fill-opacity="0.15" stroke="none"/>')
+            out.append(f'<polygon points="{" ".join(edge)}" fill="{colour}" fill-opacity="0.1" stroke="none"/>')
         path = " ".join(f"{X(p[0]):.1f},{Y(p[1]):.1f}" for p in ps)
         out.append(f'<polyline points="{path}" fill="none" stroke="{colour}" stroke-width="1.8"/>')
         for p in ps:

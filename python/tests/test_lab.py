@@ -70,7 +70,7 @@ def test_list_commands(registry):
 @needs_bench
 def test_unknown_experiment_is_an_error(tmp_path):
     r = simdex("lab", "no_such_experiment", "--out", str(tmp_path), "--no-report")
-    assert r.returncode != 0
+    assert r.returncode == 2 and "no_such_experiment" in r.stderr
 
 
 def test_run_json_is_valid(lab_run):

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <linux/perf_event.h>
 
+#include "simdex/lab/threads.h"
 #include "simdex/lab/validity.h"
 #include "simdex/memory.h"
 
@@ -70,6 +71,23 @@ TEST(LabCounters, FirstTouchFaultsOncePerPage) {
   // Crediting twice the pages touched (half of the "touched" pages never faulted) must fail.
   EXPECT_EQ(faults_per_page("first touch", faults, 2 * pages).status, check_status::fail);
   EXPECT_EQ(faults_per_page("x", nullptr, pages).status, check_status::warn);
+}
+
+// Counting a team's threads (inherit): faults taken inside a pinned worker reach the reading.
+TEST(LabCounters, CountsTheTeamsThreads) {
+  const std::size_t pages = 256;
+  page_buffer fresh(pages * 4096, page_size::small);
+  counters c(software_events(), /*with_threads=*/true);
+  c.start();
+  run_team({allowed_cpus().front()}, [&](int) {
+    for (std::size_t p = 0; p < pages; ++p) fresh.data()[p * 4096] = std::byte{1};
+  });
+  c.stop();
+  auto rs = c.read();
+  const reading* faults = find(rs, "page-faults");
+  ASSERT_NE(faults, nullptr);
+  if (!faults->available) GTEST_SKIP() << "software counters unavailable here: " << faults->status;
+  EXPECT_GE(faults->value, static_cast<double>(pages));
 }
 
 }  // namespace
