@@ -59,10 +59,12 @@ check below_memcpy(const std::string& what, double gib_s, double best_memcpy_gib
     return make("below_memcpy", check_status::warn,
                 what + ": no memcpy figure in this run to compare with");
   double limit = kMemcpyTraffic * memcpy_gib_s * kLimitSlack;
-  std::string d = what + format(
-                             ": %.3g GiB/s against a limit of %.3g (2 x the best memcpy "
-                             "sample, %.3g GiB/s, +25%%)",
-                             gib_s, limit, memcpy_gib_s);
+  std::string d = what +
+                  format(
+                      ": %.3g GiB/s against a limit of %.3g (%.0f x the best memcpy "
+                      "sample",
+                      gib_s, limit, kMemcpyTraffic) +
+                  format(", %.3g GiB/s, +25%%)", memcpy_gib_s);
   return make("below_memcpy", gib_s > limit ? check_status::fail : check_status::pass, d);
 }
 
