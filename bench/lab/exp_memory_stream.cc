@@ -415,7 +415,8 @@ bool file_holds_pattern(const scratch_file& f, std::uint64_t seed) {
 }
 
 void mmap_write(trial& t) {
-  const std::size_t bytes = std::max(2 * lab::last_level_bytes(), t.quick() ? 64 * MiB : 256 * MiB);
+  const std::size_t bytes =
+      std::max(4 * lab::last_level_bytes(), t.quick() ? 128 * MiB : 512 * MiB);
   scratch_file f(bytes);
   auto* rewrite = static_cast<std::byte*>(map_file(f, PROT_READ | PROT_WRITE, MAP_PRIVATE));
   lab::fill_words(rewrite, bytes, 99);  // every page now a private copy
@@ -513,7 +514,8 @@ void one_word_per_page(std::byte* p, std::size_t bytes, std::uint64_t seed) {
 }
 
 void page_faults(trial& t) {
-  const std::size_t bytes = std::max(2 * lab::last_level_bytes(), t.quick() ? 64 * MiB : 256 * MiB);
+  const std::size_t bytes =
+      std::max(4 * lab::last_level_bytes(), t.quick() ? 128 * MiB : 512 * MiB);
   const double pages = double(bytes / 4096);
   rlimit rl{};
   getrlimit(RLIMIT_MEMLOCK, &rl);
