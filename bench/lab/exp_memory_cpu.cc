@@ -210,23 +210,15 @@ const registration kBranch({
 // --- 37: aliasing
 // ---------------------------------------------------------------------------------
 
-// Both loops start on a 64-byte boundary: this 5-instruction loop runs at half speed here when it
-// straddles one, which would show up as a "restrict effect" of 2x either way depending on where
-// the linker put each function.
-#if defined(__clang__)
-#define SIMDEX_LAB_ALIGNED_LOOPS [[gnu::noinline]]
-#else
-#define SIMDEX_LAB_ALIGNED_LOOPS [[gnu::noinline, gnu::optimize("align-loops=64")]]
-#endif
-
+// Both loops start on a 64-byte boundary (bench/lab/CMakeLists.txt): this 5-instruction loop
+// runs at half speed here when it straddles one, a "restrict effect" of 2x either way.
 // out[i] = a[i] + b[i]. Without restrict the compiler must allow out to overlap a or b: it checks
 // at run time and takes a scalar path when they do overlap.
-SIMDEX_LAB_ALIGNED_LOOPS void add_may_alias(const float* a, const float* b, float* out,
-                                            std::size_t n) {
+[[gnu::noinline]] void add_may_alias(const float* a, const float* b, float* out, std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) out[i] = a[i] + b[i];
 }
-SIMDEX_LAB_ALIGNED_LOOPS void add_restrict(const float* __restrict a, const float* __restrict b,
-                                           float* __restrict out, std::size_t n) {
+[[gnu::noinline]] void add_restrict(const float* __restrict a, const float* __restrict b,
+                                    float* __restrict out, std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) out[i] = a[i] + b[i];
 }
 
