@@ -203,60 +203,96 @@ def bar_chart(title: str, axis_label: str, groups: Sequence[tuple[str, Sequence[
     return "\n".join(_svg_open(width, height, title) + grid + out + legend + ["</svg>"])
 
 
-def line_chart(title: str, x_label: str, y_label: str, series: dict[str, Sequence[tuple[float, float]]],
+def _axis_ticks(lo: float, hi: float, log: bool, values: Sequence[float] = ()) -> list[float]:
+    """Ticks for an axis: the measured x values themselves when there are few, else powers of two
+    (log) or round steps (linear), at most about ten."""
+    if values and len(values) <= 12:
+        return list(values)
+    if log:
+        a, b = math.ceil(math.log2(lo)), math.floor(math.log2(hi))
+        step = max(1, math.ceil((b - a + 1) / 10))
+        return [2.0 ** e for e in range(a, b + 1, step)] or [lo, hi]
+    return [t for t in nice_ticks(hi, 6) if t >= lo]
+
+
+def line_chart(title: str, x_label: str, y_label: str, series: dict[str, Sequence[tuple]],
                colours: Colours, x_format: Callable[[float], str] = tick_label,
-               limits: Sequence[tuple[str, float]] = (), width: float = 820, height: float = 360) -> str:
-    """Lines against a size on log-log axes (x: the size, y: the figure), one per contender,
-    with each machine limit in ``limits`` (label, y) drawn as a dashed horizontal line."""
-    pts = [(x, y) for s in series.values() for x, y in s if x > 0 and y > 0]
+               limits: Sequence[tuple[str, float]] = (), markers: Sequence[tuple[float, str]] = (),
+               x_log: bool = True, y_log: bool = True, width: float = 820, height: float = 360) -> str:
+    """Lines against a size, one per contender: points (x, y) or (x, y, lo, hi), the lo..hi spread
+    drawn as a band. Each machine limit in ``limits`` (label, y) is a dashed horizontal line, each
+    marker (x, label) a dashed vertical one (a cache size, say). Log axes by default."""
+
+    def usable(p: tuple) -> bool:
+        return p[1] is not None and (not x_log or p[0] > 0) and (not y_log or p[1] > 0)
+
+    pts = [p for s in series.values() for p in s if usable(p)]
     if not pts:
         return ""
-    xs = sorted({x for x, _ in pts})
-    ys = [y for _, y in pts] + [v for _, v in limits if v and v > 0]
-    ylo, yhi = min(ys) / 1.3, max(ys) * 1.3
-    yt = log_ticks(ylo, yhi)
-    ylo, yhi = min(ylo, yt[0]), max(yhi, yt[-1])
+    xs = sorted({p[0] for p in pts})
+    ys = [p[1] for p in pts] + [v for p in pts if len(p) > 3 for v in p[2:4] if v and (not y_log or v > 0)]
+    ys += [v for _, v in limits if v and v > 0]
+    if y_log:
+        ylo, yhi = min(ys) / 1.3, max(ys) * 1.3
+        yt = log_ticks(ylo, yhi)
+        ylo, yhi = min(ylo, yt[0]), max(yhi, yt[-1])
+    else:
+        yt = nice_ticks(max(ys) * 1.05)
+        ylo, yhi = 0.0, yt[-1]
     left = 16 + max(text_width(tick_label(t), FONT - 1) for t in yt) + 16
     right, top = 24, 30
     plot_w, plot_h = width - left - right, height - top - 60
     xlo, xhi = xs[0], xs[-1]
-    span = math.log2(xhi / xlo) if xhi > xlo else 1.0
+    ax = math.log2 if x_log else (lambda v: v)
+    span = ax(xhi) - ax(xlo) if xhi > xlo else 1.0
 
     def sx(x: float) -> float:
         if xhi == xlo:
             return left + plot_w / 2
-        return left + plot_w * (0.03 + 0.94 * math.log2(x / xlo) / span)
+        return left + plot_w * (0.03 + 0.94 * (ax(x) - ax(xlo)) / span)
 
     def sy(y: float) -> float:
-        return top + plot_h * (1 - math.log10(y / ylo) / math.log10(yhi / ylo))
+        if y_log:
+            return top + plot_h * (1 - math.log10(max(y, ylo) / ylo) / math.log10(yhi / ylo))
+        return top + plot_h * (1 - (y - ylo) / (yhi - ylo))
 
     out = []
     for t in yt:
         out.append(f'<line x1="{left}" y1="{sy(t):.1f}" x2="{left + plot_w}" y2="{sy(t):.1f}" stroke="#e4e4e4"/>')
         out.append(f'<text x="{left - 4}" y="{sy(t) + 3.5:.1f}" text-anchor="end" font-size="{FONT - 1}">{_esc(tick_label(t))}</text>')
-    for x in xs:
+    for x in _axis_ticks(xlo, xhi, x_log, xs if len(xs) <= 12 else ()):
         out.append(f'<line x1="{sx(x):.1f}" y1="{top}" x2="{sx(x):.1f}" y2="{top + plot_h}" stroke="#f0f0f0"/>')
         out.append(f'<text x="{sx(x):.1f}" y="{top + plot_h + 13}" text-anchor="middle" font-size="{FONT - 1}">{_esc(x_format(x))}</text>')
     out.append(f'<rect x="{left}" y="{top}" width="{plot_w}" height="{plot_h}" fill="none" stroke="#888"/>')
-    out.append(f'<text x="{left + plot_w / 2:.1f}" y="{top + plot_h + 30}" text-anchor="middle">{_esc(x_label)} (log scale)</text>')
-    out.append(f'<text transform="translate(12 {top + plot_h / 2:.1f}) rotate(-90)" text-anchor="middle">{_esc(y_label)} (log scale)</text>')
+    out.append(f'<text x="{left + plot_w / 2:.1f}" y="{top + plot_h + 30}" text-anchor="middle">{_esc(x_label)}'
+               f'{" (log scale)" if x_log else ""}</text>')
+    out.append(f'<text transform="translate(12 {top + plot_h / 2:.1f}) rotate(-90)" text-anchor="middle">{_esc(y_label)}'
+               f'{" (log scale)" if y_log else ""}</text>')
     for label, v in limits:
         if v and v > 0:
             out.append(f'<line x1="{left}" y1="{sy(v):.1f}" x2="{left + plot_w}" y2="{sy(v):.1f}" stroke="#555" stroke-dasharray="5 3">'
                        f'<title>{_esc(label)}: {_esc(_sig3(v))}</title></line>')
             out.append(f'<text x="{left + plot_w - 4}" y="{sy(v) - 3:.1f}" text-anchor="end" font-size="{FONT - 1}" fill="#555">'
                        f'{_esc(label)} {_esc(_sig3(v))}</text>')
+    for x, label in markers:
+        if xlo <= x <= xhi:
+            out.append(f'<line x1="{sx(x):.1f}" y1="{top}" x2="{sx(x):.1f}" y2="{top + plot_h}" stroke="#999" stroke-dasharray="4 3"/>'
+                       f'<text x="{sx(x) + 3:.1f}" y="{top + 10}" font-size="{FONT - 2}" fill="#666">{_esc(label)}</text>')
     for name, s in series.items():
-        s = sorted((x, y) for x, y in s if x > 0 and y > 0)
+        s = sorted(p for p in s if usable(p))
         if not s:
             continue
         c = colours(name)
+        band = [p for p in s if len(p) > 3 and p[2] and p[3]]
+        if len(band) > 1:
+            edge = [f"{sx(p[0]):.1f},{sy(p[3]):.1f}" for p in band] + [f"{sx(p[0]):.1f},{sy(p[2]):.1f}" for p in reversed(band)]
+            out.append(f'<polygon points="{" ".join(edge)}" fill="{c}" fill-opacity="0.12" stroke="none"/>')
         if len(s) > 1:
-            d = " ".join(f"{sx(x):.1f},{sy(y):.1f}" for x, y in s)
+            d = " ".join(f"{sx(p[0]):.1f},{sy(p[1]):.1f}" for p in s)
             out.append(f'<polyline points="{d}" fill="none" stroke="{c}" stroke-width="2"/>')
-        for x, y in s:
-            out.append(f'<circle cx="{sx(x):.1f}" cy="{sy(y):.1f}" r="3" fill="{c}"><title>{_esc(name)}: '
-                       f'{_esc(_sig3(y))} at {_esc(x_format(x))}</title></circle>')
+        for p in s:
+            out.append(f'<circle cx="{sx(p[0]):.1f}" cy="{sy(p[1]):.1f}" r="3" fill="{c}"><title>{_esc(name)}: '
+                       f'{_esc(_sig3(p[1]))} at {_esc(x_format(p[0]))}</title></circle>')
     legend, lh = _legend(list(series), colours, 4, top + plot_h + 42, width)
     return "\n".join(_svg_open(width, top + plot_h + 42 + lh + 4, title) + out + legend + ["</svg>"])
 
