@@ -64,7 +64,7 @@ def _infer_dtype(keys):
         if kind == "u" and keys.dtype.itemsize == 8:
             return "uint64", keys
         return ("int64", keys) if kind in "iub" else (_infer_dtype(keys.tolist())[0], keys)
-    if isinstance(keys, _Sorted):
+    if isinstance(keys, (SortedSet, SortedDict)):
         return keys._dtype_name, keys
     if isinstance(keys, range):
         fits = max(abs(keys.start), abs(keys.stop)) <= _INT64_MAX
@@ -157,9 +157,7 @@ def _lookup_array(a: np.ndarray, want: np.dtype):
 
 
 class _Sorted:
-    """What SortedSet and SortedDict share, over their native bases."""
-
-    __slots__ = ()
+    """What SortedSet and SortedDict share, over their native bases (copied in by _shared)."""
 
     @property
     def key(self) -> None:
@@ -254,14 +252,14 @@ class _Sorted:
         store; ValueError / TypeError for the first that cannot be stored."""
         if isinstance(values, np.ndarray):
             return _stored_array(values, self.dtype)
-        if isinstance(values, _Sorted) and values._dtype_name == self._dtype_name:
+        if isinstance(values, (SortedSet, SortedDict)) and values._dtype_name == self._dtype_name:
             return values.to_numpy()
         return self._stored_keys(values)
 
     def _lookups(self, values):
         """(keys, complete): the values that can equal a key, as keys of the dtype, and
         whether that was all of them."""
-        if isinstance(values, _Sorted) and values._dtype_name == self._dtype_name:
+        if isinstance(values, (SortedSet, SortedDict)) and values._dtype_name == self._dtype_name:
             return values.to_numpy(), True
         if isinstance(values, np.ndarray):
             found = _lookup_array(values, self.dtype)
@@ -273,7 +271,17 @@ class _Sorted:
         return keys, len(where) == n
 
 
-class SortedSet(_Sorted, _native._Set):
+def _shared(cls):
+    """Gives cls _Sorted's members, as if _Sorted came first among its bases: nanobind before
+    3.0 (what CPython 3.9 builds with) lets a Python class have its native base only."""
+    for name, value in vars(_Sorted).items():
+        if (not name.startswith("__") or name == "__ne__") and name not in vars(cls):
+            setattr(cls, name, value)
+    return cls
+
+
+@_shared
+class SortedSet(_native._Set):
     """A sorted set of numbers, stored in a B+ tree (a drop-in for sortedcontainers.SortedSet
     with numeric keys and no key function).
 
@@ -291,7 +299,7 @@ class SortedSet(_Sorted, _native._Set):
     def __init__(self, iterable=None, key=None, *, dtype=None, pages: str = "auto"):
         if key is not None:
             raise TypeError("simdex SortedSet orders keys by value; key functions are not supported")
-        if iterable is not None and not isinstance(iterable, (np.ndarray, list, tuple, range, _Sorted)):
+        if iterable is not None and not isinstance(iterable, (np.ndarray, list, tuple, range, SortedSet, SortedDict)):
             iterable = list(iterable)
         if dtype is None and iterable is not None:
             dtype, iterable = _infer_dtype(iterable)
@@ -505,7 +513,8 @@ def _items_of(args, kwargs):
     return keys, values
 
 
-class SortedDict(_Sorted, _native._Map):
+@_shared
+class SortedDict(_native._Map):
     """A mapping from numbers to any objects, kept in key order in a B+ tree (a drop-in for
     sortedcontainers.SortedDict with numeric keys and no key function).
 
