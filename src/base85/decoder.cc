@@ -2,7 +2,9 @@
 // kernel straight from the input. Where skipped chars (line breaks) stop it, compact() removes
 // them block by block and the kernel decodes the compacted text. Anything else ('z'/'y',
 // framing, a chunk boundary, an error) is handled one char at a time until a group boundary,
-// and that path alone decides errors and their positions.
+// and that path alone decides errors and their positions. With adobe the body is what lies
+// between an optional leading "<~" and the final two chars, which must be "~>" (CPython's
+// rule), so the last two chars seen wait until more input or finish() shows what they are.
 #include <algorithm>
 
 #include "kernels.h"
@@ -27,11 +29,13 @@ decoder::decoder(const decode_options& opt, const kernels* k)
 std::size_t decoder::compacted(const char* in, std::size_t n, std::uint8_t* out,
                                std::size_t& used) {
   if (!cls_ready_) {  // built on first use: small inputs never pay for it
-    // Bytes >= 128 are never in an alphabet; skipping them is left to the char-by-char path.
-    for (int c = 0; c < 256; ++c)
-      cls_[c] = a_->dec[c] != kInvalid                                           ? 0
-                : c < 128 && opt_.ignore.contains(static_cast<unsigned char>(c)) ? 1
-                                                                                 : 2;
+    // Bytes >= 128 are never in an alphabet; skipping them is left to the char-by-char path,
+    // and so are a85's folds, which stay folds even when listed as ignored (as in CPython).
+    for (int c = 0; c < 256; ++c) {
+      const auto u = static_cast<unsigned char>(c);
+      const bool skipped = u < 128 && !is_fold(u) && opt_.ignore.contains(u);
+      cls_[c] = a_->dec[c] != kInvalid ? 0 : skipped ? 1 : 2;
+    }
     cls_ready_ = true;
   }
   constexpr std::size_t kStage = 4000;  // a multiple of 5
@@ -63,9 +67,19 @@ std::size_t decoder::max_output(std::size_t n) const {
   return (ndigits_ + n) / 5 * 4;
 }
 
-void decoder::fail(error_kind kind, std::uint64_t pos) {
+void decoder::fail(error_kind kind, std::uint64_t pos, std::uint8_t byte) {
   error_ = kind;
   error_pos_ = pos;
+  error_byte_ = byte;
+}
+
+result decoder::state(std::size_t written) const {
+  if (error_ == error_kind::none) return {written, error_kind::none, 0};
+  return {written, error_, error_pos_, error_byte_};
+}
+
+bool decoder::is_fold(unsigned char c) const {
+  return opt_.var == variant::a85 && (c == 'z' || (c == 'y' && opt_.fold_spaces));
 }
 
 // Writes the pending group padded with digit 84, keeping `keep` bytes; false on overflow.
@@ -87,26 +101,12 @@ bool decoder::flush_group(std::uint8_t*& out, int keep) {
 // Consumes one char at pos_ (not yet advanced); false after an error.
 bool decoder::slow_char(unsigned char c, std::uint8_t*& out) {
   const std::uint64_t pos = pos_;
-  if (tilde_pending_) {
-    tilde_pending_ = false;
-    if (c != '>') {
-      fail(error_kind::invalid_char, pos - 1);
-      return false;
-    }
-    ended_ = true;
-    return true;
-  }
-  if (lt_pending_) {  // '<' at offset 0: "<~" is the opening frame, else '<' is a digit
+  if (lt_pending_) {  // '<' at offset 0: with '~' after it the opening "<~", else a digit
     lt_pending_ = false;
     if (c == '~') return true;
     digits_[0] = a_->dec[static_cast<unsigned char>('<')];
     ndigits_ = 1;
     group_start_ = 0;
-  }
-  if (ended_) {
-    if (opt_.ignore.contains(c)) return true;
-    fail(error_kind::invalid_char, pos);
-    return false;
   }
   if (std::uint8_t d = a_->dec[c]; d != kInvalid) {
     if (opt_.adobe && pos == 0 && c == '<') {
@@ -117,30 +117,26 @@ bool decoder::slow_char(unsigned char c, std::uint8_t*& out) {
     digits_[ndigits_++] = d;
     return ndigits_ < 5 || flush_group(out, 4);
   }
-  if (opt_.var == variant::a85 && (c == 'z' || (c == 'y' && opt_.fold_spaces))) {
+  if (is_fold(c)) {
     if (ndigits_ != 0) {  // only whole groups fold
-      fail(error_kind::invalid_char, pos);
+      fail(error_kind::invalid_char, pos, c);
       return false;
     }
     std::memset(out, c == 'z' ? 0 : 0x20, 4);
     out += 4;
     return true;
   }
-  if (opt_.adobe && c == '~') {
-    tilde_pending_ = true;
-    return true;
-  }
   if (opt_.ignore.contains(c)) return true;
-  fail(error_kind::invalid_char, pos);
+  fail(error_kind::invalid_char, pos, c);
   return false;
 }
 
-result decoder::update(const char* in, std::size_t n, std::uint8_t* out) {
+// Decodes in[0, n) as body text; returns the bytes written (check error_ after).
+std::size_t decoder::run(const char* in, std::size_t n, std::uint8_t* out) {
   std::uint8_t* o = out;
   std::size_t i = 0;
   while (error_ == error_kind::none && i < n) {
-    bool plain =
-        ndigits_ == 0 && !lt_pending_ && !tilde_pending_ && !ended_ && !(opt_.adobe && pos_ == 0);
+    bool plain = ndigits_ == 0 && !lt_pending_ && !(opt_.adobe && pos_ == 0);
     if (plain && n - i >= 5) {
       std::size_t groups = (n - i) / 5;
       std::size_t done = k_->decode(in + i, groups, o, *a_);
@@ -159,32 +155,48 @@ result decoder::update(const char* in, std::size_t n, std::uint8_t* out) {
     if (!slow_char(static_cast<unsigned char>(in[i]), o)) break;
     ++i, ++pos_;
   }
-  if (error_ != error_kind::none) return {static_cast<std::size_t>(o - out), error_, error_pos_};
-  return {static_cast<std::size_t>(o - out), error_kind::none, 0};
+  return static_cast<std::size_t>(o - out);
+}
+
+result decoder::update(const char* in, std::size_t n, std::uint8_t* out) {
+  if (error_ != error_kind::none) return state(0);
+  if (!opt_.adobe) return state(run(in, n, out));
+  // The stream so far is held_ + in; all of it but the last two chars is body.
+  std::size_t total = nheld_ + n;
+  if (total <= 2) {
+    if (n > 0) std::memcpy(held_ + nheld_, in, n);
+    nheld_ = static_cast<std::uint8_t>(total);
+    return state(0);
+  }
+  std::size_t body = total - 2;
+  std::size_t from_held = std::min<std::size_t>(nheld_, body);
+  std::size_t w = run(held_, from_held, out);
+  if (error_ == error_kind::none) w += run(in, body - from_held, out + w);
+  if (n >= 2) {
+    std::memcpy(held_, in + n - 2, 2);
+  } else {  // n == 1 after two held chars
+    held_[0] = held_[1];
+    held_[1] = in[0];
+  }
+  nheld_ = 2;
+  return state(w);
 }
 
 result decoder::finish(std::uint8_t* out) {
   std::uint8_t* o = out;
   if (error_ == error_kind::none) {
-    if (lt_pending_) {  // a lone leading '<' is a digit
+    if (opt_.adobe && (nheld_ < 2 || held_[0] != '~' || held_[1] != '>')) {
+      fail(error_kind::unterminated, pos_ + nheld_);
+    } else if (lt_pending_) {  // "<~>": the '~' opens and closes, the body is empty
       lt_pending_ = false;
-      digits_[0] = a_->dec[static_cast<unsigned char>('<')];
-      ndigits_ = 1;
-      group_start_ = 0;
-    }
-    if (tilde_pending_) {
-      fail(error_kind::bad_tail, pos_ - 1);
-    } else if (opt_.adobe && !ended_) {
-      fail(error_kind::bad_tail, pos_);
     } else if (ndigits_ == 1) {
       fail(error_kind::bad_tail, group_start_);
     } else if (ndigits_ > 1) {
       flush_group(o, ndigits_ - 1);
     }
   }
-  return {static_cast<std::size_t>(o - out), error_, error_ == error_kind::none ? 0 : error_pos_};
+  return state(static_cast<std::size_t>(o - out));
 }
-
 std::size_t max_decoded_size(std::size_t n, const decode_options& opt) {
   if (opt.var == variant::a85) return 4 * n;
   return n / 5 * 4 + (n % 5 > 1 ? n % 5 - 1 : 0);

@@ -67,9 +67,11 @@ const char* error_name(error_kind k) noexcept {
     case error_kind::overflow:
       return "overflow";
     case error_kind::bad_tail:
-      return "bad length or tail";
+      return "1-char final group";
     case error_kind::short_output:
       return "output buffer too small";
+    case error_kind::unterminated:
+      return "no closing ~>";
   }
   return "?";
 }
