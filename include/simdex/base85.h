@@ -147,7 +147,7 @@ class decoder {
   decode_options opt_;
   const kernels* k_;
   const alphabet* a_;
-  alignas(64) std::uint8_t cls_[256];  // for compact(): 0 alphabet, 1 skipped, 2 other
+  alignas(64) std::uint8_t cls_[320];  // for compact(): 0 alphabet, 1 skipped, 2 other
   std::uint64_t pos_ = 0;              // absolute offset of the next input byte
   std::uint64_t group_start_ = 0;      // absolute offset of the pending group's first char
   std::uint8_t digits_[5] = {};
@@ -159,6 +159,7 @@ class decoder {
   error_kind error_ = error_kind::none;
   std::uint64_t error_pos_ = 0;
   std::uint8_t error_byte_ = 0;
+  std::size_t line_stage_ = 4000;  // chars the next staged block of wrapped lines may take
 };
 
 // --- one-shot ----------------------------------------------------------------------------------

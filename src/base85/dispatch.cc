@@ -4,8 +4,8 @@
 namespace simdex::base85 {
 
 const dispatch::by_level<kernels>& kernel_tables() {
-  // SSE4.2 has no variant of its own (it runs scalar).
   static const dispatch::by_level<kernels> tables = {.scalar = &kScalarKernels,
+                                                     .sse42 = &kSse42Kernels,
                                                      .avx2 = &kAvx2Kernels,
                                                      .avx512 = &kAvx512Kernels,
                                                      .avx512vbmi = &kAvx512VbmiKernels};
