@@ -26,45 +26,7 @@ struct avx2_policy {
   static vec rows(const std::uint8_t* row16) {
     return _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row16)));
   }
-  static vec zero() { return _mm256_setzero_si256(); }
-  static vec set1_8(int c) { return _mm256_set1_epi8(static_cast<char>(c)); }
-  static vec set1_16(int c) { return _mm256_set1_epi16(static_cast<short>(c)); }
-  static vec set1_32(int c) { return _mm256_set1_epi32(c); }
-  static vec set1_64(std::uint64_t c) { return _mm256_set1_epi64x(static_cast<long long>(c)); }
-
-  static vec and_(vec a, vec b) { return _mm256_and_si256(a, b); }
-  static vec or_(vec a, vec b) { return _mm256_or_si256(a, b); }
-  static vec xor_(vec a, vec b) { return _mm256_xor_si256(a, b); }
-  static vec add8(vec a, vec b) { return _mm256_add_epi8(a, b); }
-  static vec sub8(vec a, vec b) { return _mm256_sub_epi8(a, b); }
-  static vec adds_u8(vec a, vec b) { return _mm256_adds_epu8(a, b); }
-  static vec cmpgt8(vec a, vec b) { return _mm256_cmpgt_epi8(a, b); }
-  static vec cmpeq8(vec a, vec b) { return _mm256_cmpeq_epi8(a, b); }
-  static vec blendv8(vec a, vec b, vec m) { return _mm256_blendv_epi8(a, b, m); }
-  static vec shuffle8(vec t, vec i) { return _mm256_shuffle_epi8(t, i); }
-  static vec add16(vec a, vec b) { return _mm256_add_epi16(a, b); }
-  static vec mullo16(vec a, vec b) { return _mm256_mullo_epi16(a, b); }
-  static vec mulhi_u16(vec a, vec b) { return _mm256_mulhi_epu16(a, b); }
-  static vec slli16(vec a, int n) { return _mm256_slli_epi16(a, n); }
-  static vec srli16(vec a, int n) { return _mm256_srli_epi16(a, n); }
-  static vec add32(vec a, vec b) { return _mm256_add_epi32(a, b); }
-  static vec sub32(vec a, vec b) { return _mm256_sub_epi32(a, b); }
-  static vec mullo32(vec a, vec b) { return _mm256_mullo_epi32(a, b); }
-  static vec min_u32(vec a, vec b) { return _mm256_min_epu32(a, b); }
-  static vec cmpgt32(vec a, vec b) { return _mm256_cmpgt_epi32(a, b); }
-  static vec cmpeq32(vec a, vec b) { return _mm256_cmpeq_epi32(a, b); }
-  static vec slli32(vec a, int n) { return _mm256_slli_epi32(a, n); }
-  static vec srli32(vec a, int n) { return _mm256_srli_epi32(a, n); }
-  static vec srli64(vec a, int n) { return _mm256_srli_epi64(a, n); }
-  static vec mul_u32(vec a, vec b) { return _mm256_mul_epu32(a, b); }
-  static vec maddubs(vec a, vec b) { return _mm256_maddubs_epi16(a, b); }
-  static vec madd(vec a, vec b) { return _mm256_madd_epi16(a, b); }
-  static vec packus32(vec a, vec b) { return _mm256_packus_epi32(a, b); }
-  static vec packus16(vec a, vec b) { return _mm256_packus_epi16(a, b); }
-  template <int imm>
-  static vec shuffle32(vec a) {
-    return _mm256_shuffle_epi32(a, imm);
-  }
+  SIMDEX_BASE85_LANE_OPS(_mm256, 256)
   static vec odd_dwords(vec even, vec odd) { return _mm256_blend_epi32(even, odd, 0xaa); }
   static vec blend_last(vec x, vec d) {
     return _mm256_blend_epi32(x, d, 1 << word_at(2, 0, 3) | 1 << (4 + word_at(2, 1, 3)));
@@ -73,10 +35,6 @@ struct avx2_policy {
     return _mm256_cvttps_epi32(_mm256_fmadd_ps(_mm256_cvtepi32_ps(q), _mm256_set1_ps(kInv7225),
                                                _mm256_set1_ps(kInv7225 / 2)));
   }
-  static std::uint32_t movemask(vec v) {
-    return static_cast<std::uint32_t>(_mm256_movemask_epi8(v));
-  }
-  static bool all_zero(vec v) { return _mm256_testz_si256(v, v); }
 };
 
 }  // namespace

@@ -25,6 +25,53 @@
 namespace simdex::base85 {
 namespace {
 
+// The policy members that are one intrinsic of the same name at every width: PFX is the
+// intrinsic prefix (_mm, _mm256), BITS the vector width. A policy adds load/store, its lane
+// moves and the few operations whose form differs (see sse42.cc, avx2.cc).
+#define SIMDEX_BASE85_LANE_OPS(PFX, BITS)                                                      \
+  static vec zero() { return PFX##_setzero_si##BITS(); }                                       \
+  static vec set1_8(int c) { return PFX##_set1_epi8(static_cast<char>(c)); }                   \
+  static vec set1_16(int c) { return PFX##_set1_epi16(static_cast<short>(c)); }                \
+  static vec set1_32(int c) { return PFX##_set1_epi32(c); }                                    \
+  static vec set1_64(std::uint64_t c) { return PFX##_set1_epi64x(static_cast<long long>(c)); } \
+  static vec and_(vec a, vec b) { return PFX##_and_si##BITS(a, b); }                           \
+  static vec or_(vec a, vec b) { return PFX##_or_si##BITS(a, b); }                             \
+  static vec xor_(vec a, vec b) { return PFX##_xor_si##BITS(a, b); }                           \
+  static vec add8(vec a, vec b) { return PFX##_add_epi8(a, b); }                               \
+  static vec sub8(vec a, vec b) { return PFX##_sub_epi8(a, b); }                               \
+  static vec adds_u8(vec a, vec b) { return PFX##_adds_epu8(a, b); }                           \
+  static vec cmpgt8(vec a, vec b) { return PFX##_cmpgt_epi8(a, b); }                           \
+  static vec cmpeq8(vec a, vec b) { return PFX##_cmpeq_epi8(a, b); }                           \
+  static vec blendv8(vec a, vec b, vec m) { return PFX##_blendv_epi8(a, b, m); }               \
+  static vec shuffle8(vec t, vec i) { return PFX##_shuffle_epi8(t, i); }                       \
+  static vec add16(vec a, vec b) { return PFX##_add_epi16(a, b); }                             \
+  static vec mullo16(vec a, vec b) { return PFX##_mullo_epi16(a, b); }                         \
+  static vec mulhi_u16(vec a, vec b) { return PFX##_mulhi_epu16(a, b); }                       \
+  static vec slli16(vec a, int n) { return PFX##_slli_epi16(a, n); }                           \
+  static vec srli16(vec a, int n) { return PFX##_srli_epi16(a, n); }                           \
+  static vec add32(vec a, vec b) { return PFX##_add_epi32(a, b); }                             \
+  static vec sub32(vec a, vec b) { return PFX##_sub_epi32(a, b); }                             \
+  static vec mullo32(vec a, vec b) { return PFX##_mullo_epi32(a, b); }                         \
+  static vec min_u32(vec a, vec b) { return PFX##_min_epu32(a, b); }                           \
+  static vec cmpgt32(vec a, vec b) { return PFX##_cmpgt_epi32(a, b); }                         \
+  static vec cmpeq32(vec a, vec b) { return PFX##_cmpeq_epi32(a, b); }                         \
+  static vec slli32(vec a, int n) { return PFX##_slli_epi32(a, n); }                           \
+  static vec srli32(vec a, int n) { return PFX##_srli_epi32(a, n); }                           \
+  static vec srli64(vec a, int n) { return PFX##_srli_epi64(a, n); }                           \
+  static vec mul_u32(vec a, vec b) { return PFX##_mul_epu32(a, b); }                           \
+  static vec maddubs(vec a, vec b) { return PFX##_maddubs_epi16(a, b); }                       \
+  static vec madd(vec a, vec b) { return PFX##_madd_epi16(a, b); }                             \
+  static vec packus32(vec a, vec b) { return PFX##_packus_epi32(a, b); }                       \
+  static vec packus16(vec a, vec b) { return PFX##_packus_epi16(a, b); }                       \
+  template <int imm>                                                                           \
+  static vec shuffle32(vec a) {                                                                \
+    return PFX##_shuffle_epi32(a, imm);                                                        \
+  }                                                                                            \
+  static std::uint32_t movemask(vec v) {                                                       \
+    return static_cast<std::uint32_t>(PFX##_movemask_epi8(v));                                 \
+  }                                                                                            \
+  static bool all_zero(vec v) { return PFX##_testz_si##BITS(v, v); }
+
 // A vector the optimizer cannot see through. The encode loop needs more constants than there
 // are registers, and gcc rebuilds a literal splat inside it (mov, vmovd, vpbroadcast) where
 // reloading a spilled opaque one is a single load.

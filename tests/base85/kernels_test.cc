@@ -217,17 +217,12 @@ TEST(Base85Kernels, SkippedCharsAndErrorsAgainstScalar) {
       if (round % 8 == 0) {  // byte-at-a-time: the char-by-char path alone, no kernels
         decoder d3(o, k);
         std::vector<std::uint8_t> out3(out1.size() + 8);
-        result r3;
-        std::size_t w3 = 0;
-        for (std::size_t i = 0; i < noisy.size() && r3.ok(); ++i) {
-          r3 = d3.update(noisy.data() + i, 1, out3.data() + w3);
-          w3 += r3.written;
-        }
+        result r3 = bytewise(d3, noisy, out3.data());
         ASSERT_EQ(r3.error, r1.error);
         ASSERT_EQ(r3.position, r1.position);
         if (r1.ok()) {
-          ASSERT_EQ(w3, r1.written);
-          ASSERT_EQ(0, std::memcmp(out3.data(), out1.data(), w3));
+          ASSERT_EQ(r3.written, r1.written);
+          ASSERT_EQ(0, std::memcmp(out3.data(), out1.data(), r3.written));
         }
       }
       if (r1.ok() && round % 4 != 0) {
@@ -351,20 +346,15 @@ TEST(Base85Kernels, WrappedLinesAgainstBytewise) {
       }
       decode_options o = doo(v);
       o.ignore = char_set(" \r\n");
-      decoder whole(o, k), bytewise(o, &kScalarKernels);
+      decoder whole(o, k), one_by_one(o, &kScalarKernels);
       std::vector<std::uint8_t> out1(whole.max_output(wrapped.size()) + 8), out2(out1.size());
       result r1 = whole.update(wrapped.data(), wrapped.size(), out1.data());
-      result r2;
-      std::size_t w2 = 0;
-      for (std::size_t i = 0; i < wrapped.size() && r2.ok(); ++i) {
-        r2 = bytewise.update(wrapped.data() + i, 1, out2.data() + w2);
-        w2 += r2.written;
-      }
+      result r2 = bytewise(one_by_one, wrapped, out2.data());
       ASSERT_EQ(r1.error, r2.error) << "round " << round;
       ASSERT_EQ(r1.position, r2.position) << "round " << round;
       if (r1.ok()) {
-        ASSERT_EQ(r1.written, w2);
-        ASSERT_EQ(0, std::memcmp(out1.data(), out2.data(), w2));
+        ASSERT_EQ(r1.written, r2.written);
+        ASSERT_EQ(0, std::memcmp(out1.data(), out2.data(), r2.written));
       }
     }
   }

@@ -63,6 +63,20 @@ struct writer {
     out.push_back(0);
     last.pop_back();
   }
+  // A SchemaElement in a list: physical type (-1: none, a group), name, child count (-1: a
+  // leaf), then `more` writes its remaining fields before the struct closes.
+  template <class More>
+  void element(int type, const std::string& name, int children, More&& more) {
+    begin_elem();
+    if (type >= 0) i32(1, type);
+    str(4, name);
+    if (children >= 0) i32(5, children);
+    more();
+    end_struct();
+  }
+  void element(int type, const std::string& name, int children = -1) {
+    element(type, name, children, [] {});
+  }
   void list(int id, int elem_type, std::size_t n) {
     field(id, thrift::kList);
     if (n < 15)
@@ -79,19 +93,10 @@ std::vector<std::uint8_t> sample_footer() {
   writer w;
   w.i32(1, 2);
   w.list(2, thrift::kStruct, 4);
-  w.begin_elem();
-  w.str(4, "schema");
-  w.i32(5, 2);
-  w.end_struct();
-  w.begin_elem();
-  w.i32(1, 2);
-  w.str(4, "a");
-  w.end_struct();
-  w.begin_elem();
-  w.str(4, "g");
-  w.i32(5, 1);
-  w.end_struct();
-  w.begin_elem();
+  w.element(-1, "schema", 2);
+  w.element(2, "a");
+  w.element(-1, "g", 1);
+  w.begin_elem();  // b: FLBA(16), type_length before the name
   w.i32(1, 7);
   w.i32(2, 16);
   w.str(4, "b");
@@ -240,43 +245,61 @@ TEST(BloomParquet, FileMetadataFuzzNoCrash) {
   EXPECT_THROW(parse_file_metadata(huge.data(), huge.size()), parse_error);
 }
 
-TEST(BloomParquet, ReadFiltersFromFile) {
-  // A synthetic file: magic, a filter at offset 4, the footer pointing at it.
-  filter f = sample_filter(32, 2);
-  auto blob = serialize(f);
-  std::vector<std::uint8_t> file = {'P', 'A', 'R', '1'};
-  file.insert(file.end(), blob.begin(), blob.end());
+namespace {
+
+// Footer of root{x} with one row group whose one chunk of x has its bloom filter at offset 4
+// (and its length, if `length` >= 0).
+std::vector<std::uint8_t> one_filter_footer(std::int64_t length) {
   writer w;
   w.list(2, thrift::kStruct, 2);
-  w.begin_elem();
-  w.str(4, "schema");
-  w.i32(5, 1);
-  w.end_struct();
-  w.begin_elem();
-  w.i32(1, 2);
-  w.str(4, "x");
-  w.end_struct();
+  w.element(-1, "schema", 1);
+  w.element(2, "x");
   w.list(4, thrift::kStruct, 1);
   w.begin_elem();
   w.list(1, thrift::kStruct, 1);
   w.begin_elem();
   w.begin_struct(3);
-  w.i32(1, 2);
+  if (length >= 0) w.i32(1, 2);
   w.list(3, thrift::kBinary, 1);
   w.raw_str("x");
   w.i64(14, 4);
-  w.i32(15, static_cast<std::int32_t>(blob.size()));
+  if (length >= 0) w.i32(15, static_cast<std::int32_t>(length));
   w.end_struct();
   w.end_struct();
   w.end_struct();
   w.out.push_back(0);
-  file.insert(file.end(), w.out.begin(), w.out.end());
-  std::uint32_t len = static_cast<std::uint32_t>(w.out.size());
+  return w.out;
+}
+
+// "PAR1", the body, the footer, its length and "PAR1" again: the file's bytes.
+std::vector<std::uint8_t> parquet_bytes(const std::vector<std::uint8_t>& body,
+                                        const std::vector<std::uint8_t>& footer) {
+  const std::string magic = "PAR1";
+  std::vector<std::uint8_t> file(magic.begin(), magic.end());
+  file.reserve(body.size() + footer.size() + 12);  // (and spares gcc 12 a false array-bounds)
+  file.insert(file.end(), body.begin(), body.end());
+  file.insert(file.end(), footer.begin(), footer.end());
+  auto len = static_cast<std::uint32_t>(footer.size());
   for (int i = 0; i < 4; ++i) file.push_back(static_cast<std::uint8_t>(len >> (8 * i)));
-  for (char c : std::string("PAR1")) file.push_back(static_cast<std::uint8_t>(c));
+  file.insert(file.end(), magic.begin(), magic.end());
+  return file;
+}
+
+void write_file(const std::string& path, const std::vector<std::uint8_t>& bytes) {
+  std::ofstream(path, std::ios::binary | std::ios::trunc)
+      .write(reinterpret_cast<const char*>(bytes.data()),
+             static_cast<std::streamsize>(bytes.size()));
+}
+
+}  // namespace
+
+TEST(BloomParquet, ReadFiltersFromFile) {
+  // A synthetic file: magic, a filter at offset 4, the footer pointing at it.
+  filter f = sample_filter(32, 2);
+  auto blob = serialize(f);
+  auto file = parquet_bytes(blob, one_filter_footer(static_cast<std::int64_t>(blob.size())));
   std::string path = ::testing::TempDir() + "/simdex_bloom_test.parquet";
-  std::ofstream(path, std::ios::binary)
-      .write(reinterpret_cast<const char*>(file.data()), static_cast<std::streamsize>(file.size()));
+  write_file(path, file);
   auto filters = read_filters(path);
   ASSERT_EQ(filters.size(), 1u);
   EXPECT_EQ(filters[0].chunk.path, "x");
@@ -284,13 +307,11 @@ TEST(BloomParquet, ReadFiltersFromFile) {
   // Corrupt the magic and the footer length.
   auto bad = file;
   bad.back() = 'X';
-  std::ofstream(path, std::ios::binary | std::ios::trunc)
-      .write(reinterpret_cast<const char*>(bad.data()), static_cast<std::streamsize>(bad.size()));
+  write_file(path, bad);
   EXPECT_THROW(read_filters(path), parse_error);
   bad = file;
   bad[bad.size() - 5] = 0x7f;
-  std::ofstream(path, std::ios::binary | std::ios::trunc)
-      .write(reinterpret_cast<const char*>(bad.data()), static_cast<std::streamsize>(bad.size()));
+  write_file(path, bad);
   EXPECT_THROW(read_filters(path), parse_error);
   std::remove(path.c_str());
   EXPECT_THROW(read_filters(path), std::system_error);
@@ -304,21 +325,16 @@ std::vector<std::uint8_t> typed_footer(int root_children, const std::string& nam
                                        std::size_t chunks) {
   writer w;
   w.list(2, thrift::kStruct, 3);
-  w.begin_elem();
-  w.str(4, "schema");
-  w.i32(5, root_children);
-  w.end_struct();
-  w.begin_elem();
-  w.i32(1, 1);
-  w.str(4, name);
-  w.begin_struct(10);  // LogicalType
-  w.begin_struct(10);  // INTEGER
-  w.field(1, thrift::kByte);
-  w.out.push_back(32);
-  w.field(2, thrift::kFalse);  // isSigned = false
-  w.end_struct();
-  w.end_struct();
-  w.end_struct();
+  w.element(-1, "schema", root_children);
+  w.element(1, name, -1, [&] {
+    w.begin_struct(10);  // LogicalType
+    w.begin_struct(10);  // INTEGER
+    w.field(1, thrift::kByte);
+    w.out.push_back(32);
+    w.field(2, thrift::kFalse);  // isSigned = false
+    w.end_struct();
+    w.end_struct();
+  });
   w.begin_elem();
   w.i32(1, 7);
   w.i32(2, 4);
@@ -395,43 +411,9 @@ TEST(BloomParquet, FileErrorsNameFileAndColumnOnce) {
   filter f = sample_filter(64, 2);
   auto blob = serialize(f);
   blob[4] = 0x2c;  // algorithm union member 2
-  std::vector<std::uint8_t> file = {'P', 'A', 'R', '1'};
-  file.insert(file.end(), blob.begin(), blob.end());
-  writer w;
-  w.list(2, thrift::kStruct, 2);
-  w.begin_elem();
-  w.str(4, "schema");
-  w.i32(5, 1);
-  w.end_struct();
-  w.begin_elem();
-  w.i32(1, 2);
-  w.str(4, "x");
-  w.end_struct();
-  w.list(4, thrift::kStruct, 1);
-  w.begin_elem();
-  w.list(1, thrift::kStruct, 1);
-  w.begin_elem();
-  w.begin_struct(3);
-  w.list(3, thrift::kBinary, 1);
-  w.raw_str("x");
-  w.i64(14, 4);
-  w.end_struct();
-  w.end_struct();
-  w.end_struct();
-  w.out.push_back(0);
-  auto write = [&](const std::vector<std::uint8_t>& footer) {
-    auto bytes = file;
-    bytes.insert(bytes.end(), footer.begin(), footer.end());
-    auto len = static_cast<std::uint32_t>(footer.size());
-    for (int i = 0; i < 4; ++i) bytes.push_back(static_cast<std::uint8_t>(len >> (8 * i)));
-    for (char c : std::string("PAR1")) bytes.push_back(static_cast<std::uint8_t>(c));
-    std::string path = ::testing::TempDir() + "/simdex_bloom_errors.parquet";
-    std::ofstream(path, std::ios::binary | std::ios::trunc)
-        .write(reinterpret_cast<const char*>(bytes.data()),
-               static_cast<std::streamsize>(bytes.size()));
-    return path;
-  };
-  std::string path = write(w.out);
+  const auto footer = one_filter_footer(-1);
+  std::string path = ::testing::TempDir() + "/simdex_bloom_errors.parquet";
+  write_file(path, parquet_bytes(blob, footer));
   try {
     read_filters(path);
     FAIL();
@@ -441,9 +423,9 @@ TEST(BloomParquet, FileErrorsNameFileAndColumnOnce) {
     EXPECT_NE(m.find("row group 0, column 'x'"), std::string::npos) << m;
     EXPECT_NE(m.find("algorithm"), std::string::npos) << m;
   }
-  auto truncated = w.out;
+  auto truncated = footer;
   truncated.resize(truncated.size() / 2);
-  path = write(truncated);
+  write_file(path, parquet_bytes(blob, truncated));
   try {
     read_footer(path);
     FAIL();
