@@ -30,7 +30,7 @@ namespace {
 
 constexpr std::size_t kStage = 4000;        // chars per staged block: a multiple of 5
 constexpr std::size_t kMinLineStage = 320;  // after a line stage stopped at a bad group
-constexpr std::size_t kStageFrom = 2048;    // input chars left that make staging worth its setup
+constexpr std::size_t kStageFrom = 400;     // input chars left that make staging worth its setup
 
 // Text wrapped at a fixed width: a run of `run` skipped chars (a line break) every `period`
 // chars, the next run starting `next` chars on.
@@ -239,8 +239,8 @@ std::size_t decoder::run(const char* in, std::size_t n, std::uint8_t* out) {
       std::size_t done = k_->decode(in + i, groups, o, *a_);
       i += done * 5, pos_ += done * 5, o += done * 4;
       if (done == groups && i == n) break;
-      // Staging pays for building its class table once per decoder; below a few KiB of
-      // input the char-by-char path between kernel runs is cheaper.
+      // Staging pays for building its class table once per decoder (some 250 ns); below a
+      // few hundred chars the char-by-char path between kernel runs costs less.
       if (!opt_.ignore.empty() && n - i >= 5 && (cls_ready_ || n - i >= kStageFrom)) {
         std::size_t used = 0;
         if (std::size_t got = compacted(in + i, n - i, o, used); got > 0) {
