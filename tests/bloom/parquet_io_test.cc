@@ -8,9 +8,11 @@
 #include <random>
 
 #include "bloom/thrift.h"
+#include "footer_builder.h"
 #include "simdex/bloom.h"
 
 using namespace simdex::bloom;
+using namespace simdex::bloom::test;
 
 namespace {
 
@@ -18,128 +20,6 @@ filter sample_filter(std::size_t bytes, int n) {
   filter f(bytes);
   for (int i = 0; i < n; ++i) f.insert(hash_int64(i));
   return f;
-}
-
-// Minimal compact-protocol writer for building footers in tests.
-struct writer {
-  std::vector<std::uint8_t> out;
-  std::vector<int> last{0};
-  void field(int id, int type) {
-    int d = id - last.back();
-    if (d > 0 && d <= 15) {
-      out.push_back(static_cast<std::uint8_t>(d << 4 | type));
-    } else {
-      out.push_back(static_cast<std::uint8_t>(type));
-      thrift::write_varint(out, static_cast<std::uint64_t>(id) << 1);
-    }
-    last.back() = id;
-  }
-  void zz(std::int64_t v) {
-    thrift::write_varint(
-        out, (static_cast<std::uint64_t>(v) << 1) ^ static_cast<std::uint64_t>(v >> 63));
-  }
-  void i32(int id, std::int32_t v) {
-    field(id, thrift::kI32);
-    zz(v);
-  }
-  void i64(int id, std::int64_t v) {
-    field(id, thrift::kI64);
-    zz(v);
-  }
-  void str(int id, const std::string& s) {
-    field(id, thrift::kBinary);
-    raw_str(s);
-  }
-  void raw_str(const std::string& s) {
-    thrift::write_varint(out, s.size());
-    out.insert(out.end(), s.begin(), s.end());
-  }
-  void begin_struct(int id) {
-    field(id, thrift::kStruct);
-    last.push_back(0);
-  }
-  void begin_elem() { last.push_back(0); }
-  void end_struct() {
-    out.push_back(0);
-    last.pop_back();
-  }
-  // A SchemaElement in a list: physical type (-1: none, a group), name, child count (-1: a
-  // leaf), then `more` writes its remaining fields before the struct closes.
-  template <class More>
-  void element(int type, const std::string& name, int children, More&& more) {
-    begin_elem();
-    if (type >= 0) i32(1, type);
-    str(4, name);
-    if (children >= 0) i32(5, children);
-    more();
-    end_struct();
-  }
-  void element(int type, const std::string& name, int children = -1) {
-    element(type, name, children, [] {});
-  }
-  void list(int id, int elem_type, std::size_t n) {
-    field(id, thrift::kList);
-    if (n < 15)
-      out.push_back(static_cast<std::uint8_t>(n << 4 | elem_type));
-    else {
-      out.push_back(static_cast<std::uint8_t>(0xf0 | elem_type));
-      thrift::write_varint(out, n);
-    }
-  }
-};
-
-// schema: root{a: INT64, g{b: FLBA(16)}}; two row groups, column a with a filter.
-std::vector<std::uint8_t> sample_footer() {
-  writer w;
-  w.i32(1, 2);
-  w.list(2, thrift::kStruct, 4);
-  w.element(-1, "schema", 2);
-  w.element(2, "a");
-  w.element(-1, "g", 1);
-  w.begin_elem();  // b: FLBA(16), type_length before the name
-  w.i32(1, 7);
-  w.i32(2, 16);
-  w.str(4, "b");
-  w.end_struct();
-  w.i64(3, 100);
-  w.list(4, thrift::kStruct, 2);
-  for (int rg = 0; rg < 2; ++rg) {
-    w.begin_elem();
-    w.list(1, thrift::kStruct, 2);
-    for (int c = 0; c < 2; ++c) {
-      w.begin_elem();
-      w.i64(2, 4);
-      w.begin_struct(3);
-      w.i32(1, c == 0 ? 2 : 7);
-      w.list(2, thrift::kI32, 1);
-      w.zz(0);
-      w.list(3, thrift::kBinary, c == 0 ? 1 : 2);
-      if (c == 0)
-        w.raw_str("a");
-      else {
-        w.raw_str("g");
-        w.raw_str("b");
-      }
-      w.i32(4, 0);
-      w.i64(5, 50);
-      w.field(12, thrift::kStruct);
-      w.last.push_back(0);
-      w.str(1, "max");
-      w.end_struct();  // skipped
-      if (c == 0) {
-        w.i64(14, 1000 + rg);
-        w.i32(15, 49);
-      }
-      w.end_struct();
-      w.end_struct();
-    }
-    w.i64(2, 10);
-    w.i64(3, 50);
-    w.end_struct();
-  }
-  w.str(6, "simdex test");
-  w.out.push_back(0);
-  return w.out;
 }
 
 }  // namespace
@@ -245,61 +125,23 @@ TEST(BloomParquet, FileMetadataFuzzNoCrash) {
   EXPECT_THROW(parse_file_metadata(huge.data(), huge.size()), parse_error);
 }
 
-namespace {
-
-// Footer of root{x} with one row group whose one chunk of x has its bloom filter at offset 4
-// (and its length, if `length` >= 0).
-std::vector<std::uint8_t> one_filter_footer(std::int64_t length) {
-  writer w;
-  w.list(2, thrift::kStruct, 2);
-  w.element(-1, "schema", 1);
-  w.element(2, "x");
-  w.list(4, thrift::kStruct, 1);
-  w.begin_elem();
-  w.list(1, thrift::kStruct, 1);
-  w.begin_elem();
-  w.begin_struct(3);
-  if (length >= 0) w.i32(1, 2);
-  w.list(3, thrift::kBinary, 1);
-  w.raw_str("x");
-  w.i64(14, 4);
-  if (length >= 0) w.i32(15, static_cast<std::int32_t>(length));
-  w.end_struct();
-  w.end_struct();
-  w.end_struct();
-  w.out.push_back(0);
-  return w.out;
-}
-
-// "PAR1", the body, the footer, its length and "PAR1" again: the file's bytes.
-std::vector<std::uint8_t> parquet_bytes(const std::vector<std::uint8_t>& body,
-                                        const std::vector<std::uint8_t>& footer) {
-  const std::string magic = "PAR1";
-  std::vector<std::uint8_t> file(magic.begin(), magic.end());
-  file.reserve(body.size() + footer.size() + 12);  // (and spares gcc 12 a false array-bounds)
-  file.insert(file.end(), body.begin(), body.end());
-  file.insert(file.end(), footer.begin(), footer.end());
-  auto len = static_cast<std::uint32_t>(footer.size());
-  for (int i = 0; i < 4; ++i) file.push_back(static_cast<std::uint8_t>(len >> (8 * i)));
-  file.insert(file.end(), magic.begin(), magic.end());
-  return file;
-}
-
-void write_file(const std::string& path, const std::vector<std::uint8_t>& bytes) {
-  std::ofstream(path, std::ios::binary | std::ios::trunc)
-      .write(reinterpret_cast<const char*>(bytes.data()),
-             static_cast<std::streamsize>(bytes.size()));
-}
-
-}  // namespace
-
 TEST(BloomParquet, ReadFiltersFromFile) {
   // A synthetic file: magic, a filter at offset 4, the footer pointing at it.
   filter f = sample_filter(32, 2);
   auto blob = serialize(f);
-  auto file = parquet_bytes(blob, one_filter_footer(static_cast<std::int64_t>(blob.size())));
+  std::vector<std::uint8_t> file = {'P', 'A', 'R', '1'};
+  file.insert(file.end(), blob.begin(), blob.end());
+  writer w;
+  one_column_schema(w, 2, "x");
+  open_single_chunk(w, "x");
+  w.i64(14, 4);
+  w.i32(15, static_cast<std::int32_t>(blob.size()));
+  close_single_chunk(w);
+  w.out.push_back(0);
+  append_footer(file, w.out);
   std::string path = ::testing::TempDir() + "/simdex_bloom_test.parquet";
-  write_file(path, file);
+  std::ofstream(path, std::ios::binary)
+      .write(reinterpret_cast<const char*>(file.data()), static_cast<std::streamsize>(file.size()));
   auto filters = read_filters(path);
   ASSERT_EQ(filters.size(), 1u);
   EXPECT_EQ(filters[0].chunk.path, "x");
@@ -307,11 +149,13 @@ TEST(BloomParquet, ReadFiltersFromFile) {
   // Corrupt the magic and the footer length.
   auto bad = file;
   bad.back() = 'X';
-  write_file(path, bad);
+  std::ofstream(path, std::ios::binary | std::ios::trunc)
+      .write(reinterpret_cast<const char*>(bad.data()), static_cast<std::streamsize>(bad.size()));
   EXPECT_THROW(read_filters(path), parse_error);
   bad = file;
   bad[bad.size() - 5] = 0x7f;
-  write_file(path, bad);
+  std::ofstream(path, std::ios::binary | std::ios::trunc)
+      .write(reinterpret_cast<const char*>(bad.data()), static_cast<std::streamsize>(bad.size()));
   EXPECT_THROW(read_filters(path), parse_error);
   std::remove(path.c_str());
   EXPECT_THROW(read_filters(path), std::system_error);
@@ -325,16 +169,21 @@ std::vector<std::uint8_t> typed_footer(int root_children, const std::string& nam
                                        std::size_t chunks) {
   writer w;
   w.list(2, thrift::kStruct, 3);
-  w.element(-1, "schema", root_children);
-  w.element(1, name, -1, [&] {
-    w.begin_struct(10);  // LogicalType
-    w.begin_struct(10);  // INTEGER
-    w.field(1, thrift::kByte);
-    w.out.push_back(32);
-    w.field(2, thrift::kFalse);  // isSigned = false
-    w.end_struct();
-    w.end_struct();
-  });
+  w.begin_elem();
+  w.str(4, "schema");
+  w.i32(5, root_children);
+  w.end_struct();
+  w.begin_elem();
+  w.i32(1, 1);
+  w.str(4, name);
+  w.begin_struct(10);  // LogicalType
+  w.begin_struct(10);  // INTEGER
+  w.field(1, thrift::kByte);
+  w.out.push_back(32);
+  w.field(2, thrift::kFalse);  // isSigned = false
+  w.end_struct();
+  w.end_struct();
+  w.end_struct();
   w.begin_elem();
   w.i32(1, 7);
   w.i32(2, 4);
@@ -411,9 +260,24 @@ TEST(BloomParquet, FileErrorsNameFileAndColumnOnce) {
   filter f = sample_filter(64, 2);
   auto blob = serialize(f);
   blob[4] = 0x2c;  // algorithm union member 2
-  const auto footer = one_filter_footer(-1);
-  std::string path = ::testing::TempDir() + "/simdex_bloom_errors.parquet";
-  write_file(path, parquet_bytes(blob, footer));
+  std::vector<std::uint8_t> file = {'P', 'A', 'R', '1'};
+  file.insert(file.end(), blob.begin(), blob.end());
+  writer w;
+  one_column_schema(w, 2, "x");
+  open_single_chunk(w, "x");
+  w.i64(14, 4);
+  close_single_chunk(w);
+  w.out.push_back(0);
+  auto write = [&](const std::vector<std::uint8_t>& footer) {
+    auto bytes = file;
+    append_footer(bytes, footer);
+    std::string path = ::testing::TempDir() + "/simdex_bloom_errors.parquet";
+    std::ofstream(path, std::ios::binary | std::ios::trunc)
+        .write(reinterpret_cast<const char*>(bytes.data()),
+               static_cast<std::streamsize>(bytes.size()));
+    return path;
+  };
+  std::string path = write(w.out);
   try {
     read_filters(path);
     FAIL();
@@ -423,9 +287,9 @@ TEST(BloomParquet, FileErrorsNameFileAndColumnOnce) {
     EXPECT_NE(m.find("row group 0, column 'x'"), std::string::npos) << m;
     EXPECT_NE(m.find("algorithm"), std::string::npos) << m;
   }
-  auto truncated = footer;
+  auto truncated = w.out;
   truncated.resize(truncated.size() / 2);
-  write_file(path, parquet_bytes(blob, truncated));
+  path = write(truncated);
   try {
     read_footer(path);
     FAIL();
