@@ -22,6 +22,7 @@ namespace b85 = simdex::base85;
 namespace {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+constexpr std::size_t kWrap = 76;  // a85_decode_wrapped: chars per line
 
 struct corpus {
   std::size_t n = 0;
@@ -119,7 +120,11 @@ int main(int argc, char** argv) {
     for (const char* op : {"encode", "decode"})
       if (opt.wants(std::string(b85::variant_name(v)) + "_" + op))
         planned += static_cast<int>(sizes.size());
+  if (opt.wants("a85_decode_wrapped")) planned += static_cast<int>(sizes.size());
   s.plan(planned);
+  s.note(
+      "a85_decode_wrapped: the same a85 text with a line break after every 76 chars, beside "
+      "the unwrapped text at the same level (same run, interleaved)");
 
   const auto& tables = b85::kernel_tables();
   for (std::size_t n : sizes) {
@@ -127,7 +132,9 @@ int main(int argc, char** argv) {
     std::vector<std::uint8_t> bin_out(n + 64), copy_src(n), copy_dst(n);
     for (auto v : variants) {
       const std::string vname = b85::variant_name(v);
-      if (!opt.wants(vname + "_encode") && !opt.wants(vname + "_decode")) continue;
+      if (!opt.wants(vname + "_encode") && !opt.wants(vname + "_decode") &&
+          !opt.wants(vname + "_decode_wrapped"))
+        continue;
       const std::uint64_t seed = 1000 + n;
       corpus c = make_corpus(n, v, seed);
       const std::size_t pool = c.bin.size();
@@ -200,6 +207,32 @@ int main(int argc, char** argv) {
         }
         s.group(workload, {{"variant", vname}, {"bytes", static_cast<std::int64_t>(n)}}, "GiB/s",
                 better::higher, cs, reference);
+      }
+      if (v == b85::variant::a85 && opt.wants("a85_decode_wrapped")) {
+        // Wrapped text decodes through the line or compaction path around the same kernel.
+        std::vector<std::string> wrapped;
+        for (const std::string& t : c.text) {
+          std::string w;
+          for (std::size_t i = 0; i < t.size(); i += kWrap) w.append(t, i, kWrap).push_back('\n');
+          wrapped.push_back(std::move(w));
+        }
+        std::vector<contender> cs;
+        for (int l = 0; l < kIsaCount; ++l) {
+          const b85::kernels* k = dispatch::exact(tables, static_cast<isa>(l));
+          if (!k) continue;
+          const std::string name = isa_name(static_cast<isa>(l));
+          cs.push_back({name, name, throughput(n, target, [&, k](std::uint64_t i) {
+                          do_not_optimize(decode_with(k, dopt, wrapped[i % pool], bin_out.data()));
+                        })});
+          cs.push_back({name + " unwrapped", name, throughput(n, target, [&, k](std::uint64_t i) {
+                          do_not_optimize(decode_with(k, dopt, c.text[i % pool], bin_out.data()));
+                        })});
+        }
+        s.group("a85_decode_wrapped",
+                {{"variant", vname},
+                 {"bytes", static_cast<std::int64_t>(n)},
+                 {"wrap", static_cast<std::int64_t>(kWrap)}},
+                "GiB/s", better::higher, cs, "scalar");
       }
     }
   }

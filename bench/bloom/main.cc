@@ -180,27 +180,35 @@ void run_single_filter(env& e, std::size_t bytes, const keys& k) {
                   {"pages", pname},
                   {"keys", static_cast<std::int64_t>(n)},
                   {"probe", std::string(hit ? "hit" : "miss")}};
+      const contender spec = {"spec-scalar", "spec loop", [&] {
+                                return ns_per_key(n, expect, [&] {
+                                  std::size_t c = 0;
+                                  for (std::uint64_t x : h)
+                                    c += bl::spec::check(f.words(), blocks, x);
+                                  return c;
+                                });
+                              }};
+      // A post-hash check group, against Arrow's FindHash on the same keys where the peer is
+      // built (else against the spec loop).
+      auto report_check = [&](const char* workload, const char* arrow_call,
+                              std::vector<contender> cs) {
+#if SIMDEX_HAVE_ARROW_PEER
+        cs.push_back({arrow_name, arrow_call,
+                      [&] { return ns_per_key(n, expect, [&] { return arrow.count(hit); }); }});
+        s.group(workload, p, "ns/key", better::lower, cs, arrow_name);
+#else
+        (void)arrow_call;
+        s.group(workload, p, "ns/key", better::lower, cs, "spec-scalar");
+#endif
+      };
 
       if (s.opts().wants("check_single")) {
         std::vector<contender> cs = {
             {"simdex", "check",
              [&] { return ns_per_key(n, expect, [&] { return count_ours(f, h); }); }},
-            {"spec-scalar", "spec loop",
-             [&] {
-               return ns_per_key(n, expect, [&] {
-                 std::size_t c = 0;
-                 for (std::uint64_t x : h) c += bl::spec::check(f.words(), blocks, x);
-                 return c;
-               });
-             }},
+            spec,
         };
-#if SIMDEX_HAVE_ARROW_PEER
-        cs.push_back({arrow_name, "FindHash",
-                      [&] { return ns_per_key(n, expect, [&] { return arrow.count(hit); }); }});
-        s.group("check_single", p, "ns/key", better::lower, cs, arrow_name);
-#else
-        s.group("check_single", p, "ns/key", better::lower, cs, "spec-scalar");
-#endif
+        report_check("check_single", "FindHash", std::move(cs));
       }
 
       if (s.opts().wants("check_bulk")) {
@@ -222,14 +230,7 @@ void run_single_filter(env& e, std::size_t bytes, const keys& k) {
                  return c;
                });
              }},
-            {"spec-scalar", "spec loop",
-             [&] {
-               return ns_per_key(n, expect, [&] {
-                 std::size_t c = 0;
-                 for (std::uint64_t x : h) c += bl::spec::check(f.words(), blocks, x);
-                 return c;
-               });
-             }},
+            spec,
         };
         // Each level's bulk kernel, to show what AVX-512 adds over AVX2.
         for (int l = 1; l < kIsaCount; ++l) {
@@ -243,13 +244,7 @@ void run_single_filter(env& e, std::size_t bytes, const keys& k) {
                           });
                         }});
         }
-#if SIMDEX_HAVE_ARROW_PEER
-        cs.push_back({arrow_name, "FindHash loop",
-                      [&] { return ns_per_key(n, expect, [&] { return arrow.count(hit); }); }});
-        s.group("check_bulk", p, "ns/key", better::lower, cs, arrow_name);
-#else
-        s.group("check_bulk", p, "ns/key", better::lower, cs, "spec-scalar");
-#endif
+        report_check("check_bulk", "FindHash loop", std::move(cs));
       }
 
       if (s.opts().wants("hash_check_int64") && bytes <= kArrowMax) {

@@ -29,10 +29,11 @@ const char* variant_name(variant v) noexcept;  // "b85", "z85", "a85"
 
 enum class error_kind : std::uint8_t {
   none,
-  invalid_char,  // a byte outside the alphabet and the ignore set, or a misplaced z/y/~
+  invalid_char,  // a byte outside the alphabet and the ignore set, or a z/y inside a group
   overflow,      // a group worth more than 2^32-1; position = the group's first char
-  bad_tail,      // the input ends badly: a 1-char final group, or (adobe) no closing "~>"
+  bad_tail,      // a 1-char final group; position = that char
   short_output,  // the one-shot output buffer is smaller than the documented bound
+  unterminated,  // adobe: the input does not end with "~>"; position = the input's length
 };
 const char* error_name(error_kind k) noexcept;
 
@@ -59,8 +60,12 @@ struct encode_options {
 struct decode_options {
   variant var = variant::b85;
   bool fold_spaces = false;  // a85: accept 'y' for four spaces
-  bool adobe = false;        // a85: skip a leading "<~", require a closing "~>"
-  char_set ignore;           // bytes skipped anywhere (CPython a85decode: kWhitespace)
+  // a85, as CPython's a85decode: the input must end with "~>" and a leading "<~" is dropped;
+  // between them '~' is an ordinary char (skipped if in `ignore`, else invalid).
+  bool adobe = false;
+  // Bytes skipped anywhere (CPython a85decode: kWhitespace). Alphabet chars, and a85's 'z'
+  // (and 'y' with fold_spaces), keep their meaning even when listed here, as in CPython.
+  char_set ignore;
 };
 // CPython's defaults for `v`: whitespace ignored for a85, nothing for b85/z85.
 decode_options default_decode_options(variant v);
@@ -79,6 +84,7 @@ struct result {
   std::size_t written = 0;  // bytes or chars written to the output
   error_kind error = error_kind::none;
   std::uint64_t position = 0;  // byte offset of the error in the whole input stream
+  std::uint8_t byte = 0;       // invalid_char: the byte at `position`
   bool ok() const { return error == error_kind::none; }
 };
 
@@ -117,6 +123,8 @@ class encoder {
 
 // Decodes a char stream given in chunks of any size. update() writes at most max_output(n)
 // bytes, finish() at most kMaxFinish. After an error the decoder stays failed and returns it.
+// With adobe the last two chars seen are held back (they may be the closing "~>"), so an
+// error in them is reported by a later update() or by finish().
 class decoder {
  public:
   static constexpr std::size_t kMaxFinish = 4;
@@ -127,26 +135,31 @@ class decoder {
   std::uint64_t consumed() const { return pos_; }  // input bytes seen so far
 
  private:
+  std::size_t run(const char* in, std::size_t n, std::uint8_t* out);
   bool slow_char(unsigned char c, std::uint8_t*& out);
-  void fail(error_kind kind, std::uint64_t pos);
+  bool is_fold(unsigned char c) const;  // a85 'z', or 'y' with fold_spaces
+  void fail(error_kind kind, std::uint64_t pos, std::uint8_t byte = 0);
   bool flush_group(std::uint8_t*& out, int keep);
+  result state(std::size_t written) const;
 
   std::size_t compacted(const char* in, std::size_t n, std::uint8_t* out, std::size_t& used);
 
   decode_options opt_;
   const kernels* k_;
   const alphabet* a_;
-  alignas(64) std::uint8_t cls_[256];  // for compact(): 0 alphabet, 1 skipped, 2 other
+  alignas(64) std::uint8_t cls_[320];  // for compact(): 0 alphabet, 1 skipped, 2 other
   std::uint64_t pos_ = 0;              // absolute offset of the next input byte
   std::uint64_t group_start_ = 0;      // absolute offset of the pending group's first char
   std::uint8_t digits_[5] = {};
   std::uint8_t ndigits_ = 0;
-  bool lt_pending_ = false;     // adobe: a leading '<' that may open "<~"
-  bool tilde_pending_ = false;  // adobe: '~' seen, '>' must follow
-  bool ended_ = false;          // adobe: "~>" seen
+  char held_[2] = {};  // adobe: the last chars seen, not yet decoded
+  std::uint8_t nheld_ = 0;
+  bool lt_pending_ = false;  // adobe: a leading '<' that may open "<~"
   bool cls_ready_ = false;
   error_kind error_ = error_kind::none;
   std::uint64_t error_pos_ = 0;
+  std::uint8_t error_byte_ = 0;
+  std::size_t line_stage_ = 4000;  // chars the next staged block of wrapped lines may take
 };
 
 // --- one-shot ----------------------------------------------------------------------------------

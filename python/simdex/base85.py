@@ -12,6 +12,7 @@ For files and other streams: :class:`Encoder`, :class:`Decoder`, :func:`encode_f
 
 from __future__ import annotations
 
+import operator
 import os
 from typing import BinaryIO, Union
 
@@ -24,21 +25,56 @@ __all__ = [
 
 VARIANTS = ("b85", "z85", "a85")
 _A85_WHITESPACE = b" \t\n\r\v"
+_NO_WRAP = 1 << 62  # wider than any output
 
 
 def _bytes_like(b):
-    """A C-contiguous buffer of ``b`` (bytes-like only), as ``base64`` accepts for encoding."""
+    """The bytes of ``b`` (bytes-like only, TypeError otherwise), as ``base64`` reads them:
+    a buffer of any format or shape is its raw bytes."""
     if isinstance(b, (bytes, bytearray)):
         return b
     m = memoryview(b)  # TypeError for non-buffers, as in base64
-    return m if m.c_contiguous else m.tobytes()
+    if not m.c_contiguous:
+        return m.tobytes()
+    return m if m.format == "B" and m.ndim == 1 else m.cast("B")
 
 
 def _wrap(wrapcol) -> int:
-    w = int(wrapcol)
-    if w < 0:
-        raise ValueError("wrapcol must be >= 0")
-    return w
+    """CPython's wrapcol rule: a false value (0, None) means no wrapping; otherwise an integer
+    (TypeError for a float), at least 1 (2 with adobe, applied by the codec), and a width
+    beyond any output means no wrapping."""
+    if not wrapcol:
+        return 0
+    return min(max(operator.index(wrapcol), 1), _NO_WRAP)
+
+
+def _ignore_set(chars):
+    """The bytes ``chars`` makes a decoder skip, by CPython's test ``x in chars`` for each byte
+    value x, so any container works (``[32]``). If that test raises (``None``, a ``str``), the
+    error is returned instead: CPython raises it only on meeting a char it has to look up."""
+    if isinstance(chars, (bytes, bytearray)):
+        return bytes(chars), None
+    try:
+        return bytes(x for x in range(256) if x in chars), None
+    except TypeError as e:
+        return b"", e
+
+
+def _lookup_error(e: ValueError, deferred) -> BaseException:
+    """The error CPython raises: a deferred ignorechars TypeError where it would have looked a
+    char up in ignorechars (a char outside the alphabet), else ``e``."""
+    msg = str(e)
+    if deferred is not None and (msg.startswith("Non-Ascii85 digit") or msg.startswith("bad ")):
+        return deferred
+    return e
+
+
+def _decode(data, variant, ignorechars, **options):
+    ignore, deferred = _ignore_set(ignorechars)
+    try:
+        return _native.decode(data, variant, ignore=ignore, **options)
+    except ValueError as e:
+        raise _lookup_error(e, deferred) from None
 
 
 def _decode_input(s):
@@ -62,7 +98,7 @@ def b85encode(b, pad=False, *, wrapcol=0):
 
 def b85decode(b, *, ignorechars=b""):
     """Decode b85 text (as ``base64.b85decode``); ValueError names the position of bad input."""
-    return _native.decode(_decode_input(b), "b85", ignore=_bytes_like(ignorechars))
+    return _decode(_decode_input(b), "b85", ignorechars)
 
 
 def z85encode(s, pad=False, *, wrapcol=0):
@@ -72,7 +108,7 @@ def z85encode(s, pad=False, *, wrapcol=0):
 
 def z85decode(s, *, ignorechars=b""):
     """Decode Z85 text (as ``base64.z85decode`` of Python 3.13+)."""
-    return _native.decode(_decode_input(s), "z85", ignore=_bytes_like(ignorechars))
+    return _decode(_decode_input(s), "z85", ignorechars)
 
 
 def a85encode(b, *, foldspaces=False, wrapcol=0, pad=False, adobe=False):
@@ -83,12 +119,11 @@ def a85encode(b, *, foldspaces=False, wrapcol=0, pad=False, adobe=False):
 
 
 def a85decode(b, *, foldspaces=False, adobe=False, ignorechars=_A85_WHITESPACE):
-    """Ascii85 decode (as ``base64.a85decode``)."""
-    data = _decode_input(b)
-    if adobe and bytes(memoryview(data)[-2:]) != b"~>":
-        raise ValueError("Ascii85 encoded byte sequences must end with b'~>'")
-    return _native.decode(data, "a85", fold_spaces=bool(foldspaces), adobe=bool(adobe),
-                          ignore=_bytes_like(ignorechars))
+    """Ascii85 decode (as ``base64.a85decode``). With ``adobe`` the input must end with
+    ``~>`` and a leading ``<~`` is dropped; ``z`` (and ``y`` with ``foldspaces``) decode as
+    folds even when listed in ``ignorechars``."""
+    return _decode(_decode_input(b), "a85", ignorechars, fold_spaces=bool(foldspaces),
+                   adobe=bool(adobe))
 
 
 class Encoder:
@@ -98,8 +133,8 @@ class Encoder:
     """
 
     def __init__(self, variant="b85", *, pad=False, foldspaces=False, adobe=False, wrapcol=0):
-        self._e = _native.Encoder(variant, pad=pad, fold_spaces=foldspaces, adobe=adobe,
-                                  wrap=_wrap(wrapcol))
+        self._e = _native.Encoder(variant, pad=bool(pad), fold_spaces=bool(foldspaces),
+                                  adobe=bool(adobe), wrap=_wrap(wrapcol))
 
     def update(self, data) -> bytes:
         """Encode the next chunk (bytes-like); returns the text complete so far."""
@@ -115,19 +150,24 @@ class Decoder:
     """Streaming decoder: ``update(chunk)`` returns the bytes so far, ``finish()`` the rest.
 
     ``ignorechars`` defaults to whitespace for a85 and to nothing for b85/z85. A ValueError
-    names the position in the whole stream.
+    names the position in the whole stream. With ``adobe`` the last two chars seen wait for
+    the next chunk or ``finish()``, which checks that the stream ends with ``~>``.
     """
 
     def __init__(self, variant="b85", *, foldspaces=False, adobe=False, ignorechars=None):
         if ignorechars is None:
             ignorechars = _A85_WHITESPACE if variant == "a85" else b""
-        self._d = _native.Decoder(variant, fold_spaces=foldspaces, adobe=adobe,
-                                  ignore=_bytes_like(ignorechars))
+        ignore, self._deferred = _ignore_set(ignorechars)
+        self._d = _native.Decoder(variant, fold_spaces=bool(foldspaces), adobe=bool(adobe),
+                                  ignore=ignore)
 
     def update(self, data) -> bytes:
         """Decode the next chunk (bytes-like or ASCII str); returns the bytes complete so far.
         Raises ValueError naming the position of bad input in the whole stream."""
-        return self._d.update(_decode_input(data))
+        try:
+            return self._d.update(_decode_input(data))
+        except ValueError as e:
+            raise _lookup_error(e, self._deferred) from None
 
     def finish(self) -> bytes:
         """Decode what is left and check that the stream ended cleanly (ValueError with the

@@ -6,6 +6,7 @@ from __future__ import annotations
 import array
 import base64
 import random
+import signal
 import subprocess
 import sys
 
@@ -199,3 +200,134 @@ def test_cli_reports_bad_input():
     assert b"position 51" in r.stderr
     r = run_cli("encode", "--variant", "b85", input=b"hello")
     assert r.returncode == 0 and r.stdout == b"Xk~0{Zv"
+
+
+PRINTABLE = set(range(0x20, 0x7F)) | {0x0A}
+
+
+def test_non_ascii_bytes_are_value_errors_with_position():
+    for text, pos in ((b"\xff", 0), (b"0000\x80", 4), (b"!!!!!\x1b[31m", 5)):
+        with pytest.raises(ValueError, match=f"position {pos}") as e:
+            b85.a85decode(text)
+        assert set(str(e.value).encode("ascii")) <= PRINTABLE  # escaped, never raw
+    with pytest.raises(ValueError, match=r"Non-Ascii85 digit found: \\xff at position 0"):
+        b85.a85decode(b"\xff")
+    with pytest.raises(ValueError, match="bad b85 character at position 3"):
+        b85.b85decode(b"000\xe9")
+    # '~' and the next byte in different chunks (adobe): '~' is an ordinary char there.
+    d = b85.Decoder("a85", adobe=True)
+    d.update(b"<~9jqo~")
+    with pytest.raises(ValueError, match="Non-Ascii85 digit found: ~ at position 6"):
+        d.update(b"x~>")
+    d = b85.Decoder("a85", adobe=True)
+    d.update(b"<~9jqo")
+    with pytest.raises(ValueError, match=r"\\x80 at position 6"):
+        d.update(b"\x80")
+        d.update(b"~>")
+
+
+def test_streaming_adobe_finish_names_what_is_wrong():
+    d = b85.Decoder("a85", adobe=True)
+    d.update(b"<~9jqo^B~>")
+    with pytest.raises(ValueError, match="1-character group at position 7"):
+        d.finish()
+    with pytest.raises(ValueError, match="1-character group at position 7"):
+        b85.a85decode(b"<~9jqo^B~>", adobe=True)
+    for text in (b"<~9jqo^", b"<~9jqo^~", b"<~", b"~"):
+        d = b85.Decoder("a85", adobe=True)
+        d.update(text)
+        with pytest.raises(ValueError, match=f"must end with b'~>' .input ends at byte {len(text)}"):
+            d.finish()
+    d = b85.Decoder("a85", adobe=True)
+    d.update(b"<~9jqo^~>")
+    with pytest.raises(ValueError, match="Non-Ascii85 digit found: ~ at position 7"):
+        d.update(b"\n")  # "~>" was not the end after all
+    for split in range(1, 11):  # every split of a good input, the frame included
+        text = b"<~9jqo^BlbD-BleB1DJ+*+F(f,q~>"
+        d = b85.Decoder("a85", adobe=True)
+        assert d.update(text[:split]) + d.update(text[split:]) + d.finish() == \
+            base64.a85decode(text, adobe=True)
+
+
+def test_a85_folds_and_frames_as_cpython():
+    cases = [(b"z9jqo^", dict(ignorechars=b"z")), (b"z", dict(ignorechars=b"z")),
+             (b"y9jqo^", dict(ignorechars=b"y", foldspaces=True)),
+             (b"9jqo^y", dict(ignorechars=b"y")), (b"<~'f,~~~>", dict(adobe=True, ignorechars=b"~")),
+             (b"<~>", dict(adobe=True)), (b"<~~>", dict(adobe=True)),
+             (b"9jqo ^", dict(ignorechars=[32])), (b"9jqo^", dict(ignorechars=None)),
+             (b"z" * 40 + b"9jqo^" * 40, dict(ignorechars=b"z"))]
+    for text, kw in cases:
+        want = base64.a85decode(text, **kw)
+        assert b85.a85decode(text, **kw) == want, (text, kw)
+        d = b85.Decoder("a85", **kw) if kw.get("ignorechars", 0) is not None else None
+        if d is not None:
+            assert b"".join(d.update(text[i:i + 1]) for i in range(len(text))) + d.finish() == want
+    with pytest.raises(TypeError):  # CPython: `x in None` when it meets the space
+        b85.a85decode(b"9jqo ^", ignorechars=None)
+    with pytest.raises(ValueError, match="must end with"):
+        b85.a85decode(b"<~9jqo^~>\n", adobe=True)
+
+
+def test_wrapcol_as_cpython():
+    data = b"hello world, hello base85"
+    for wrapcol in (-1, -7, 0, None, False, True, 1, 2, 10**20, 2**64):
+        for adobe in (False, True):
+            want = base64.a85encode(data, wrapcol=wrapcol, adobe=adobe)
+            assert b85.a85encode(data, wrapcol=wrapcol, adobe=adobe) == want, (wrapcol, adobe)
+            e = b85.Encoder("a85", wrapcol=wrapcol, adobe=adobe)
+            assert e.update(data) + e.finish() == want
+    for bad in (7.0, 2.5, "3"):
+        with pytest.raises(TypeError):
+            base64.a85encode(data, wrapcol=bad)
+        with pytest.raises(TypeError):
+            b85.a85encode(data, wrapcol=bad)
+    assert b85.b85encode(data, wrapcol=-1) == b"\n".join(bytes([c]) for c in b85.b85encode(data))
+
+
+def test_cli_refuses_to_write_its_input(tmp_path):
+    f = tmp_path / "f"
+    f.write_bytes(b"precious data")
+    link = tmp_path / "link"
+    link.hardlink_to(f)
+    for out in (f, link):
+        r = run_cli("encode", "-i", str(f), "-o", str(out))
+        assert r.returncode == 1 and b"input file is output file" in r.stderr
+        assert f.read_bytes() == b"precious data"
+    with open(f, "rb") as src, open(f, "ab") as dst:  # simdex base85 encode < f >> f
+        r = subprocess.run([sys.executable, "-m", "simdex", "base85", "encode"], stdin=src,
+                           stdout=dst, stderr=subprocess.PIPE)
+    assert r.returncode == 1 and b"input file is output file" in r.stderr
+    assert f.read_bytes() == b"precious data"
+
+
+def test_cli_closed_pipe_ends_quietly(tmp_path):
+    big = tmp_path / "big"
+    big.write_bytes(rand(8 << 20, 9))
+    p = subprocess.Popen([sys.executable, "-m", "simdex", "base85", "encode", "-i", str(big)],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p.stdout.read(10)
+    p.stdout.close()  # as `| head -c 10` does
+    err = p.stderr.read()
+    assert p.wait() == -signal.SIGPIPE  # what cat and base64 do: no message, killed by SIGPIPE
+    assert err == b""
+
+
+def test_cli_errors_across_its_chunk_boundary():
+    mib = 1 << 20
+    body = base64.a85encode(rand(mib, 10))[:mib - 3]
+    for text, pos, shown in ((b"<~" + body + b"~x~>", mib - 1, b"~"),
+                             (b"<~" + body + b"\x80z~>", mib - 1, b"\\x80"),
+                             (b"<~" + body + b"!\x1b[2J~>", mib, b"\\x1b")):
+        r = run_cli("decode", "--variant", "a85", "--adobe", input=text)
+        assert r.returncode == 1
+        assert f"position {pos}".encode() in r.stderr and shown in r.stderr, r.stderr
+        assert set(r.stderr) <= PRINTABLE  # no raw control char reaches the terminal
+
+
+def test_cli_adobe_allows_trailing_whitespace(tmp_path):
+    data = rand(3 << 20, 11)
+    text = base64.a85encode(data, adobe=True, wrapcol=76) + b"\n" + b" \n" * (1 << 20)
+    r = run_cli("decode", "--variant", "a85", "--adobe", input=text)
+    assert r.returncode == 0 and r.stdout == data, r.stderr
+    r = run_cli("decode", "--variant", "a85", "--adobe", input=text + b"x")
+    assert r.returncode == 1 and b"digit found: ~ at position" in r.stderr  # not the end

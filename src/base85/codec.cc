@@ -13,6 +13,9 @@ result encode(std::span<const std::uint8_t> in, std::span<char> out, const encod
 
 result decode(std::string_view in, std::span<std::uint8_t> out, const decode_options& opt) {
   if (out.size() < max_decoded_size(in, opt)) return {0, error_kind::short_output, 0};
+  // CPython checks the closing "~>" before anything else; so does the one-shot call.
+  if (opt.var == variant::a85 && opt.adobe && !in.ends_with("~>"))
+    return {0, error_kind::unterminated, in.size()};
   decoder d(opt);
   result r = d.update(in.data(), in.size(), out.data());
   if (!r.ok()) return r;

@@ -1,9 +1,14 @@
 // Streaming decoder. With no partial group pending, runs of whole groups go through the bulk
-// kernel straight from the input. Where skipped chars (line breaks) stop it, compact() removes
-// them block by block and the kernel decodes the compacted text. Anything else ('z'/'y',
+// kernel straight from the input. Where skipped chars (line breaks) stop it, the text goes
+// through a staging buffer that the kernel decodes: line bodies copied as they are when the
+// text has fixed-width lines, else compacted block by block by compact(). Anything else
+// ('z'/'y',
 // framing, a chunk boundary, an error) is handled one char at a time until a group boundary,
-// and that path alone decides errors and their positions.
+// and that path alone decides errors and their positions. With adobe the body is what lies
+// between an optional leading "<~" and the final two chars, which must be "~>" (CPython's
+// rule), so the last two chars seen wait until more input or finish() shows what they are.
 #include <algorithm>
+#include <bit>
 
 #include "kernels.h"
 
@@ -21,29 +26,125 @@ decoder::decoder(const decode_options& opt, const kernels* k)
   if (opt_.var != variant::a85) opt_.adobe = opt_.fold_spaces = false;
 }
 
-// Whole groups of in[0, n) with skipped chars (line breaks) removed, decoded through a staging
-// buffer. Returns bytes written and sets `used`; stops at any other char, or at a bad group,
-// which the char-by-char path then finds and places.
+namespace {
+
+constexpr std::size_t kStage = 4000;        // chars per staged block: a multiple of 5
+constexpr std::size_t kMinLineStage = 320;  // after a line stage stopped at a bad group
+constexpr std::size_t kStageFrom = 400;     // input chars left that make staging worth its setup
+
+// Text wrapped at a fixed width: a run of `run` skipped chars (a line break) every `period`
+// chars, the next run starting `next` chars on.
+struct line_layout {
+  std::size_t period = 0, run = 0, next = 0;
+};
+
+// Fixed-width lines at the start of in[0, n): a body of alphabet chars, a run of skipped chars,
+// a body as long as the first can be, and the same length of run again.
+bool find_lines(const char* in, std::size_t n, const std::uint8_t* cls, line_layout& lines) {
+  const std::size_t end = std::min<std::size_t>(n, 600);
+  auto run_from = [&](std::size_t i, std::uint8_t k) {
+    while (i < end && cls[static_cast<unsigned char>(in[i])] == k) ++i;
+    return i;
+  };
+  const std::size_t s1 = run_from(0, 0), e1 = run_from(s1, 1);
+  const std::size_t s2 = run_from(e1, 0), e2 = run_from(s2, 1);
+  if (e1 == s1 || e2 - s2 != e1 - s1 || e2 >= end || s2 - s1 < 10) return false;
+  lines = {.period = s2 - s1, .run = e1 - s1, .next = s1};
+  return true;
+}
+
+// Copies the line bodies of in[0, n) to stage, at most cap chars, and checks the runs between
+// them; stops at the end of the input or before a run that is not all skipped chars. The
+// bodies are not checked here: the decode kernel stops at any char outside the alphabet.
+std::size_t copy_lines(const char* in, std::size_t n, char* stage, std::size_t cap,
+                       const std::uint8_t* cls, const line_layout& l) {
+  std::size_t m = 0, i = 0, b = l.next;
+  auto copy = [&](std::size_t len) {
+    if (i + len + 16 <= n) {  // whole 16-byte moves; the stage has room for the excess
+      for (std::size_t k = 0; k < len; k += 16) std::memcpy(stage + m + k, in + i + k, 16);
+    } else {
+      std::memcpy(stage + m, in + i, len);
+    }
+    m += len, i += len;
+  };
+  auto pass_run = [&] {
+    if (b + l.run > n) return false;
+    for (std::size_t r = 0; r < l.run; ++r)
+      if (cls[static_cast<unsigned char>(in[b + r])] != 1) return false;
+    i = b + l.run;
+    b += l.period;
+    return true;
+  };
+  copy(std::min({b, cap, n}));
+  if (i != b || !pass_run()) return m;
+  const std::size_t w = l.period - l.run;
+  while (m + w <= cap && b + 16 <= n) {  // whole lines, the common case
+    for (std::size_t k = 0; k < w; k += 16) std::memcpy(stage + m + k, in + i + k, 16);
+    m += w, i += w;
+    if (!pass_run()) return m;
+  }
+  copy(std::min({b - i, cap - m, n - i}));
+  return m;
+}
+
+// Runs passed by the first s chars copy_lines copied (not one right after them).
+std::size_t runs_behind(std::size_t s, const line_layout& l) {
+  return s <= l.next ? 0 : 1 + (s - 1 - l.next) / (l.period - l.run);
+}
+
+}  // namespace
+
+// Whole groups of in[0, n) with skipped chars (line breaks) passed over, decoded through a
+// staging buffer: line bodies copied where the text has fixed-width lines, else compacted
+// block by block. Returns bytes written and sets `used`; stops at any other char, or at a bad
+// group, which the char-by-char path then finds and places.
 std::size_t decoder::compacted(const char* in, std::size_t n, std::uint8_t* out,
                                std::size_t& used) {
   if (!cls_ready_) {  // built on first use: small inputs never pay for it
-    // Bytes >= 128 are never in an alphabet; skipping them is left to the char-by-char path.
-    for (int c = 0; c < 256; ++c)
-      cls_[c] = a_->dec[c] != kInvalid                                           ? 0
-                : c < 128 && opt_.ignore.contains(static_cast<unsigned char>(c)) ? 1
-                                                                                 : 2;
+    // The alphabet, then the ignored chars that are neither in it nor a85 folds (which stay
+    // folds, as in CPython: the char-by-char path takes them). Bytes >= 128 are left to the
+    // char-by-char path too.
+    for (int c = 0; c < 256; ++c) cls_[c] = a_->dec[c] == kInvalid ? 2 : 0;
+    for (int w = 0; w < 2; ++w)
+      for (std::uint64_t bits = opt_.ignore.bits[w]; bits != 0; bits &= bits - 1) {
+        auto c = static_cast<unsigned char>(64 * w + std::countr_zero(bits));
+        if (cls_[c] == 2 && !is_fold(c)) cls_[c] = 1;
+      }
+    add_class_rows(cls_);
     cls_ready_ = true;
   }
-  constexpr std::size_t kStage = 4000;  // a multiple of 5
   alignas(64) char buf[kStage + 64 + 4096];
+  // Place the stage 2 KiB away from the input modulo 4 KiB: the loads and stores that fill it
+  // advance at nearly the same rate, and equal low 12 address bits stall loads (4K aliasing).
+  auto stage_for = [&](const char* from) {
+    auto gap =
+        reinterpret_cast<std::uintptr_t>(from) + 2048 - reinterpret_cast<std::uintptr_t>(buf);
+    return buf + (gap & 4032);
+  };
   std::size_t written = 0;
   used = 0;
+  bool look_for_lines = true;  // until a look finds none
   while (used < n) {
-    // Place the stage 2 KiB away from the input modulo 4 KiB: compaction loads and stores
-    // advance at nearly the same rate, and equal low 12 address bits stall loads (4K aliasing).
-    auto gap =
-        reinterpret_cast<std::uintptr_t>(in + used) + 2048 - reinterpret_cast<std::uintptr_t>(buf);
-    char* stage = buf + (gap & 4032);
+    line_layout lines;
+    if (look_for_lines && (look_for_lines = find_lines(in + used, n - used, cls_, lines))) {
+      // Stages grow while they decode whole; one that stops at a bad group restarts small,
+      // so that text with many 'z' folds does not copy much more than it decodes.
+      for (;;) {
+        char* stage = stage_for(in + used);
+        std::size_t m = copy_lines(in + used, n - used, stage, line_stage_, cls_, lines);
+        std::size_t groups = m / 5;
+        std::size_t done = groups ? k_->decode(stage, groups, out + written, *a_) : 0;
+        std::size_t runs = runs_behind(5 * done, lines);
+        std::size_t behind = 5 * done + runs * lines.run;
+        lines.next = lines.next + runs * lines.period - behind;
+        written += 4 * done;
+        used += behind;
+        if (done < groups) line_stage_ = kMinLineStage;
+        if (done < groups || m < line_stage_ || used == n) break;
+        line_stage_ = std::min(2 * line_stage_, kStage);
+      }
+    }
+    char* stage = stage_for(in + used);
     std::size_t consumed = 0;
     std::size_t m = k_->compact(in + used, n - used, stage, kStage, cls_, consumed);
     std::size_t groups = m / 5;
@@ -63,9 +164,19 @@ std::size_t decoder::max_output(std::size_t n) const {
   return (ndigits_ + n) / 5 * 4;
 }
 
-void decoder::fail(error_kind kind, std::uint64_t pos) {
+void decoder::fail(error_kind kind, std::uint64_t pos, std::uint8_t byte) {
   error_ = kind;
   error_pos_ = pos;
+  error_byte_ = byte;
+}
+
+result decoder::state(std::size_t written) const {
+  if (error_ == error_kind::none) return {written, error_kind::none, 0};
+  return {written, error_, error_pos_, error_byte_};
+}
+
+bool decoder::is_fold(unsigned char c) const {
+  return opt_.var == variant::a85 && (c == 'z' || (c == 'y' && opt_.fold_spaces));
 }
 
 // Writes the pending group padded with digit 84, keeping `keep` bytes; false on overflow.
@@ -87,26 +198,12 @@ bool decoder::flush_group(std::uint8_t*& out, int keep) {
 // Consumes one char at pos_ (not yet advanced); false after an error.
 bool decoder::slow_char(unsigned char c, std::uint8_t*& out) {
   const std::uint64_t pos = pos_;
-  if (tilde_pending_) {
-    tilde_pending_ = false;
-    if (c != '>') {
-      fail(error_kind::invalid_char, pos - 1);
-      return false;
-    }
-    ended_ = true;
-    return true;
-  }
-  if (lt_pending_) {  // '<' at offset 0: "<~" is the opening frame, else '<' is a digit
+  if (lt_pending_) {  // '<' at offset 0: with '~' after it the opening "<~", else a digit
     lt_pending_ = false;
     if (c == '~') return true;
     digits_[0] = a_->dec[static_cast<unsigned char>('<')];
     ndigits_ = 1;
     group_start_ = 0;
-  }
-  if (ended_) {
-    if (opt_.ignore.contains(c)) return true;
-    fail(error_kind::invalid_char, pos);
-    return false;
   }
   if (std::uint8_t d = a_->dec[c]; d != kInvalid) {
     if (opt_.adobe && pos == 0 && c == '<') {
@@ -117,36 +214,34 @@ bool decoder::slow_char(unsigned char c, std::uint8_t*& out) {
     digits_[ndigits_++] = d;
     return ndigits_ < 5 || flush_group(out, 4);
   }
-  if (opt_.var == variant::a85 && (c == 'z' || (c == 'y' && opt_.fold_spaces))) {
+  if (is_fold(c)) {
     if (ndigits_ != 0) {  // only whole groups fold
-      fail(error_kind::invalid_char, pos);
+      fail(error_kind::invalid_char, pos, c);
       return false;
     }
     std::memset(out, c == 'z' ? 0 : 0x20, 4);
     out += 4;
     return true;
   }
-  if (opt_.adobe && c == '~') {
-    tilde_pending_ = true;
-    return true;
-  }
   if (opt_.ignore.contains(c)) return true;
-  fail(error_kind::invalid_char, pos);
+  fail(error_kind::invalid_char, pos, c);
   return false;
 }
 
-result decoder::update(const char* in, std::size_t n, std::uint8_t* out) {
+// Decodes in[0, n) as body text; returns the bytes written (check error_ after).
+std::size_t decoder::run(const char* in, std::size_t n, std::uint8_t* out) {
   std::uint8_t* o = out;
   std::size_t i = 0;
   while (error_ == error_kind::none && i < n) {
-    bool plain =
-        ndigits_ == 0 && !lt_pending_ && !tilde_pending_ && !ended_ && !(opt_.adobe && pos_ == 0);
+    bool plain = ndigits_ == 0 && !lt_pending_ && !(opt_.adobe && pos_ == 0);
     if (plain && n - i >= 5) {
       std::size_t groups = (n - i) / 5;
       std::size_t done = k_->decode(in + i, groups, o, *a_);
       i += done * 5, pos_ += done * 5, o += done * 4;
       if (done == groups && i == n) break;
-      if (!opt_.ignore.empty() && n - i >= 5) {
+      // Staging pays for building its class table once per decoder (some 250 ns); below a
+      // few hundred chars the char-by-char path between kernel runs costs less.
+      if (!opt_.ignore.empty() && n - i >= 5 && (cls_ready_ || n - i >= kStageFrom)) {
         std::size_t used = 0;
         if (std::size_t got = compacted(in + i, n - i, o, used); got > 0) {
           i += used, pos_ += used, o += got;
@@ -159,32 +254,48 @@ result decoder::update(const char* in, std::size_t n, std::uint8_t* out) {
     if (!slow_char(static_cast<unsigned char>(in[i]), o)) break;
     ++i, ++pos_;
   }
-  if (error_ != error_kind::none) return {static_cast<std::size_t>(o - out), error_, error_pos_};
-  return {static_cast<std::size_t>(o - out), error_kind::none, 0};
+  return static_cast<std::size_t>(o - out);
+}
+
+result decoder::update(const char* in, std::size_t n, std::uint8_t* out) {
+  if (error_ != error_kind::none) return state(0);
+  if (!opt_.adobe) return state(run(in, n, out));
+  // The stream so far is held_ + in; all of it but the last two chars is body.
+  std::size_t total = nheld_ + n;
+  if (total <= 2) {
+    if (n > 0) std::memcpy(held_ + nheld_, in, n);
+    nheld_ = static_cast<std::uint8_t>(total);
+    return state(0);
+  }
+  std::size_t body = total - 2;
+  std::size_t from_held = std::min<std::size_t>(nheld_, body);
+  std::size_t w = run(held_, from_held, out);
+  if (error_ == error_kind::none) w += run(in, body - from_held, out + w);
+  if (n >= 2) {
+    std::memcpy(held_, in + n - 2, 2);
+  } else {  // n == 1 after two held chars
+    held_[0] = held_[1];
+    held_[1] = in[0];
+  }
+  nheld_ = 2;
+  return state(w);
 }
 
 result decoder::finish(std::uint8_t* out) {
   std::uint8_t* o = out;
   if (error_ == error_kind::none) {
-    if (lt_pending_) {  // a lone leading '<' is a digit
+    if (opt_.adobe && (nheld_ < 2 || held_[0] != '~' || held_[1] != '>')) {
+      fail(error_kind::unterminated, pos_ + nheld_);
+    } else if (lt_pending_) {  // "<~>": the '~' opens and closes, the body is empty
       lt_pending_ = false;
-      digits_[0] = a_->dec[static_cast<unsigned char>('<')];
-      ndigits_ = 1;
-      group_start_ = 0;
-    }
-    if (tilde_pending_) {
-      fail(error_kind::bad_tail, pos_ - 1);
-    } else if (opt_.adobe && !ended_) {
-      fail(error_kind::bad_tail, pos_);
     } else if (ndigits_ == 1) {
       fail(error_kind::bad_tail, group_start_);
     } else if (ndigits_ > 1) {
       flush_group(o, ndigits_ - 1);
     }
   }
-  return {static_cast<std::size_t>(o - out), error_, error_ == error_kind::none ? 0 : error_pos_};
+  return state(static_cast<std::size_t>(o - out));
 }
-
 std::size_t max_decoded_size(std::size_t n, const decode_options& opt) {
   if (opt.var == variant::a85) return 4 * n;
   return n / 5 * 4 + (n % 5 > 1 ? n % 5 - 1 : 0);

@@ -4,8 +4,8 @@
 namespace simdex::base85 {
 
 const dispatch::by_level<kernels>& kernel_tables() {
-  // SSE4.2 has no variant of its own (it runs scalar).
   static const dispatch::by_level<kernels> tables = {.scalar = &kScalarKernels,
+                                                     .sse42 = &kSse42Kernels,
                                                      .avx2 = &kAvx2Kernels,
                                                      .avx512 = &kAvx512Kernels,
                                                      .avx512vbmi = &kAvx512VbmiKernels};
@@ -18,10 +18,21 @@ const kernels& active_kernels() { return dispatch::active<kernels, kernel_tables
 
 namespace simdex {
 void base85_kernel_report(std::vector<kernel_choice>& out) {
-  // One table holds encode and decode for all three variants (the alphabet is a parameter).
-  isa l = dispatch::pick(base85::kernel_tables()).level;
-  for (const char* f : {"base85.b85.encode", "base85.b85.decode", "base85.z85.encode",
-                        "base85.z85.decode", "base85.a85.encode", "base85.a85.decode"})
-    out.push_back({f, l});
+  // One table holds encode and decode for all three variants (the alphabet is a parameter). A
+  // level may run a lower level's kernel (AVX-512BW encodes with AVX2's): report where it is.
+  const auto& tables = base85::kernel_tables();
+  const auto picked = dispatch::pick(tables);
+  auto home = [&](auto member) {
+    for (int l = 0; l < kIsaCount; ++l)
+      if (const base85::kernels* k = dispatch::exact(tables, static_cast<isa>(l));
+          k && k->*member == picked.table->*member)
+        return static_cast<isa>(l);
+    return picked.level;
+  };
+  const isa enc = home(&base85::kernels::encode), dec = home(&base85::kernels::decode);
+  for (const char* v : {"b85", "z85", "a85"}) {
+    out.push_back({std::string("base85.") + v + ".encode", enc});
+    out.push_back({std::string("base85.") + v + ".decode", dec});
+  }
 }
 }  // namespace simdex

@@ -27,12 +27,38 @@ struct kernels {
   // Copies the chars of in[0, n) with cls[c] == 0 (alphabet) to out, drops those with
   // cls[c] == 1 (skipped), and stops before the first char with cls[c] == 2 (anything else) or
   // right after the `cap`-th kept char; returns the kept count and sets `consumed` to the input
-  // length processed. cls[c] must be 2 for c >= 128. May write up to 64 bytes past out + cap.
+  // length processed. cls holds kClassBytes (see add_class_rows); cls[c] must be 2 for
+  // c >= 128. May write up to 64 bytes past out + cap.
   std::size_t (*compact)(const char* in, std::size_t n, char* out, std::size_t cap,
                          const std::uint8_t* cls, std::size_t& consumed);
 };
 const dispatch::by_level<kernels>& kernel_tables();
 const kernels& active_kernels();  // dispatch::pick(kernel_tables()), cached
+
+// compact()'s class table: cls[c] for the 256 byte values, then classes 0 and 1 of the chars
+// below 128 as rows for a nibble lookup (bit c >> 4 of row[c & 15]), then the first kept char
+// and the length of the run of kept chars from it if they are all the kept chars (else 0);
+// built once by add_class_rows, so that a call does not rebuild them.
+inline constexpr std::size_t kKeepRows = 256, kSkipRows = 272, kKeptFirst = 288, kKeptRun = 289,
+                             kClassBytes = 320;
+inline void add_class_rows(std::uint8_t* cls) {
+  std::memset(cls + kKeepRows, 0, kClassBytes - kKeepRows);
+  int first = -1, last = -1, kept = 0;
+  for (int c = 0; c < 128; ++c) {
+    const int bit = 1 << (c >> 4);
+    cls[kKeepRows + (c & 15)] |= static_cast<std::uint8_t>(cls[c] == 0 ? bit : 0);
+    cls[kSkipRows + (c & 15)] |= static_cast<std::uint8_t>(cls[c] == 1 ? bit : 0);
+    if (cls[c] == 0) {
+      first = first < 0 ? c : first;
+      last = c;
+      ++kept;
+    }
+  }
+  if (kept > 0 && last - first + 1 == kept) {
+    cls[kKeptFirst] = static_cast<std::uint8_t>(first);
+    cls[kKeptRun] = static_cast<std::uint8_t>(kept);
+  }
+}
 
 // 2^32-1 = 85 * 50529027: with x = the first four digits in base 85, a group overflows iff
 // x > kMaxPrefix, or x == kMaxPrefix and the last digit is not 0.
@@ -53,11 +79,14 @@ struct alphabet {
 };
 
 extern const kernels kScalarKernels;
+extern const kernels kSse42Kernels;
 extern const kernels kAvx2Kernels;
 extern const kernels kAvx512Kernels;
 extern const kernels kAvx512VbmiKernels;
 
-// AVX2 compaction (avx2.cc), also the AVX-512BW level's: below VBMI2 there is no byte compress.
+// AVX2 kernels (avx2.cc) that the AVX-512BW level uses too (see avx512.cc).
+std::size_t encode_avx2(const std::uint8_t* in, std::size_t groups, char* out, const alphabet& a,
+                        bool stop_zero, bool stop_spaces);
 std::size_t compact_avx2(const char* in, std::size_t n, char* out, std::size_t cap,
                          const std::uint8_t* cls, std::size_t& consumed);
 

@@ -1,4 +1,6 @@
 // The three alphabets, built at compile time from their spec strings.
+#include <iterator>
+
 #include "kernels.h"
 
 namespace simdex::base85 {
@@ -46,32 +48,23 @@ static_assert(kAlphabets[0].runs && kAlphabets[1].runs && kAlphabets[2].runs);
 
 const alphabet& alphabet_of(variant v) noexcept { return kAlphabets[static_cast<int>(v)]; }
 
+// Names in enum order.
+constexpr const char* kVariantNames[] = {"b85", "z85", "a85"};
+constexpr const char* kErrorNames[] = {"none",
+                                       "invalid character",
+                                       "overflow",
+                                       "1-char final group",
+                                       "output buffer too small",
+                                       "no closing ~>"};
+
 const char* variant_name(variant v) noexcept {
-  switch (v) {
-    case variant::b85:
-      return "b85";
-    case variant::z85:
-      return "z85";
-    case variant::a85:
-      return "a85";
-  }
-  return "?";
+  auto i = static_cast<std::size_t>(v);
+  return i < std::size(kVariantNames) ? kVariantNames[i] : "?";
 }
 
 const char* error_name(error_kind k) noexcept {
-  switch (k) {
-    case error_kind::none:
-      return "none";
-    case error_kind::invalid_char:
-      return "invalid character";
-    case error_kind::overflow:
-      return "overflow";
-    case error_kind::bad_tail:
-      return "bad length or tail";
-    case error_kind::short_output:
-      return "output buffer too small";
-  }
-  return "?";
+  auto i = static_cast<std::size_t>(k);
+  return i < std::size(kErrorNames) ? kErrorNames[i] : "?";
 }
 
 }  // namespace simdex::base85

@@ -58,15 +58,23 @@ inline void prefetched_loop(const std::uint32_t* words, std::uint64_t blocks,
 // the prefetched loop keeps kAhead misses in flight.
 constexpr std::uint64_t kInCacheBlocks = (std::size_t{1} << 20) / kBlockBytes;
 
-// Calls body(i, hit) for i in [0, n) with no prefetch: keys are independent, so the core
-// overlaps several probes by itself. Unrolled four times; each result is handed on as soon as
-// it is known (testing four keys first and then storing four results made the compiler merge the
-// stores through shifts and ORs, slower here).
+// Calls body(i, hit) for i in [0, n) with no prefetch of the blocks: keys are independent, so
+// the core overlaps several probes by itself. The hashes are prefetched non-temporally a few
+// lines ahead: streamed through L2 like any read, a long key array evicts the filter's lines
+// there (1M keys: 1.13 -> 0.93 ns/key at 0.5 MiB on Zen 4). Unrolled; each result is handed on
+// as soon as it is known (testing four keys first and then storing four results made the
+// compiler merge the stores through shifts and ORs, slower here).
 template <class Policy, class Body>
 inline void unrolled_check(const std::uint32_t* words, std::uint64_t blocks,
                            const std::uint64_t* hashes, std::size_t n, Body&& body) {
+  std::size_t i = 0;
+  for (; i + 64 <= n; i += 8) {
+    __builtin_prefetch(hashes + i + 56, 0, 0);
+#pragma GCC unroll 8
+    for (std::size_t j = i; j < i + 8; ++j) body(j, check_one<Policy>(words, blocks, hashes[j]));
+  }
 #pragma GCC unroll 4
-  for (std::size_t i = 0; i < n; ++i) body(i, check_one<Policy>(words, blocks, hashes[i]));
+  for (; i < n; ++i) body(i, check_one<Policy>(words, blocks, hashes[i]));
 }
 
 // body(i, hit) over all keys, by the loop that suits the filter's size.

@@ -33,6 +33,19 @@ inline std::string dec(std::string_view in, const decode_options& o) {
   return std::string(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(r.written));
 }
 
+// Feeds text to d one byte at a time, which never reaches the bulk kernels: an independent
+// reference. Returns the first error, or success, with `written` the total bytes written.
+inline result bytewise(decoder& d, std::string_view text, std::uint8_t* out) {
+  result r;
+  std::size_t w = 0;
+  for (std::size_t i = 0; i < text.size() && r.ok(); ++i) {
+    r = d.update(text.data() + i, 1, out + w);
+    w += r.written;
+  }
+  r.written = w;
+  return r;
+}
+
 inline encode_options eo(variant v, bool pad = false) {
   encode_options o;
   o.var = v;

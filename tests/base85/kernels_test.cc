@@ -217,17 +217,12 @@ TEST(Base85Kernels, SkippedCharsAndErrorsAgainstScalar) {
       if (round % 8 == 0) {  // byte-at-a-time: the char-by-char path alone, no kernels
         decoder d3(o, k);
         std::vector<std::uint8_t> out3(out1.size() + 8);
-        result r3;
-        std::size_t w3 = 0;
-        for (std::size_t i = 0; i < noisy.size() && r3.ok(); ++i) {
-          r3 = d3.update(noisy.data() + i, 1, out3.data() + w3);
-          w3 += r3.written;
-        }
+        result r3 = bytewise(d3, noisy, out3.data());
         ASSERT_EQ(r3.error, r1.error);
         ASSERT_EQ(r3.position, r1.position);
         if (r1.ok()) {
-          ASSERT_EQ(w3, r1.written);
-          ASSERT_EQ(0, std::memcmp(out3.data(), out1.data(), w3));
+          ASSERT_EQ(r3.written, r1.written);
+          ASSERT_EQ(0, std::memcmp(out3.data(), out1.data(), r3.written));
         }
       }
       if (r1.ok() && round % 4 != 0) {
@@ -242,18 +237,33 @@ TEST(Base85Kernels, SkippedCharsAndErrorsAgainstScalar) {
 
 TEST(Base85Kernels, CompactAgainstScalar) {
   std::mt19937_64 g(10);
-  std::uint8_t cls[256];
+  std::uint8_t cls[kClassBytes];
   for (auto [level, k] : simdex::testing::usable_levels(kernel_tables())) {
     SCOPED_TRACE(level_name(level));
-    for (int round = 0; round < 2000; ++round) {
+    for (int round = 0; round < 3000; ++round) {
       for (auto& c : cls) c = static_cast<std::uint8_t>(g() % 16 == 0 ? 2 : g() % 4 == 0 ? 1 : 0);
+      if (round % 3 == 1) {  // a run of kept chars (the range test) and a few skipped ones
+        int first = static_cast<int>(g() % 100), run = 1 + static_cast<int>(g() % 28);
+        for (int c = 0; c < 128; ++c)
+          cls[c] = c >= first && c < first + run ? 0 : g() % 8 == 0 ? 1 : 2;
+      }
       for (int c = 128; c < 256; ++c) cls[c] = 2;
+      add_class_rows(cls);
       std::string in(g() % 300, '\0');
       std::vector<char> common;  // most rounds: text of kept and skipped chars, stops rare
       for (int c = 0; c < 128; ++c)
         if (cls[c] != 2) common.push_back(static_cast<char>(c));
-      for (char& c : in)
-        c = round % 4 == 0 || g() % 200 == 0 ? static_cast<char>(g()) : common[g() % common.size()];
+      std::vector<char> kept, skipped;
+      for (char c : common) (cls[static_cast<unsigned char>(c)] ? skipped : kept).push_back(c);
+      const unsigned sparse = round % 2 ? 1 + static_cast<unsigned>(g() % 40) : 0;
+      for (char& c : in) {
+        if (round % 4 == 0 || g() % 200 == 0)
+          c = static_cast<char>(g());
+        else if (sparse && !kept.empty() && !skipped.empty())  // skips every ~`sparse` chars
+          c = g() % sparse == 0 ? skipped[g() % skipped.size()] : kept[g() % kept.size()];
+        else
+          c = common[g() % common.size()];
+      }
       std::size_t cap = 1 + g() % 320;
       std::string o1(cap + 64, '\0'), o2 = o1;
       std::size_t c1 = 0, c2 = 0;
@@ -292,6 +302,60 @@ TEST(Base85Kernels, EncodeEveryQuotientBoundary) {
       SCOPED_TRACE(level_name(level));
       ASSERT_EQ(k->encode(in.data(), groups, got.data(), a, false, false), groups);
       ASSERT_EQ(got, ref);
+    }
+  }
+}
+
+}  // namespace
+
+namespace {
+
+// Text wrapped at a fixed width (every width, "\n" and "\r\n"), with the faults that break
+// the pattern: a short line, an extra blank, a fold, a bad char, an overflow. Every level
+// gives the byte-at-a-time decoder's bytes, or its error and position.
+TEST(Base85Kernels, WrappedLinesAgainstBytewise) {
+  std::mt19937_64 g(11);
+  for (auto [level, k] : simdex::testing::usable_levels(kernel_tables())) {
+    SCOPED_TRACE(level_name(level));
+    for (int round = 0; round < 400; ++round) {
+      variant v = kVariants[round % 3];
+      std::vector<std::uint8_t> data = random_bytes(g() % 9000, g);
+      for (std::size_t i = 0; i + 4 <= data.size(); i += 4)  // a85 folds now and then
+        if (g() % 64 == 0) std::memset(data.data() + i, 0, 4);
+      const std::string text = enc(data, eo(v));
+      const std::size_t width = round % 5 == 0 ? 1 + g() % 12 : 30 + g() % 140;
+      const std::string brk = g() % 3 ? "\n" : "\r\n";
+      std::string wrapped;
+      for (std::size_t i = 0; i < text.size(); i += width) wrapped += text.substr(i, width) + brk;
+      if (round % 4 == 1 && !wrapped.empty()) {  // one fault somewhere
+        std::size_t at = g() % wrapped.size();
+        switch (g() % 4) {
+          case 0:
+            wrapped.erase(at, 1);
+            break;  // a short line (or a lost break)
+          case 1:
+            wrapped.insert(at, " ");
+            break;  // an extra blank
+          case 2:
+            wrapped[at] = '\x7f';
+            break;  // a bad char
+          default:
+            wrapped.insert(at, "\n");
+            break;  // an extra break
+        }
+      }
+      decode_options o = doo(v);
+      o.ignore = char_set(" \r\n");
+      decoder whole(o, k), one_by_one(o, &kScalarKernels);
+      std::vector<std::uint8_t> out1(whole.max_output(wrapped.size()) + 8), out2(out1.size());
+      result r1 = whole.update(wrapped.data(), wrapped.size(), out1.data());
+      result r2 = bytewise(one_by_one, wrapped, out2.data());
+      ASSERT_EQ(r1.error, r2.error) << "round " << round;
+      ASSERT_EQ(r1.position, r2.position) << "round " << round;
+      if (r1.ok()) {
+        ASSERT_EQ(r1.written, r2.written);
+        ASSERT_EQ(0, std::memcmp(out1.data(), out2.data(), r2.written));
+      }
     }
   }
 }

@@ -70,22 +70,49 @@ TEST(Base85Vectors, Ascii85Options) {
   EXPECT_EQ(dec("!z", d), "ERR:invalid character@1");
   d.fold_spaces = true;
   EXPECT_EQ(dec("yz", d), std::string(4, ' ') + std::string(4, '\0'));
-  d.adobe = true;
+  d.adobe = true;  // CPython's rule: ends with "~>", a leading "<~" is dropped
   EXPECT_EQ(dec("<~BOu!rDZ~>", d), "hello");
   EXPECT_EQ(dec("BOu!rDZ~>", d), "hello");
-  EXPECT_EQ(dec("<~BOu!rDZ~>\n", d), "hello");
-  EXPECT_EQ(dec("<~BOu!rDZ", d), "ERR:bad length or tail@9");
-  EXPECT_EQ(dec("<~BOu!rDZ~", d), "ERR:bad length or tail@9");
-  EXPECT_EQ(dec("<~BOu!rDZ~x", d), "ERR:invalid character@9");
-  EXPECT_EQ(dec("<~BO~>u", d), "ERR:invalid character@6");
+  EXPECT_EQ(dec("<~BOu!rDZ~>\n", d), "ERR:no closing ~>@12");
+  EXPECT_EQ(dec("<~BOu!rDZ", d), "ERR:no closing ~>@9");
+  EXPECT_EQ(dec("<~BOu!rDZ~", d), "ERR:no closing ~>@10");
+  EXPECT_EQ(dec("<~BOu!rDZ~x", d), "ERR:no closing ~>@11");
+  EXPECT_EQ(dec("<~BO~>u", d), "ERR:no closing ~>@7");
+  EXPECT_EQ(dec("<~BO~>u~>", d), "ERR:invalid character@4");  // '~' inside is no frame
   EXPECT_EQ(dec("<BOu!rD~>", d), dec("<BOu!rD", doo(variant::a85)));
   EXPECT_EQ(dec("~>", d), "");
+  EXPECT_EQ(dec("<~>", d), "");  // the opening and closing share the '~'
+  EXPECT_EQ(dec("<~~>", d), "");
+  EXPECT_EQ(dec("<~9jqo^B~>", d), "ERR:1-char final group@7");
+  d.ignore = char_set("~");
+  EXPECT_EQ(dec("<~'f,~~~>", d),
+            "\x15"
+            "3");
+  EXPECT_EQ(dec("<~BO~u!rDZ~>", d), "hello");
+}
+
+// Folds keep their meaning when listed as ignored; other ignored chars vanish (CPython).
+TEST(Base85Vectors, IgnoreSetNeverHidesFolds) {
+  decode_options d = doo(variant::a85);
+  d.ignore = char_set("zy");
+  EXPECT_EQ(dec("z9jqo^", d), std::string(4, '\0') + "Man ");
+  EXPECT_EQ(dec("z", d), std::string(4, '\0'));
+  EXPECT_EQ(dec("9jqo^y", d), "Man ");  // 'y' without fold_spaces: ignored
+  d.fold_spaces = true;
+  EXPECT_EQ(dec("y9jqo^", d), "    Man ");
+  // Long enough for the bulk and compaction paths, a fold in every place.
+  std::string text, want;
+  for (int i = 0; i < 200; ++i) {
+    text += i % 7 == 3 ? "z" : i % 11 == 5 ? "y" : "9jqo^";
+    want += i % 7 == 3 ? std::string(4, '\0') : i % 11 == 5 ? "    " : "Man ";
+  }
+  EXPECT_EQ(dec(text, d), want);
 }
 
 TEST(Base85Errors, KindsAndPositions) {
   decode_options b = doo(variant::b85);
-  EXPECT_EQ(dec("0", b), "ERR:bad length or tail@0");
-  EXPECT_EQ(dec("000000", b), "ERR:bad length or tail@5");
+  EXPECT_EQ(dec("0", b), "ERR:1-char final group@0");
+  EXPECT_EQ(dec("000000", b), "ERR:1-char final group@5");
   EXPECT_EQ(dec("|NsC1", b), "ERR:overflow@0");
   EXPECT_EQ(dec("00000~~~~~", b), "ERR:overflow@5");
   EXPECT_EQ(dec("00000|Ns", b), "ERR:overflow@5");  // tail padded with '~' overflows
@@ -111,6 +138,39 @@ TEST(Base85Errors, KindsAndPositions) {
   }
   std::vector<std::uint8_t> small(4);
   EXPECT_EQ(decode("0000000000", small, b).error, error_kind::short_output);
+}
+
+// The streaming decoder reports the offending byte with its position, wherever the chunks
+// split (the Python messages print it), and tells a missing "~>" from a 1-char group.
+TEST(Base85Errors, StreamingReportsTheByte) {
+  decode_options d = doo(variant::a85);
+  d.adobe = true;
+  auto stream = [&](std::initializer_list<std::string_view> chunks) {
+    decoder dd(d);
+    std::vector<std::uint8_t> out(64);
+    for (std::string_view c : chunks)
+      if (result r = dd.update(c.data(), c.size(), out.data()); !r.ok()) return r;
+    return dd.finish(out.data());
+  };
+  result r = stream({"<~9jqo~", "x~>"});
+  EXPECT_EQ(r.error, error_kind::invalid_char);
+  EXPECT_EQ(r.position, 6u);
+  EXPECT_EQ(r.byte, '~');
+  r = stream({"<~9jqo", "\x80", "~>"});
+  EXPECT_EQ(r.error, error_kind::invalid_char);
+  EXPECT_EQ(r.position, 6u);
+  EXPECT_EQ(r.byte, 0x80);
+  r = stream({"<~9jqo^B~>"});
+  EXPECT_EQ(r.error, error_kind::bad_tail);
+  EXPECT_EQ(r.position, 7u);
+  r = stream({"<~9jqo^", "B~"});
+  EXPECT_EQ(r.error, error_kind::unterminated);
+  EXPECT_EQ(r.position, 9u);
+  for (std::size_t split = 0; split <= 11; ++split) {
+    std::string_view t = "<~BOu!rDZ~>";
+    r = stream({t.substr(0, split), t.substr(split)});
+    EXPECT_TRUE(r.ok()) << split;
+  }
 }
 
 TEST(Base85Sizes, Bounds) {

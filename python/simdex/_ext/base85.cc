@@ -71,18 +71,25 @@ b85::variant parse_variant(const std::string& name) {
   throw nb::value_error(("unknown base85 variant '" + name + "' (b85, z85, a85)").c_str());
 }
 
-[[noreturn]] void raise(const b85::decode_options& o, const b85::result& r, int bad_char) {
+// A byte as it may appear in a message: printable ASCII as itself, anything else as \xNN,
+// so that no control char or invalid UTF-8 from the input reaches a message or a terminal.
+std::string shown(std::uint8_t c) {
+  if (c > 0x20 && c < 0x7f) return std::string(1, static_cast<char>(c));
+  const char* hex = "0123456789abcdef";
+  return std::string{'\\', 'x', hex[c >> 4], hex[c & 15]};
+}
+
+[[noreturn]] void raise(const b85::decode_options& o, const b85::result& r) {
   const std::string pos = std::to_string(r.position);
-  const char* name = o.var == b85::variant::a85 ? "Ascii85" : b85::variant_name(o.var);
+  const bool a85 = o.var == b85::variant::a85;
+  const char* name = a85 ? "Ascii85" : b85::variant_name(o.var);
   std::string msg;
   switch (r.error) {
     case b85::error_kind::invalid_char:
-      if (o.var == b85::variant::a85 && (bad_char == 'z' || bad_char == 'y'))
-        msg = std::string(1, static_cast<char>(bad_char)) + " inside Ascii85 5-tuple at position " +
-              pos;
-      else if (o.var == b85::variant::a85)
-        msg = "Non-Ascii85 digit found: " + std::string(1, static_cast<char>(bad_char)) +
-              " at position " + pos;
+      if (a85 && (r.byte == 'z' || (r.byte == 'y' && o.fold_spaces)))
+        msg = shown(r.byte) + " inside Ascii85 5-tuple at position " + pos;
+      else if (a85)
+        msg = "Non-Ascii85 digit found: " + shown(r.byte) + " at position " + pos;
       else
         msg = std::string("bad ") + name + " character at position " + pos;
       break;
@@ -90,9 +97,10 @@ b85::variant parse_variant(const std::string& name) {
       msg = std::string(name) + " overflow in hunk starting at byte " + pos;
       break;
     case b85::error_kind::bad_tail:
-      msg = o.adobe && bad_char < 0
-                ? std::string("Ascii85 encoded byte sequences must end with b'~>'")
-                : std::string(name) + " data ends with a 1-character group at position " + pos;
+      msg = std::string(name) + " data ends with a 1-character group at position " + pos;
+      break;
+    case b85::error_kind::unterminated:
+      msg = "Ascii85 encoded byte sequences must end with b'~>' (input ends at byte " + pos + ")";
       break;
     default:
       msg = std::string(name) + " decode failed: " + b85::error_name(r.error);
@@ -136,10 +144,6 @@ nb::bytes encode_py(nb::handle data, const std::string& v, bool pad, bool fold_s
   return out.finish(r.written);
 }
 
-int char_at(const char* p, std::size_t n, std::uint64_t pos) {
-  return pos < n ? static_cast<unsigned char>(p[pos]) : -1;
-}
-
 nb::bytes decode_py(nb::handle data, const std::string& v, bool fold_spaces, bool adobe,
                     nb::handle ignore) {
   b85::decode_options o = decode_opts(v, fold_spaces, adobe, ignore);
@@ -152,7 +156,7 @@ nb::bytes decode_py(nb::handle data, const std::string& v, bool fold_spaces, boo
     auto span_out = std::span(reinterpret_cast<std::uint8_t*>(out.data()), cap);
     r = maybe_without_gil(in.size(), [&] { return b85::decode(text, span_out, o); });
   }
-  if (!r.ok()) raise(o, r, char_at(in.data(), in.size(), r.position));
+  if (!r.ok()) raise(o, r);
   return out.finish(r.written);
 }
 
@@ -179,18 +183,16 @@ struct py_decoder {
   nb::bytes update(nb::handle data) {
     buffer in(data);
     out_bytes out(d.max_output(in.size()));
-    std::uint64_t base = d.consumed();
     auto* dst = reinterpret_cast<std::uint8_t*>(out.data());
     b85::result r =
         maybe_without_gil(in.size(), [&] { return d.update(in.data(), in.size(), dst); });
-    if (!r.ok())
-      raise(o, r, r.position >= base ? char_at(in.data(), in.size(), r.position - base) : -1);
+    if (!r.ok()) raise(o, r);
     return out.finish(r.written);
   }
   nb::bytes finish() {
     std::uint8_t tail[b85::decoder::kMaxFinish];
     b85::result r = d.finish(tail);
-    if (!r.ok()) raise(o, r, -1);
+    if (!r.ok()) raise(o, r);
     return nb::bytes(reinterpret_cast<const char*>(tail), r.written);
   }
 };

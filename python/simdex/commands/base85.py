@@ -5,68 +5,127 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
+import stat
 import sys
 
 _CHUNK = 1 << 20
+_WS = b" \t\n\r\v\f"  # skipped on decode, for every variant
+
+
+def _error(msg: str, code: int = 1) -> int:
+    print(f"simdex base85: {msg}", file=sys.stderr)
+    return code
+
+
+def _printable(name: str) -> str:
+    """A file name for a message, control chars escaped."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in name)
+
+
+def _same_file(a: os.stat_result, b: os.stat_result | None) -> bool:
+    """One regular file under two names (or one name twice, or a hard link)."""
+    return (b is not None and stat.S_ISREG(a.st_mode)
+            and (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino))
+
+
+def _output_stat(args: argparse.Namespace) -> os.stat_result | None:
+    try:
+        if args.output not in (None, "-"):
+            return os.stat(args.output)
+        return os.fstat(sys.stdout.fileno())
+    except (OSError, ValueError):  # no such file yet, or no real stdout
+        return None
+
+
+def _closed_pipe() -> int:
+    """The reader of stdout went away: end as cat and base64 do, silently, by SIGPIPE."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nothing to flush at exit
+    if hasattr(signal, "SIGPIPE"):
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGPIPE)
+    return 1
+
+
+def _blocks(src, decode: bool):
+    """The input in blocks. For decode, whitespace at the very end is left out (a final
+    newline after an adobe "~>"); whitespace elsewhere goes on, as spaces, in its place."""
+    pending = 0  # whitespace read but not passed on
+    while True:
+        block = src.read(_CHUNK)
+        if not block:
+            return
+        if not decode:
+            yield block
+            continue
+        body = block.rstrip(_WS)
+        if not body:
+            pending += len(block)
+            continue
+        while pending:
+            n = min(pending, _CHUNK)
+            yield b" " * n
+            pending -= n
+        yield body
+        pending = len(block) - len(body)
 
 
 def _run(args: argparse.Namespace) -> int:
     from .. import base85
 
     if args.wrap < 0:
-        print("simdex base85: --wrap wants N >= 0", file=sys.stderr)
-        return 2
+        return _error("--wrap wants N >= 0", 2)
     if args.variant != "a85" and (args.adobe or args.foldspaces):
-        print("simdex base85: --adobe and --foldspaces apply to --variant a85 only", file=sys.stderr)
-        return 2
-    if args.action == "encode":
+        return _error("--adobe and --foldspaces apply to --variant a85 only", 2)
+    decode = args.action == "decode"
+    if decode:
+        # Whitespace is skipped for every variant, so wrapped output (ours or another tool's)
+        # decodes as is.
+        codec = base85.Decoder(args.variant, foldspaces=args.foldspaces, adobe=args.adobe,
+                               ignorechars=_WS)
+    else:
         codec = base85.Encoder(args.variant, pad=args.pad, foldspaces=args.foldspaces,
                                adobe=args.adobe, wrapcol=args.wrap)
-    else:
-        # Line breaks and other whitespace are skipped for every variant, so wrapped output
-        # (ours or another tool's) decodes as is.
-        codec = base85.Decoder(args.variant, foldspaces=args.foldspaces, adobe=args.adobe,
-                               ignorechars=b" \t\n\r\v\f")
     try:
         src = open(args.input, "rb") if args.input not in (None, "-") else sys.stdin.buffer
     except OSError as e:
-        print(f"simdex base85: {e}", file=sys.stderr)
-        return 1
+        return _error(str(e))
     to_file = args.output not in (None, "-")
     try:
-        dst = open(args.output, "wb") if to_file else sys.stdout.buffer
-    except OSError as e:
-        print(f"simdex base85: {e}", file=sys.stderr)
-        return 1
-    wrote_any = False
-    try:
-        while True:
-            block = src.read(_CHUNK)
-            if not block:
-                break
-            out = codec.update(block)
+        # Writing a file we read would truncate it first (or grow it forever): refuse, as cat.
+        if _same_file(os.fstat(src.fileno()), _output_stat(args)):
+            return _error(f"{_printable(args.input or 'stdin')}: input file is output file")
+        try:
+            dst = open(args.output, "wb") if to_file else sys.stdout.buffer
+        except OSError as e:
+            return _error(str(e))
+        wrote_any = False
+        try:
+            for block in _blocks(src, decode):
+                out = codec.update(block)
+                wrote_any |= bool(out)
+                dst.write(out)
+            out = codec.finish()
             wrote_any |= bool(out)
             dst.write(out)
-        out = codec.finish()
-        wrote_any |= bool(out)
-        dst.write(out)
-        if args.action == "encode" and args.wrap and wrote_any:
-            dst.write(b"\n")
-        dst.flush()
-    except ValueError as e:
-        print(f"simdex base85: {args.action} failed: {e}", file=sys.stderr)
-        if to_file:
-            dst.close()
-            os.unlink(args.output)  # never leave a truncated result behind
-        return 1
-    except OSError as e:
-        print(f"simdex base85: {e}", file=sys.stderr)
-        return 1
+            if not decode and args.wrap and wrote_any:
+                dst.write(b"\n")
+            dst.flush()
+        except ValueError as e:
+            if to_file:
+                dst.close()
+                os.unlink(args.output)  # never leave a truncated result behind
+            return _error(f"{args.action} failed: {e}")
+        except BrokenPipeError as e:
+            return _error(str(e)) if to_file else _closed_pipe()
+        except OSError as e:
+            return _error(str(e))
+        finally:
+            if to_file and not dst.closed:
+                dst.close()
     finally:
         if src is not sys.stdin.buffer:
             src.close()
-        if to_file and not dst.closed:
-            dst.close()
     return 0
 
 
@@ -77,10 +136,12 @@ def register(subparsers) -> None:
     p.add_argument("--variant", choices=("b85", "z85", "a85"), default="b85",
                    help="alphabet and rules (default: %(default)s)")
     p.add_argument("-i", "--input", metavar="FILE", help="read FILE (default: stdin)")
-    p.add_argument("-o", "--output", metavar="FILE", help="write FILE (default: stdout)")
+    p.add_argument("-o", "--output", metavar="FILE",
+                   help="write FILE (default: stdout); never the input file")
     p.add_argument("--wrap", type=int, default=0, metavar="N",
                    help="encode: break lines after N chars, end with a newline (default: no breaks)")
     p.add_argument("--pad", action="store_true", help="encode: whole 5-char final group")
-    p.add_argument("--adobe", action="store_true", help="a85: <~ ~> framing")
+    p.add_argument("--adobe", action="store_true",
+                   help="a85: <~ ~> framing (decode: whitespace after ~> is allowed)")
     p.add_argument("--foldspaces", action="store_true", help="a85: 'y' for four spaces")
     p.set_defaults(func=_run)
