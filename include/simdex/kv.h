@@ -136,6 +136,7 @@ class view {
   void check_open() const;
   std::shared_ptr<detail::db_impl> db_;
   const detail::tree_root* tr_ = nullptr;  // owned by the reader or the transaction state
+  detail::txn_state* txn_ = nullptr;       // a write transaction's state: reads flush its puts
   friend class database;
 };
 
@@ -162,7 +163,9 @@ class write_tx : public view {
   write_tx& operator=(write_tx&&) noexcept;
   ~write_tx();
 
-  void put(std::string_view key, std::string_view value) { upsert(key, value); }
+  // upsert() without the answer. Small values are buffered and applied in batches whose cache
+  // misses overlap; an error applying one (only `full`) surfaces at the next call.
+  void put(std::string_view key, std::string_view value);
   bool upsert(std::string_view key, std::string_view value);  // true: key was new
   bool insert(std::string_view key, std::string_view value);  // false (unchanged) if present
   bool update(std::string_view key, std::string_view value);  // false (unchanged) if absent
@@ -179,7 +182,8 @@ class write_tx : public view {
  private:
   friend class database;
   write_tx() = default;
-  detail::txn_state& st() const;  // throws unless this is the innermost open level
+  detail::txn_state& st() const;   // the innermost open level's state, buffered puts applied
+  detail::txn_state& raw() const;  // the same without applying them
   std::shared_ptr<detail::txn_state> state_;
   std::size_t level_ = 0;
 };

@@ -43,8 +43,16 @@ inline int cmp(const u8* a, std::size_t an, const u8* b, std::size_t bn) {
   return an < bn ? -1 : (an > bn ? 1 : 0);
 }
 
+// Requests every line of a node at once: a binary search then waits for one round of misses
+// instead of one per probe.
+inline void prefetch_node(const void* node, std::uint32_t units) {
+  const char* p = static_cast<const char*>(node);
+  for (std::uint32_t i = 1; i < units; ++i) __builtin_prefetch(p + i * kUnit);
+}
+
 // First entry whose suffix is >= s.
 std::size_t leaf_lower(leaf_view L, const u8* s, std::size_t sn, bool& found) {
+  prefetch_node(L.h, L.h->units);
   std::size_t lo = 0, hi = L.h->n;
   while (lo < hi) {
     const std::size_t mid = (lo + hi) / 2;
@@ -79,6 +87,66 @@ int leaf_find(leaf_view L, const u8* s, std::size_t sn, u8 h) {
     }
   }
   return -1;
+}
+
+// Group walk: the keys of a group move down the tree in lockstep, and every line a key needs
+// next is prefetched before any key of the group reads one, so the group's cache misses overlap
+// instead of queueing. An inner level takes two passes: route on the node (header and dividers,
+// prefetched before) and prefetch the child's slot, then read the slot and prefetch the child.
+// at_leaf(i, leaf, depth) runs when key i reaches its leaf; a key whose path leaves the tree (a
+// compressed prefix differs) stops there. With `for_write`, the count a write will update is
+// prefetched too.
+constexpr std::size_t kGroup = 16;
+template <class KeyAt, class AtLeaf>
+void walk_group(const db_impl& db, std::uint32_t root, std::size_t m, bool for_write,
+                KeyAt key_at, AtLeaf at_leaf) {
+  if (!root || m == 0) return;
+  std::uint32_t ref[kGroup], slot[kGroup];
+  std::size_t depth[kGroup], live[kGroup];
+  bool routed[kGroup];
+  std::size_t nl = 0;
+  for (std::size_t i = 0; i < m; ++i) {
+    ref[i] = root;
+    depth[i] = 0;
+    routed[i] = false;
+    live[nl++] = i;
+  }
+  __builtin_prefetch(db.at(root));
+  __builtin_prefetch(db.at(root) + 64);
+  while (nl) {
+    std::size_t w = 0;
+    for (std::size_t x = 0; x < nl; ++x) {
+      const std::size_t i = live[x];
+      node_hdr* h = db.hdr(ref[i]);
+      if (h->type != kInner) {
+        at_leaf(i, leaf_view{static_cast<leaf_hdr*>(h)}, depth[i]);
+        continue;
+      }
+      inner_view v{static_cast<inner_hdr*>(h)};
+      if (routed[i]) {
+        routed[i] = false;
+        ref[i] = v.child()[slot[i]];
+        const u8* nx = db.at(ref[i]);
+        __builtin_prefetch(nx);
+        __builtin_prefetch(nx + 64);
+      } else {
+        const std::string_view key = key_at(i);
+        const u8* k = reinterpret_cast<const u8*>(key.data());
+        const std::size_t kn = key.size();
+        const std::size_t pl = v.h->plen;
+        std::size_t d = depth[i];
+        if (pl && (kn - d < pl || std::memcmp(k + d, v.prefix(), pl) != 0)) continue;
+        d += pl;
+        slot[i] = route(db, v, sym_at(k, kn, d));
+        depth[i] = d;
+        routed[i] = true;
+        __builtin_prefetch(&v.child()[slot[i]]);
+        if (for_write) __builtin_prefetch(&v.count()[slot[i]]);
+      }
+      live[w++] = i;
+    }
+    nl = w;
+  }
 }
 
 std::uint64_t inner_total(inner_view v) {
@@ -494,6 +562,14 @@ rc emit(wctx& c, std::vector<ent>& es, std::size_t slack, bool bias_right, std::
   return rc::split;
 }
 
+// Room left in a rebuilt leaf for later inserts: a leaf this transaction already owns is likely
+// written again; a copy of a committed leaf only when the transaction is large (a transaction of
+// a few writes would carry the slack into the file for nothing).
+constexpr std::uint64_t kLargeTxn = 256;
+inline std::size_t slack_for(const wctx& c, bool mut, std::size_t size) {
+  return mut || c.t.writes >= kLargeTxn ? size / 4 : 0;
+}
+
 rc wr_leaf(wctx& c, std::uint32_t ref, std::size_t d, std::uint32_t& out) {
   leaf_view L{reinterpret_cast<leaf_hdr*>(c.db.at(ref))};
   const u8* s = c.k + d;
@@ -563,7 +639,7 @@ rc wr_leaf(wctx& c, std::uint32_t ref, std::size_t d, std::uint32_t& out) {
     std::vector<ent> es;
     es.reserve(n);
     for (std::size_t i = 0; i < n; ++i) es.push_back(i == pos ? ne : gather(L, i));
-    const rc r = emit(c, es, mut ? size / 4 : 0, false, out);
+    const rc r = emit(c, es, slack_for(c, mut, size), false, out);
     c.t.release(ref);
     if (old.blob) c.t.release(old.blob);
     return r;
@@ -598,7 +674,7 @@ rc wr_leaf(wctx& c, std::uint32_t ref, std::size_t d, std::uint32_t& out) {
   for (std::size_t i = 0; i < pos; ++i) es.push_back(gather(L, i));
   es.push_back(ne);
   for (std::size_t i = pos; i < n; ++i) es.push_back(gather(L, i));
-  const rc r = emit(c, es, mut ? size / 4 : 0, pos == n && n > 0, out);
+  const rc r = emit(c, es, slack_for(c, mut, size), pos == n && n > 0, out);
   c.t.release(ref);
   return r;
 }
@@ -616,6 +692,7 @@ bool tree_write(txn_state& t, wmode mode, std::string_view key, std::string_view
          key.size(), value, key_hash(key), false,
          0,          {}};
   changed = false;
+  ++t.writes;
   if (!t.cur.root) {
     if (mode == wmode::remove || mode == wmode::update) return false;
     t.cur.root = single_leaf(c, 0);
@@ -644,6 +721,34 @@ bool tree_write(txn_state& t, wmode mode, std::string_view key, std::string_view
   }
   t.cur.count = static_cast<std::uint64_t>(static_cast<std::int64_t>(t.cur.count) + c.delta);
   return c.existed;
+}
+
+// Applies the buffered puts: their paths are first walked in groups with prefetches (every
+// node a write will read or copy, the leaf whole), then the writes run on warm caches. Buffer
+// order is kept, so a key put twice ends with its last value.
+void txn_state::flush() {
+  if (buf.empty()) return;
+  std::vector<buffered_put> items;
+  std::string bytes;
+  items.swap(buf);
+  bytes.swap(buf_bytes);
+  auto key_at = [&](std::size_t i) { return std::string_view(bytes).substr(items[i].at, items[i].klen); };
+  for (std::size_t g = 0; g < items.size(); g += kGroup) {
+    const std::size_t m = std::min(kGroup, items.size() - g);
+    walk_group(
+        *db, cur.root, m, true, [&](std::size_t i) { return key_at(g + i); },
+        [](std::size_t, leaf_view L, std::size_t) { prefetch_node(L.h, L.h->units); });
+  }
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    bool ch;
+    tree_write(*this, wmode::upsert, key_at(i),
+               std::string_view(bytes).substr(items[i].at + items[i].klen, items[i].vlen), ch);
+  }
+  // Keep the buffers' capacity for the next batch.
+  items.clear();
+  bytes.clear();
+  buf.swap(items);
+  buf_bytes.swap(bytes);
 }
 
 void txn_state::release_blobs_of_leaf(std::uint32_t ref, std::uint64_t min_txn) {
@@ -1007,63 +1112,23 @@ cursor view::make_cursor() const {
   return c;
 }
 
-// Group prefetch: every key of a group advances one level per pass, and the next node of
-// each is prefetched before any of them is read, so a group's misses overlap.
 void view::get_many(std::span<const std::string_view> keys,
                     std::span<std::optional<std::string_view>> out) const {
   check_open();
   if (out.size() < keys.size())
     throw error(error_kind::invalid_argument, "get_many: output span shorter than the keys");
   const db_impl& db = *db_;
-  const std::uint32_t root = tr_->root;
-  constexpr std::size_t G = 16;
-  for (std::size_t g = 0; g < keys.size(); g += G) {
-    const std::size_t m = std::min(G, keys.size() - g);
-    std::uint32_t ref[G];
-    std::size_t depth[G];
-    bool done[G];
-    std::size_t left = m;
-    for (std::size_t i = 0; i < m; ++i) {
-      ref[i] = root;
-      depth[i] = 0;
-      done[i] = root == 0;
-      out[g + i].reset();
-      if (done[i])
-        --left;
-      else
-        __builtin_prefetch(db.at(root));
-    }
-    while (left) {
-      for (std::size_t i = 0; i < m; ++i) {
-        if (done[i]) continue;
-        const std::string_view key = keys[g + i];
-        const u8* k = reinterpret_cast<const u8*>(key.data());
-        const std::size_t kn = key.size();
-        node_hdr* h = db.hdr(ref[i]);
-        if (h->type == kInner) {
-          inner_view v{static_cast<inner_hdr*>(h)};
-          const std::size_t pl = v.h->plen;
-          std::size_t d = depth[i];
-          if (pl && (kn - d < pl || std::memcmp(k + d, v.prefix(), pl) != 0)) {
-            done[i] = true;
-            --left;
-            continue;
-          }
-          d += pl;
-          ref[i] = v.child()[route(db, v, sym_at(k, kn, d))];
-          depth[i] = d;
-          const u8* nx = db.at(ref[i]);
-          __builtin_prefetch(nx);
-          __builtin_prefetch(nx + 64);
-        } else {
-          leaf_view L{static_cast<leaf_hdr*>(h)};
-          const int j = leaf_find(L, k + depth[i], kn - depth[i], key_hash(key));
+  for (std::size_t g = 0; g < keys.size(); g += kGroup) {
+    const std::size_t m = std::min(kGroup, keys.size() - g);
+    for (std::size_t i = 0; i < m; ++i) out[g + i].reset();
+    walk_group(
+        db, tr_->root, m, false, [&](std::size_t i) { return keys[g + i]; },
+        [&](std::size_t i, leaf_view L, std::size_t d) {
+          const std::string_view key = keys[g + i];
+          const int j = leaf_find(L, reinterpret_cast<const u8*>(key.data()) + d, key.size() - d,
+                                  key_hash(key));
           if (j >= 0) out[g + i] = value_at(db, L.entry(static_cast<std::size_t>(j)));
-          done[i] = true;
-          --left;
-        }
-      }
-    }
+        });
   }
 }
 
