@@ -47,7 +47,15 @@ inline int cmp(const u8* a, std::size_t an, const u8* b, std::size_t bn) {
 // instead of one per probe.
 inline void prefetch_node(const void* node, std::uint32_t units) {
   const char* p = static_cast<const char*>(node);
-  for (std::uint32_t i = 1; i < units; ++i) __builtin_prefetch(p + i * kUnit);
+  for (std::uint32_t i = 0; i < units; ++i) __builtin_prefetch(p + i * kUnit);
+}
+
+// Requests child i of v from the size its slot records: a leaf whole (a lookup reads its
+// hashes, offsets and an entry, a search several entries), an inner node's first lines.
+inline void prefetch_child(const db_impl& db, inner_view v, std::size_t i) {
+  const std::uint8_t h = v.hint(i);
+  const std::uint32_t units = hint_units(h);
+  prefetch_node(db.at(v.child(i)), hint_inner(h) ? std::min<std::uint32_t>(units, 4) : units);
 }
 
 // First entry whose suffix is >= s.
@@ -94,12 +102,11 @@ int leaf_find(leaf_view L, const u8* s, std::size_t sn, u8 h) {
 // instead of queueing. An inner level takes two passes: route on the node (header and dividers,
 // prefetched before) and prefetch the child's slot, then read the slot and prefetch the child.
 // at_leaf(i, leaf, depth) runs when key i reaches its leaf; a key whose path leaves the tree (a
-// compressed prefix differs) stops there. With `for_write`, the count a write will update is
-// prefetched too.
+// compressed prefix differs) stops there.
 constexpr std::size_t kGroup = 16;
 template <class KeyAt, class AtLeaf>
-void walk_group(const db_impl& db, std::uint32_t root, std::size_t m, bool for_write,
-                KeyAt key_at, AtLeaf at_leaf) {
+void walk_group(const db_impl& db, std::uint32_t root, std::size_t m, KeyAt key_at,
+                AtLeaf at_leaf) {
   if (!root || m == 0) return;
   std::uint32_t ref[kGroup], slot[kGroup];
   std::size_t depth[kGroup], live[kGroup];
@@ -125,10 +132,8 @@ void walk_group(const db_impl& db, std::uint32_t root, std::size_t m, bool for_w
       inner_view v{static_cast<inner_hdr*>(h)};
       if (routed[i]) {
         routed[i] = false;
-        ref[i] = v.child()[slot[i]];
-        const u8* nx = db.at(ref[i]);
-        __builtin_prefetch(nx);
-        __builtin_prefetch(nx + 64);
+        ref[i] = v.child(slot[i]);
+        prefetch_child(db, v, slot[i]);
       } else {
         const std::string_view key = key_at(i);
         const u8* k = reinterpret_cast<const u8*>(key.data());
@@ -140,8 +145,7 @@ void walk_group(const db_impl& db, std::uint32_t root, std::size_t m, bool for_w
         slot[i] = route(db, v, sym_at(k, kn, d));
         depth[i] = d;
         routed[i] = true;
-        __builtin_prefetch(&v.child()[slot[i]]);
-        if (for_write) __builtin_prefetch(&v.count()[slot[i]]);
+        __builtin_prefetch(v.slot(slot[i]));
       }
       live[w++] = i;
     }
@@ -151,7 +155,7 @@ void walk_group(const db_impl& db, std::uint32_t root, std::size_t m, bool for_w
 
 std::uint64_t inner_total(inner_view v) {
   std::uint64_t s = 0;
-  for (unsigned i = 0; i < v.h->n; ++i) s += v.count()[i];
+  for (unsigned i = 0; i < v.h->n; ++i) s += v.count(i);
   return s;
 }
 
@@ -179,7 +183,9 @@ const std::uint8_t* tree_get(const db_impl& db, std::uint32_t ref, std::string_v
         if (kn - d < pl || std::memcmp(k + d, v.prefix(), pl) != 0) return nullptr;
         d += pl;
       }
-      ref = v.child()[route(db, v, sym_at(k, kn, d))];
+      const unsigned idx = route(db, v, sym_at(k, kn, d));
+      ref = v.child(idx);
+      prefetch_child(db, v, idx);
     } else {
       leaf_view L{static_cast<leaf_hdr*>(h)};
       const int j = leaf_find(L, k + d, kn - d, key_hash(key));
@@ -208,9 +214,9 @@ std::uint64_t tree_rank(const db_impl& db, std::uint32_t ref, std::uint64_t tota
       if (c > 0) return below + total;
       d += pl;
       const unsigned idx = route(db, v, sym_at(k, kn, d));
-      for (unsigned i = 0; i < idx; ++i) below += v.count()[i];
-      total = v.count()[idx];
-      ref = v.child()[idx];
+      for (unsigned i = 0; i < idx; ++i) below += v.count(i);
+      total = v.count(idx);
+      ref = v.child(idx);
     } else {
       bool found;
       return below + leaf_lower(leaf_view{static_cast<leaf_hdr*>(h)}, k + d, kn - d, found);
@@ -236,16 +242,30 @@ inline std::size_t ent_bytes(const ent& e, std::size_t off) {
   return entry_bytes(e.klen - off, e.blob != 0, e.vlen);
 }
 
+// A child to be placed in an inner node. hint: its size and type (child_hint), or 0 when they
+// are to be read from its header (a node just written, so in cache).
 struct piece {
   std::uint32_t ref;
   std::uint64_t cnt;
   int sym;  // routing byte of its first key (the divider in front of it)
+  std::uint8_t hint = 0;
 };
+// The same, packed: inner nodes are rebuilt from arrays of up to 257 of these on the stack of a
+// recursion as deep as the longest key.
 struct slot {
-  int sym;
-  std::uint32_t ref;
   std::uint64_t cnt;
+  std::uint32_t ref;
+  std::int16_t sym;
+  std::uint8_t hint;
 };
+inline slot mk_slot(int sym, std::uint32_t ref, std::uint64_t cnt, std::uint8_t hint) {
+  return {cnt, ref, static_cast<std::int16_t>(sym), hint};
+}
+std::uint8_t hint_of(const db_impl& db, std::uint32_t ref, std::uint8_t hint) {
+  if (hint) return hint;
+  const node_hdr* h = db.hdr(ref);
+  return child_hint(h->units, h->type == kInner);
+}
 
 enum class rc { same, replaced, removed, split };
 
@@ -334,16 +354,15 @@ std::uint32_t write_inner(txn_state& t, const u8* prefix, std::size_t plen, cons
   v.h->n = static_cast<std::uint16_t>(n);
   for (std::size_t i = 0; i < n; ++i) {
     if (i) v.div()[i - 1] = static_cast<u8>(s[i].sym);
-    v.child()[i] = s[i].ref;
-    v.count()[i] = s[i].cnt;
+    v.set(i, s[i].ref, s[i].cnt, hint_of(*t.db, s[i].ref, s[i].hint));
   }
   return ref;
 }
 
-std::uint32_t build_inner(txn_state& t, const u8* prefix, std::size_t plen, const piece* ps,
-                          std::size_t n) {
+[[gnu::noinline]] std::uint32_t build_inner(txn_state& t, const u8* prefix, std::size_t plen,
+                                            const piece* ps, std::size_t n) {
   slot s[kMaxFanout + 8];
-  for (std::size_t i = 0; i < n; ++i) s[i] = {ps[i].sym, ps[i].ref, ps[i].cnt};
+  for (std::size_t i = 0; i < n; ++i) s[i] = mk_slot(ps[i].sym, ps[i].ref, ps[i].cnt, ps[i].hint);
   return write_inner(t, prefix, plen, s, n, 0);
 }
 
@@ -429,15 +448,15 @@ std::uint32_t single_leaf(wctx& c, std::size_t d) {
 }
 
 // Replaces child idx of inner node `ref` by `ps` (none: removes it). Returns the node's new
-// reference (itself when edited in place), 0 when no child is left.
-std::uint32_t inner_edit(wctx& c, std::uint32_t ref, unsigned idx, const piece* ps,
+// reference (itself when edited in place), 0 when no child is left. Not inlined: its slot array
+// would sit in every frame of the recursive write.
+[[gnu::noinline]] std::uint32_t inner_edit(wctx& c, std::uint32_t ref, unsigned idx, const piece* ps,
                          std::size_t np) {
   inner_view v{reinterpret_cast<inner_hdr*>(c.db.at(ref))};
   const unsigned n = v.h->n;
   const bool mut = v.h->txn >= c.t.base();
   if (np == 1 && mut) {
-    v.child()[idx] = ps[0].ref;
-    v.count()[idx] = ps[0].cnt;
+    v.set(idx, ps[0].ref, ps[0].cnt, hint_of(c.db, ps[0].ref, ps[0].hint));
     return ref;
   }
   slot s[kMaxFanout + 8];
@@ -445,10 +464,11 @@ std::uint32_t inner_edit(wctx& c, std::uint32_t ref, unsigned idx, const piece* 
   for (unsigned i = 0; i < n; ++i) {
     const int sym = i ? v.div()[i - 1] : -1;
     if (i != idx) {
-      s[m++] = {sym, v.child()[i], v.count()[i]};
+      s[m++] = mk_slot(sym, v.child(i), v.count(i), v.hint(i));
       continue;
     }
-    for (std::size_t j = 0; j < np; ++j) s[m++] = {j ? ps[j].sym : sym, ps[j].ref, ps[j].cnt};
+    for (std::size_t j = 0; j < np; ++j)
+      s[m++] = mk_slot(j ? ps[j].sym : sym, ps[j].ref, ps[j].cnt, ps[j].hint);
   }
   if (m == 0) {
     c.t.release(ref);
@@ -468,42 +488,48 @@ rc finish_inner(wctx& c, std::uint32_t ref, unsigned idx, const piece* ps, std::
   return out ? rc::replaced : rc::removed;
 }
 
+// The key leaves the compressed path of inner node `ref` after i bytes: a new node over the
+// common part, routing on the first differing byte, above this node (rebuilt with the rest of
+// its prefix). Kept out of wr_inner so the recursion's frames stay small.
+[[gnu::noinline]] rc leave_prefix(wctx& c, std::uint32_t ref, std::size_t d, std::size_t i,
+                                  std::uint32_t& out) {
+  inner_view v{reinterpret_cast<inner_hdr*>(c.db.at(ref))};
+  const std::size_t pl = v.h->plen;
+  const std::uint32_t leaf = single_leaf(c, d + i);
+  slot s[kMaxFanout + 8];
+  const unsigned n = v.h->n;
+  for (unsigned j = 0; j < n; ++j)
+    s[j] = mk_slot(j ? v.div()[j - 1] : -1, v.child(j), v.count(j), v.hint(j));
+  const std::uint32_t rest = write_inner(c.t, v.prefix() + i, pl - i, s, n, 0);
+  const std::uint64_t cnt = inner_total(v);
+  const int ks = sym_at(c.k, c.kn, d + i), os = v.prefix()[i];
+  piece ps[2];
+  if (ks < os) {
+    ps[0] = {leaf, 1, ks};
+    ps[1] = {rest, cnt, os};
+  } else {
+    ps[0] = {rest, cnt, os};
+    ps[1] = {leaf, 1, ks};
+  }
+  // Read the prefix before the old node is released (its space may be reused at once).
+  std::string head(reinterpret_cast<const char*>(v.prefix()), i);
+  c.t.release(ref);
+  out = build_inner(c.t, reinterpret_cast<const u8*>(head.data()), i, ps, 2);
+  c.delta = 1;
+  return rc::replaced;
+}
+
 rc wr_inner(wctx& c, std::uint32_t ref, std::size_t d, std::uint32_t& out) {
   inner_view v{reinterpret_cast<inner_hdr*>(c.db.at(ref))};
   const std::size_t pl = v.h->plen;
   const bool adds = c.mode == wmode::upsert || c.mode == wmode::insert;
   std::size_t i = 0;
   while (i < pl && d + i < c.kn && c.k[d + i] == v.prefix()[i]) ++i;
-  if (i < pl) {
-    // The key leaves the compressed path: a new node over the common part, routing on the
-    // first differing byte, above this node (rebuilt with the rest of its prefix).
-    if (!adds) return rc::same;
-    const std::uint32_t leaf = single_leaf(c, d + i);
-    slot s[kMaxFanout + 8];
-    const unsigned n = v.h->n;
-    for (unsigned j = 0; j < n; ++j) s[j] = {j ? v.div()[j - 1] : -1, v.child()[j], v.count()[j]};
-    const std::uint32_t rest = write_inner(c.t, v.prefix() + i, pl - i, s, n, 0);
-    const std::uint64_t cnt = inner_total(v);
-    const int ks = sym_at(c.k, c.kn, d + i), os = v.prefix()[i];
-    piece ps[2];
-    if (ks < os) {
-      ps[0] = {leaf, 1, ks};
-      ps[1] = {rest, cnt, os};
-    } else {
-      ps[0] = {rest, cnt, os};
-      ps[1] = {leaf, 1, ks};
-    }
-    // Read the prefix before the old node is released (its space may be reused at once).
-    std::string head(reinterpret_cast<const char*>(v.prefix()), i);
-    c.t.release(ref);
-    out = build_inner(c.t, reinterpret_cast<const u8*>(head.data()), i, ps, 2);
-    c.delta = 1;
-    return rc::replaced;
-  }
+  if (i < pl) return adds ? leave_prefix(c, ref, d, i, out) : rc::same;
   const std::size_t p = d + pl;
   const int s = sym_at(c.k, c.kn, p);
   const unsigned idx = route(c.db, v, s);
-  const std::uint32_t ch = v.child()[idx];
+  const std::uint32_t ch = v.child(idx);
   const node_hdr* chh = c.db.hdr(ch);
   if (chh->type == kInner) {
     inner_view cv{reinterpret_cast<inner_hdr*>(c.db.at(ch))};
@@ -516,9 +542,9 @@ rc wr_inner(wctx& c, std::uint32_t ref, std::size_t d, std::uint32_t& out) {
       piece ps[2];
       if (s < os) {
         ps[0] = {leaf, 1, s};
-        ps[1] = {ch, v.count()[idx], os};
+        ps[1] = {ch, v.count(idx), os, v.hint(idx)};
       } else {
-        ps[0] = {ch, v.count()[idx], os};
+        ps[0] = {ch, v.count(idx), os, v.hint(idx)};
         ps[1] = {leaf, 1, s};
       }
       c.delta = 1;
@@ -532,7 +558,7 @@ rc wr_inner(wctx& c, std::uint32_t ref, std::size_t d, std::uint32_t& out) {
       return rc::same;
     case rc::replaced: {
       piece pc{nref,
-               static_cast<std::uint64_t>(static_cast<std::int64_t>(v.count()[idx]) + c.delta), 0};
+               static_cast<std::uint64_t>(static_cast<std::int64_t>(v.count(idx)) + c.delta), 0};
       return finish_inner(c, ref, idx, &pc, 1, out);
     }
     case rc::removed:
@@ -736,8 +762,8 @@ void txn_state::flush() {
   for (std::size_t g = 0; g < items.size(); g += kGroup) {
     const std::size_t m = std::min(kGroup, items.size() - g);
     walk_group(
-        *db, cur.root, m, true, [&](std::size_t i) { return key_at(g + i); },
-        [](std::size_t, leaf_view L, std::size_t) { prefetch_node(L.h, L.h->units); });
+        *db, cur.root, m, [&](std::size_t i) { return key_at(g + i); },
+        [](std::size_t, leaf_view, std::size_t) {});
   }
   for (std::size_t i = 0; i < items.size(); ++i) {
     bool ch;
@@ -765,7 +791,7 @@ void txn_state::free_new(std::uint32_t ref, std::uint64_t min_txn) {
   if (h->txn < min_txn) return;
   if (h->type == kInner) {
     inner_view v{static_cast<inner_hdr*>(h)};
-    for (unsigned i = 0; i < v.h->n; ++i) free_new(v.child()[i], min_txn);
+    for (unsigned i = 0; i < v.h->n; ++i) free_new(v.child(i), min_txn);
   } else if (h->type == kLeaf) {
     release_blobs_of_leaf(ref, min_txn);
   }
@@ -783,7 +809,7 @@ void stats_rec(const db_impl& db, std::uint32_t ref, std::uint64_t depth, stats&
   if (h->type == kInner) {
     ++s.inner_nodes;
     inner_view v{static_cast<inner_hdr*>(h)};
-    for (unsigned i = 0; i < v.h->n; ++i) stats_rec(db, v.child()[i], depth + 1, s);
+    for (unsigned i = 0; i < v.h->n; ++i) stats_rec(db, v.child(i), depth + 1, s);
   } else {
     ++s.leaf_nodes;
     leaf_view L{static_cast<leaf_hdr*>(h)};
@@ -848,11 +874,14 @@ struct validator {
       for (unsigned i = 0; i < h->n; ++i) {
         ranges.push_back({p, i ? v.div()[i - 1] : -1, i + 1 < h->n ? v.div()[i] : 256});
         key.resize(p);
-        const std::uint64_t got = walk(v.child()[i], p, depth + 1);
+        const std::uint64_t got = walk(v.child(i), p, depth + 1);
         ranges.pop_back();
-        if (got != v.count()[i])
+        if (got != v.count(i))
           bad(ref, "child " + std::to_string(i) + " holds " + std::to_string(got) +
-                       " keys, count says " + std::to_string(v.count()[i]));
+                       " keys, count says " + std::to_string(v.count(i)));
+        const node_hdr* ch = db.hdr(v.child(i));
+        if (v.hint(i) != child_hint(ch->units, ch->type == kInner))
+          bad(ref, "child " + std::to_string(i) + "'s size or type differs from its slot");
         total += got;
       }
       return total;
@@ -953,7 +982,7 @@ struct cursor::state {
         st.push_back({ref, i, static_cast<std::uint32_t>(d)});
         key.append(reinterpret_cast<const char*>(v.prefix()), v.h->plen);
         d += v.h->plen;
-        ref = v.child()[i];
+        ref = v.child(i);
       } else {
         const std::uint32_t i = last ? static_cast<leaf_hdr*>(h)->n - 1u : 0u;
         st.push_back({ref, i, static_cast<std::uint32_t>(d)});
@@ -983,9 +1012,10 @@ struct cursor::state {
         key.resize(d);
         key.append(reinterpret_cast<const char*>(v.prefix()), pl);
         if (i == first) {
-          if (lb(v.child()[i], p, k, kn)) return true;
+          prefetch_child(*db, v, i);
+          if (lb(v.child(i), p, k, kn)) return true;
         } else {
-          descend(v.child()[i], p, false);
+          descend(v.child(i), p, false);
           return true;
         }
       }
@@ -1020,13 +1050,27 @@ struct cursor::state {
         const std::size_t p = f.depth + v.h->plen;
         key.resize(f.depth);
         key.append(reinterpret_cast<const char*>(v.prefix()), v.h->plen);
-        descend(v.child()[f.idx], p, !fwd);
+        descend(v.child(f.idx), p, !fwd);
+        ahead(fwd);
         return true;
       }
       st.pop_back();
     }
     valid = false;
     return false;
+  }
+  // A walk has just entered a leaf: fetch it whole, and the next two in the walk's direction,
+  // so a scan waits for memory about once per parent rather than on every leaf and entry.
+  void ahead(bool fwd) {
+    const frame& leaf = st.back();
+    prefetch_node(db->at(leaf.ref), db->hdr(leaf.ref)->units);
+    if (st.size() < 2) return;
+    const frame& p = st[st.size() - 2];
+    inner_view v{reinterpret_cast<inner_hdr*>(db->at(p.ref))};
+    const long n = v.h->n, j1 = fwd ? long{p.idx} + 1 : long{p.idx} - 1,
+               j2 = fwd ? j1 + 1 : j1 - 1;
+    for (long j : {j1, j2})
+      if (j >= 0 && j < n) prefetch_child(*db, v, static_cast<std::size_t>(j));
   }
   void reset() {
     st.clear();
@@ -1122,7 +1166,7 @@ void view::get_many(std::span<const std::string_view> keys,
     const std::size_t m = std::min(kGroup, keys.size() - g);
     for (std::size_t i = 0; i < m; ++i) out[g + i].reset();
     walk_group(
-        db, tr_->root, m, false, [&](std::size_t i) { return keys[g + i]; },
+        db, tr_->root, m, [&](std::size_t i) { return keys[g + i]; },
         [&](std::size_t i, leaf_view L, std::size_t d) {
           const std::string_view key = keys[g + i];
           const int j = leaf_find(L, reinterpret_cast<const u8*>(key.data()) + d, key.size() - d,
