@@ -23,7 +23,7 @@ inline constexpr std::size_t kMaxKey = 1024;                        // bytes
 inline constexpr std::uint64_t kMaxValue = std::uint64_t{2} << 30;  // 2 GiB
 inline constexpr std::size_t kMaxTrees = 32;                        // named trees per database
 inline constexpr std::size_t kMaxTreeName = 39;                     // bytes
-inline constexpr std::uint32_t kFormatVersion = 2;
+inline constexpr std::uint32_t kFormatVersion = 1;
 
 enum class error_kind {
   key_too_long,    // key over kMaxKey

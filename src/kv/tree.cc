@@ -50,13 +50,10 @@ inline void prefetch_node(const void* node, std::uint32_t units) {
   for (std::uint32_t i = 0; i < units; ++i) __builtin_prefetch(p + i * kUnit);
 }
 
-// Requests child i of v from the size its slot records: a leaf whole (a lookup reads its
-// hashes, offsets and an entry, a search several entries), an inner node's first lines.
-inline void prefetch_child(const db_impl& db, inner_view v, std::size_t i) {
-  const std::uint8_t h = v.hint(i);
-  const std::uint32_t units = hint_units(h);
-  prefetch_node(db.at(v.child(i)), hint_inner(h) ? std::min<std::uint32_t>(units, 4) : units);
-}
+// Requests the first four lines of a node: an inner node's header and dividers, a leaf's
+// header, hashes and offsets (all a point lookup reads before its entry). Whole leaves for
+// point lookups cost more than they saved; a search fetches the rest once it has the header.
+inline void prefetch_head(const u8* node) { prefetch_node(node, 4); }
 
 // First entry whose suffix is >= s.
 std::size_t leaf_lower(leaf_view L, const u8* s, std::size_t sn, bool& found) {
@@ -75,7 +72,7 @@ std::size_t leaf_lower(leaf_view L, const u8* s, std::size_t sn, bool& found) {
 }
 
 // Point lookup through the 1-byte hashes, 8 at a time (SWAR exact zero-byte test), so most
-// misses compare no key at all.
+// misses compare no key at all. With no key (s null), the first hash match.
 int leaf_find(leaf_view L, const u8* s, std::size_t sn, u8 h) {
   const std::size_t n = L.h->n;
   const u8* hs = L.hash();
@@ -89,6 +86,7 @@ int leaf_find(leaf_view L, const u8* s, std::size_t sn, u8 h) {
     while (z) {
       const std::size_t j = i + static_cast<std::size_t>(std::countr_zero(z)) / 8;
       if (j >= n) break;
+      if (!s) return static_cast<int>(j);
       const u8* e = L.entry(j);
       if (rd16(e) == sn && std::memcmp(e + 4, s, sn) == 0) return static_cast<int>(j);
       z &= z - 1;
@@ -101,12 +99,13 @@ int leaf_find(leaf_view L, const u8* s, std::size_t sn, u8 h) {
 // next is prefetched before any key of the group reads one, so the group's cache misses overlap
 // instead of queueing. An inner level takes two passes: route on the node (header and dividers,
 // prefetched before) and prefetch the child's slot, then read the slot and prefetch the child.
-// at_leaf(i, leaf, depth) runs when key i reaches its leaf; a key whose path leaves the tree (a
-// compressed prefix differs) stops there.
+// at_leaf(i, leaf, depth) runs once a pass while key i is at its leaf, until it returns true; a
+// key whose path leaves the tree (a compressed prefix differs) stops there. `for_write`: the
+// count a write updates is fetched with the child reference.
 constexpr std::size_t kGroup = 16;
 template <class KeyAt, class AtLeaf>
-void walk_group(const db_impl& db, std::uint32_t root, std::size_t m, KeyAt key_at,
-                AtLeaf at_leaf) {
+void walk_group(const db_impl& db, std::uint32_t root, std::size_t m, bool for_write,
+                KeyAt key_at, AtLeaf at_leaf) {
   if (!root || m == 0) return;
   std::uint32_t ref[kGroup], slot[kGroup];
   std::size_t depth[kGroup], live[kGroup];
@@ -126,14 +125,14 @@ void walk_group(const db_impl& db, std::uint32_t root, std::size_t m, KeyAt key_
       const std::size_t i = live[x];
       node_hdr* h = db.hdr(ref[i]);
       if (h->type != kInner) {
-        at_leaf(i, leaf_view{static_cast<leaf_hdr*>(h)}, depth[i]);
+        if (!at_leaf(i, leaf_view{static_cast<leaf_hdr*>(h)}, depth[i])) live[w++] = i;
         continue;
       }
       inner_view v{static_cast<inner_hdr*>(h)};
       if (routed[i]) {
         routed[i] = false;
         ref[i] = v.child(slot[i]);
-        prefetch_child(db, v, slot[i]);
+        prefetch_head(db.at(ref[i]));
       } else {
         const std::string_view key = key_at(i);
         const u8* k = reinterpret_cast<const u8*>(key.data());
@@ -145,7 +144,8 @@ void walk_group(const db_impl& db, std::uint32_t root, std::size_t m, KeyAt key_
         slot[i] = route(db, v, sym_at(k, kn, d));
         depth[i] = d;
         routed[i] = true;
-        __builtin_prefetch(v.slot(slot[i]));
+        __builtin_prefetch(v.child_at(slot[i]));
+        if (for_write) __builtin_prefetch(v.count_at(slot[i]));
       }
       live[w++] = i;
     }
@@ -183,11 +183,12 @@ const std::uint8_t* tree_get(const db_impl& db, std::uint32_t ref, std::string_v
         if (kn - d < pl || std::memcmp(k + d, v.prefix(), pl) != 0) return nullptr;
         d += pl;
       }
-      const unsigned idx = route(db, v, sym_at(k, kn, d));
-      ref = v.child(idx);
-      prefetch_child(db, v, idx);
+      ref = v.child(route(db, v, sym_at(k, kn, d)));
     } else {
       leaf_view L{static_cast<leaf_hdr*>(h)};
+      // The offsets past the first 16 sit on lines 2-3: request them while the hashes are read.
+      __builtin_prefetch(L.base() + 2 * kUnit);
+      __builtin_prefetch(L.base() + 3 * kUnit);
       const int j = leaf_find(L, k + d, kn - d, key_hash(key));
       if (j < 0) return nullptr;
       const std::string_view sv = value_at(db, L.entry(static_cast<std::size_t>(j)));
@@ -242,13 +243,11 @@ inline std::size_t ent_bytes(const ent& e, std::size_t off) {
   return entry_bytes(e.klen - off, e.blob != 0, e.vlen);
 }
 
-// A child to be placed in an inner node. hint: its size and type (child_hint), or 0 when they
-// are to be read from its header (a node just written, so in cache).
+// A child to be placed in an inner node.
 struct piece {
   std::uint32_t ref;
   std::uint64_t cnt;
   int sym;  // routing byte of its first key (the divider in front of it)
-  std::uint8_t hint = 0;
 };
 // The same, packed: inner nodes are rebuilt from arrays of up to 257 of these on the stack of a
 // recursion as deep as the longest key.
@@ -256,15 +255,9 @@ struct slot {
   std::uint64_t cnt;
   std::uint32_t ref;
   std::int16_t sym;
-  std::uint8_t hint;
 };
-inline slot mk_slot(int sym, std::uint32_t ref, std::uint64_t cnt, std::uint8_t hint) {
-  return {cnt, ref, static_cast<std::int16_t>(sym), hint};
-}
-std::uint8_t hint_of(const db_impl& db, std::uint32_t ref, std::uint8_t hint) {
-  if (hint) return hint;
-  const node_hdr* h = db.hdr(ref);
-  return child_hint(h->units, h->type == kInner);
+inline slot mk_slot(int sym, std::uint32_t ref, std::uint64_t cnt) {
+  return {cnt, ref, static_cast<std::int16_t>(sym)};
 }
 
 enum class rc { same, replaced, removed, split };
@@ -354,7 +347,7 @@ std::uint32_t write_inner(txn_state& t, const u8* prefix, std::size_t plen, cons
   v.h->n = static_cast<std::uint16_t>(n);
   for (std::size_t i = 0; i < n; ++i) {
     if (i) v.div()[i - 1] = static_cast<u8>(s[i].sym);
-    v.set(i, s[i].ref, s[i].cnt, hint_of(*t.db, s[i].ref, s[i].hint));
+    v.set(i, s[i].ref, s[i].cnt);
   }
   return ref;
 }
@@ -362,7 +355,7 @@ std::uint32_t write_inner(txn_state& t, const u8* prefix, std::size_t plen, cons
 [[gnu::noinline]] std::uint32_t build_inner(txn_state& t, const u8* prefix, std::size_t plen,
                                             const piece* ps, std::size_t n) {
   slot s[kMaxFanout + 8];
-  for (std::size_t i = 0; i < n; ++i) s[i] = mk_slot(ps[i].sym, ps[i].ref, ps[i].cnt, ps[i].hint);
+  for (std::size_t i = 0; i < n; ++i) s[i] = mk_slot(ps[i].sym, ps[i].ref, ps[i].cnt);
   return write_inner(t, prefix, plen, s, n, 0);
 }
 
@@ -456,7 +449,7 @@ std::uint32_t single_leaf(wctx& c, std::size_t d) {
   const unsigned n = v.h->n;
   const bool mut = v.h->txn >= c.t.base();
   if (np == 1 && mut) {
-    v.set(idx, ps[0].ref, ps[0].cnt, hint_of(c.db, ps[0].ref, ps[0].hint));
+    v.set(idx, ps[0].ref, ps[0].cnt);
     return ref;
   }
   slot s[kMaxFanout + 8];
@@ -464,11 +457,11 @@ std::uint32_t single_leaf(wctx& c, std::size_t d) {
   for (unsigned i = 0; i < n; ++i) {
     const int sym = i ? v.div()[i - 1] : -1;
     if (i != idx) {
-      s[m++] = mk_slot(sym, v.child(i), v.count(i), v.hint(i));
+      s[m++] = mk_slot(sym, v.child(i), v.count(i));
       continue;
     }
     for (std::size_t j = 0; j < np; ++j)
-      s[m++] = mk_slot(j ? ps[j].sym : sym, ps[j].ref, ps[j].cnt, ps[j].hint);
+      s[m++] = mk_slot(j ? ps[j].sym : sym, ps[j].ref, ps[j].cnt);
   }
   if (m == 0) {
     c.t.release(ref);
@@ -499,7 +492,7 @@ rc finish_inner(wctx& c, std::uint32_t ref, unsigned idx, const piece* ps, std::
   slot s[kMaxFanout + 8];
   const unsigned n = v.h->n;
   for (unsigned j = 0; j < n; ++j)
-    s[j] = mk_slot(j ? v.div()[j - 1] : -1, v.child(j), v.count(j), v.hint(j));
+    s[j] = mk_slot(j ? v.div()[j - 1] : -1, v.child(j), v.count(j));
   const std::uint32_t rest = write_inner(c.t, v.prefix() + i, pl - i, s, n, 0);
   const std::uint64_t cnt = inner_total(v);
   const int ks = sym_at(c.k, c.kn, d + i), os = v.prefix()[i];
@@ -542,9 +535,9 @@ rc wr_inner(wctx& c, std::uint32_t ref, std::size_t d, std::uint32_t& out) {
       piece ps[2];
       if (s < os) {
         ps[0] = {leaf, 1, s};
-        ps[1] = {ch, v.count(idx), os, v.hint(idx)};
+        ps[1] = {ch, v.count(idx), os};
       } else {
-        ps[0] = {ch, v.count(idx), os, v.hint(idx)};
+        ps[0] = {ch, v.count(idx), os};
         ps[1] = {leaf, 1, s};
       }
       c.delta = 1;
@@ -759,11 +752,18 @@ void txn_state::flush() {
   items.swap(buf);
   bytes.swap(buf_bytes);
   auto key_at = [&](std::size_t i) { return std::string_view(bytes).substr(items[i].at, items[i].klen); };
+  bool whole[kGroup];
   for (std::size_t g = 0; g < items.size(); g += kGroup) {
     const std::size_t m = std::min(kGroup, items.size() - g);
+    std::fill(whole, whole + m, false);
     walk_group(
-        *db, cur.root, m, [&](std::size_t i) { return key_at(g + i); },
-        [](std::size_t, leaf_view, std::size_t) {});
+        *db, cur.root, m, true, [&](std::size_t i) { return key_at(g + i); },
+        [&](std::size_t i, leaf_view L, std::size_t) {
+          if (whole[i]) return true;
+          whole[i] = true;  // a write searches the leaf: fetch the rest of it
+          prefetch_node(L.h, L.h->units);
+          return false;
+        });
   }
   for (std::size_t i = 0; i < items.size(); ++i) {
     bool ch;
@@ -879,9 +879,6 @@ struct validator {
         if (got != v.count(i))
           bad(ref, "child " + std::to_string(i) + " holds " + std::to_string(got) +
                        " keys, count says " + std::to_string(v.count(i)));
-        const node_hdr* ch = db.hdr(v.child(i));
-        if (v.hint(i) != child_hint(ch->units, ch->type == kInner))
-          bad(ref, "child " + std::to_string(i) + "'s size or type differs from its slot");
         total += got;
       }
       return total;
@@ -1012,7 +1009,7 @@ struct cursor::state {
         key.resize(d);
         key.append(reinterpret_cast<const char*>(v.prefix()), pl);
         if (i == first) {
-          prefetch_child(*db, v, i);
+          prefetch_head(db->at(v.child(i)));
           if (lb(v.child(i), p, k, kn)) return true;
         } else {
           descend(v.child(i), p, false);
@@ -1059,8 +1056,9 @@ struct cursor::state {
     valid = false;
     return false;
   }
-  // A walk has just entered a leaf: fetch it whole, and the next two in the walk's direction,
-  // so a scan waits for memory about once per parent rather than on every leaf and entry.
+  // A walk has just entered a leaf: fetch it whole, the next leaf in the walk's direction whole
+  // (its head came in one leaf ago), and the head of the one after, so a scan waits for memory
+  // about once per parent rather than on every leaf and entry.
   void ahead(bool fwd) {
     const frame& leaf = st.back();
     prefetch_node(db->at(leaf.ref), db->hdr(leaf.ref)->units);
@@ -1069,8 +1067,10 @@ struct cursor::state {
     inner_view v{reinterpret_cast<inner_hdr*>(db->at(p.ref))};
     const long n = v.h->n, j1 = fwd ? long{p.idx} + 1 : long{p.idx} - 1,
                j2 = fwd ? j1 + 1 : j1 - 1;
-    for (long j : {j1, j2})
-      if (j >= 0 && j < n) prefetch_child(*db, v, static_cast<std::size_t>(j));
+    if (j1 < 0 || j1 >= n) return;
+    const node_hdr* h = db->hdr(v.child(static_cast<std::size_t>(j1)));
+    prefetch_node(h, h->type == kLeaf ? h->units : 4);
+    if (j2 >= 0 && j2 < n) prefetch_head(db->at(v.child(static_cast<std::size_t>(j2))));
   }
   void reset() {
     st.clear();
@@ -1162,16 +1162,32 @@ void view::get_many(std::span<const std::string_view> keys,
   if (out.size() < keys.size())
     throw error(error_kind::invalid_argument, "get_many: output span shorter than the keys");
   const db_impl& db = *db_;
+  // At its leaf a key takes two passes too: find the first hash match and prefetch its entry,
+  // then compare (hash collisions are rare: the rest of the search runs there and then).
+  u8 hash[kGroup];
+  bool probed[kGroup];
   for (std::size_t g = 0; g < keys.size(); g += kGroup) {
     const std::size_t m = std::min(kGroup, keys.size() - g);
-    for (std::size_t i = 0; i < m; ++i) out[g + i].reset();
+    for (std::size_t i = 0; i < m; ++i) {
+      out[g + i].reset();
+      hash[i] = key_hash(keys[g + i]);
+      probed[i] = false;
+    }
     walk_group(
-        db, tr_->root, m, [&](std::size_t i) { return keys[g + i]; },
+        db, tr_->root, m, false, [&](std::size_t i) { return keys[g + i]; },
         [&](std::size_t i, leaf_view L, std::size_t d) {
+          if (!probed[i]) {
+            probed[i] = true;
+            const int j = leaf_find(L, nullptr, 0, hash[i]);
+            if (j < 0) return true;
+            __builtin_prefetch(L.entry(static_cast<std::size_t>(j)));
+            return false;
+          }
           const std::string_view key = keys[g + i];
           const int j = leaf_find(L, reinterpret_cast<const u8*>(key.data()) + d, key.size() - d,
-                                  key_hash(key));
+                                  hash[i]);
           if (j >= 0) out[g + i] = value_at(db, L.entry(static_cast<std::size_t>(j)));
+          return true;
         });
   }
 }
