@@ -170,8 +170,13 @@ class write_tx : public view {
   bool insert(std::string_view key, std::string_view value);  // false (unchanged) if present
   bool update(std::string_view key, std::string_view value);  // false (unchanged) if absent
   bool remove(std::string_view key);                          // true: key was present
+  // Removes the keys in [lo, hi) (no hi: to the end) and returns how many there were, in one
+  // walk: subtrees inside the range are released whole.
   std::uint64_t remove_range(std::string_view lo, std::optional<std::string_view> hi);
-  // Appends sorted, distinct keys (each greater than every key in the tree) quickly.
+  // Adds sorted, distinct keys. Into an empty tree it builds full leaves directly, in one pass
+  // (it holds a 40-byte descriptor per pair meanwhile); otherwise it inserts them in order and
+  // fails with invalid_argument at the first key already present. Unsorted input fails before
+  // anything is written.
   void bulk_load(std::span<const std::pair<std::string_view, std::string_view>> sorted);
 
   write_tx sub();

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -290,6 +291,12 @@ enum class wmode { upsert, insert, update, remove };
 // Applies one write; returns whether the key existed before.
 bool tree_write(txn_state& t, wmode mode, std::string_view key, std::string_view value,
                 bool& changed);
+// Builds an empty tree from sorted, distinct pairs in one pass (full leaves).
+void tree_bulk(txn_state& t, const std::vector<std::pair<std::string_view, std::string_view>>& kv);
+// Removes the keys in [lo, hi) (no hi: to the end) in one walk: subtrees inside the range are
+// released whole, only the leaves at its two edges are rebuilt. Returns how many keys went.
+std::uint64_t tree_remove_range(txn_state& t, std::string_view lo,
+                                std::optional<std::string_view> hi);
 const std::uint8_t* tree_get(const db_impl& db, std::uint32_t root, std::string_view key,
                              std::uint64_t& vlen);
 std::uint64_t tree_rank(const db_impl& db, std::uint32_t root, std::uint64_t count,

@@ -462,26 +462,31 @@ bool write_tx::remove(std::string_view key) {
 }
 
 std::uint64_t write_tx::remove_range(std::string_view lo, std::optional<std::string_view> hi) {
-  st();
-  std::vector<std::string> doomed;
-  cursor c = make_cursor();
-  for (bool ok = c.lower_bound(lo); ok && (!hi || c.key() < *hi); ok = c.next())
-    doomed.emplace_back(c.key());
-  for (const auto& k : doomed) remove(k);
-  return doomed.size();
+  return tree_remove_range(st(), lo, hi);
 }
 
 void write_tx::bulk_load(std::span<const std::pair<std::string_view, std::string_view>> sorted) {
   txn_state& t = st();
+  // Everything is checked before anything is written: a bad pair leaves the tree as it was.
   for (std::size_t i = 0; i < sorted.size(); ++i) {
     check_kv(sorted[i].first, sorted[i].second);
     if (i && !(sorted[i - 1].first < sorted[i].first))
       throw error(error_kind::invalid_argument,
                   "bulk_load: keys not sorted and distinct at index " + std::to_string(i));
+  }
+  if (sorted.empty()) return;
+  if (!t.cur.root) {
+    tree_bulk(t, {sorted.begin(), sorted.end()});
+    return;
+  }
+  if (get(sorted.front().first))
+    throw error(error_kind::invalid_argument, "bulk_load: key at index 0 already present");
+  for (std::size_t i = 0; i < sorted.size(); ++i) {
     bool ch;
     if (tree_write(t, wmode::insert, sorted[i].first, sorted[i].second, ch))
       throw error(error_kind::invalid_argument,
-                  "bulk_load: key at index " + std::to_string(i) + " already present");
+                  "bulk_load: key at index " + std::to_string(i) +
+                      " already present (the keys before it were added)");
   }
 }
 

@@ -703,7 +703,220 @@ rc wr(wctx& c, std::uint32_t ref, std::size_t d, std::uint32_t& out) {
   return wr_leaf(c, ref, d, out);
 }
 
+
+// ---- bulk building ------------------------------------------------------------------------------
+
+// Sorted, distinct entries (suffixes from `off`) -> nodes, in one pass: consecutive runs of the
+// routing byte are packed into full leaves, and a run too large for one leaf becomes an inner
+// node over the run's common prefix, built the same way one level down.
+void build_sorted(txn_state& t, const ent* es, std::size_t cnt, std::size_t off,
+                  std::vector<piece>& out) {
+  std::size_t start = 0, bytes = kLeafHeap;  // the leaf being packed: es[start, i)
+  auto flush_leaf = [&](std::size_t end) {
+    if (end > start) out.push_back({build_leaf(t, es + start, end - start, off, 0),
+                                    end - start, ent_sym(es[start], off)});
+    start = end;
+    bytes = kLeafHeap;
+  };
+  for (std::size_t i = 0; i < cnt;) {
+    const int sym = ent_sym(es[i], off);
+    std::size_t j = i, run_bytes = 0;
+    while (j < cnt && ent_sym(es[j], off) == sym && j - i <= kLeafSlots &&
+           run_bytes <= kLeafMaxBytes)
+      run_bytes += ent_bytes(es[j++], off);
+    const bool run_fits = (j == cnt || ent_sym(es[j], off) != sym) && j - i <= kLeafSlots &&
+                          kLeafHeap + run_bytes <= kLeafMaxBytes;
+    if (run_fits) {
+      if (j - start > kLeafSlots || bytes + run_bytes > kLeafMaxBytes) flush_leaf(i);
+      bytes += run_bytes;
+      i = j;
+      continue;
+    }
+    flush_leaf(i);
+    while (j < cnt && ent_sym(es[j], off) == sym) ++j;  // the whole run
+    const ent& a = es[i];
+    const ent& b = es[j - 1];
+    std::size_t l = 1;  // sym >= 0: a run of one byte value over more than a leaf holds
+    while (off + l < a.klen && off + l < b.klen && a.key[off + l] == b.key[off + l]) ++l;
+    std::vector<piece> sub;
+    build_sorted(t, es + i, j - i, off + l, sub);
+    out.push_back({build_inner(t, a.key + off, l, sub.data(), sub.size()), j - i, sym});
+    i = j;
+    start = j;
+  }
+  flush_leaf(cnt);
+}
+
+// ---- range removal ------------------------------------------------------------------------------
+
+struct range_ctx {
+  txn_state& t;
+  db_impl& db;
+  const u8 *lo, *hi;  // hi null: no upper bound
+  std::size_t lon, hin;
+  std::uint64_t removed = 0;
+};
+
+// Releases a whole subtree: every node, and every value node of its leaves.
+void drop(txn_state& t, std::uint32_t ref) {
+  const node_hdr* h = t.db->hdr(ref);
+  if (h->type == kInner) {
+    inner_view v{reinterpret_cast<inner_hdr*>(t.db->at(ref))};
+    for (unsigned i = 0; i < v.h->n; ++i) drop(t, v.child(i));
+  } else {
+    leaf_view L{reinterpret_cast<leaf_hdr*>(t.db->at(ref))};
+    for (std::size_t i = 0; i < L.h->n; ++i)
+      if (const ent e = gather(L, i); e.blob) t.release(e.blob);
+  }
+  t.release(ref);
+}
+
+// Compares a bound's bytes [d, d + n) with `bytes`: -1 when the bound sorts before every key
+// that continues with them, 1 after, 0 when it runs on into them (the bound stays active).
+int bound_vs(const u8* b, std::size_t bn, std::size_t d, const u8* bytes, std::size_t n) {
+  const std::size_t m = bn > d ? std::min(n, bn - d) : 0;
+  const int c = m ? std::memcmp(b + d, bytes, m) : 0;
+  if (c) return c < 0 ? -1 : 1;
+  return m < n ? -1 : 0;
+}
+
+// Removes the keys in [lo, hi) under node `ref` at depth d. lo_on / hi_on: the bound still
+// shares the path to here (otherwise every key here is above lo / below hi). Like wr(): the
+// node's new reference in `out`, or removed.
+rc rm_range(range_ctx& r, std::uint32_t ref, std::size_t d, bool lo_on, bool hi_on,
+            std::uint32_t& out) {
+  node_hdr* h = r.db.hdr(ref);
+  auto drop_all = [&] {
+    r.removed += h->type == kInner ? inner_total(inner_view{static_cast<inner_hdr*>(h)})
+                                   : static_cast<leaf_hdr*>(h)->n;
+    drop(r.t, ref);
+    return rc::removed;
+  };
+  if (!lo_on && !hi_on) return drop_all();
+  if (h->type == kLeaf) {
+    leaf_view L{static_cast<leaf_hdr*>(h)};
+    std::vector<ent> keep;
+    const std::size_t n = L.h->n;
+    keep.reserve(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      const ent e = gather(L, i);
+      const bool above_lo = !lo_on || cmp(e.key, e.klen, r.lo + std::min(d, r.lon),
+                                          r.lon - std::min(d, r.lon)) >= 0;
+      const bool below_hi = !hi_on || cmp(e.key, e.klen, r.hi + std::min(d, r.hin),
+                                          r.hin - std::min(d, r.hin)) < 0;
+      if (above_lo && below_hi) {
+        if (e.blob) r.t.release(e.blob);
+      } else {
+        keep.push_back(e);
+      }
+    }
+    if (keep.size() == n) return rc::same;
+    r.removed += n - keep.size();
+    if (keep.empty()) {
+      r.t.release(ref);
+      return rc::removed;
+    }
+    out = build_leaf(r.t, keep.data(), keep.size(), 0, 0);
+    r.t.release(ref);
+    return rc::replaced;
+  }
+  inner_view v{static_cast<inner_hdr*>(h)};
+  const std::size_t pl = v.h->plen;
+  if (lo_on) {
+    const int c = bound_vs(r.lo, r.lon, d, v.prefix(), pl);
+    if (c > 0) return rc::same;  // every key here is below lo
+    lo_on = c == 0;
+  }
+  if (hi_on) {
+    const int c = bound_vs(r.hi, r.hin, d, v.prefix(), pl);
+    if (c < 0) return rc::same;  // every key here is at or above hi
+    hi_on = c == 0;
+  }
+  if (!lo_on && !hi_on) return drop_all();
+  const std::size_t p = d + pl;
+  const unsigned n = v.h->n;
+  const unsigned a = lo_on ? route(r.db, v, sym_at(r.lo, r.lon, p)) : 0;
+  const unsigned b = hi_on ? route(r.db, v, sym_at(r.hi, r.hin, p)) : n - 1;
+  slot s[kMaxFanout + 8];
+  std::size_t m = 0;
+  bool changed = false;
+  for (unsigned i = 0; i < n; ++i) {
+    const int sym = i ? v.div()[i - 1] : -1;
+    if (i < a || i > b) {
+      s[m++] = mk_slot(sym, v.child(i), v.count(i));
+      continue;
+    }
+    if (i != a && i != b) {
+      r.removed += v.count(i);
+      drop(r.t, v.child(i));
+      changed = true;
+      continue;
+    }
+    const std::uint64_t before = r.removed;
+    std::uint32_t nref = v.child(i);
+    const rc res = rm_range(r, nref, p, lo_on && i == a, hi_on && i == b, nref);
+    changed |= res != rc::same;
+    if (res == rc::removed) continue;
+    s[m++] = mk_slot(sym, nref, v.count(i) - (r.removed - before));
+  }
+  if (!changed) return rc::same;
+  if (m == 0) {
+    r.t.release(ref);
+    return rc::removed;
+  }
+  // The first child's divider is implicit: whatever comes first now covers from the start.
+  if (v.h->txn >= r.t.base() && m <= v.h->cap) {
+    out = write_inner(r.t, nullptr, 0, s, m, ref);
+    return rc::replaced;
+  }
+  out = write_inner(r.t, v.prefix(), pl, s, m, 0);
+  r.t.release(ref);
+  return rc::replaced;
+}
+
 }  // namespace
+
+void tree_bulk(txn_state& t, const std::vector<std::pair<std::string_view, std::string_view>>& kv) {
+  std::vector<ent> es;
+  es.reserve(kv.size());
+  for (const auto& [k, v] : kv) {
+    ent e;
+    e.key = reinterpret_cast<const u8*>(k.data());
+    e.klen = static_cast<std::uint32_t>(k.size());
+    e.hash = key_hash(k);
+    if (v.size() > kInlineValue) {
+      e.blob = make_blob(t, v);
+      e.val = nullptr;
+      e.vlen = 0;
+    } else {
+      e.blob = 0;
+      e.val = reinterpret_cast<const u8*>(v.data());
+      e.vlen = static_cast<std::uint32_t>(v.size());
+    }
+    es.push_back(e);
+  }
+  std::vector<piece> ps;
+  build_sorted(t, es.data(), es.size(), 0, ps);
+  t.cur.root = ps.size() == 1 ? ps[0].ref : build_inner(t, nullptr, 0, ps.data(), ps.size());
+  t.cur.count = es.size();
+}
+
+std::uint64_t tree_remove_range(txn_state& t, std::string_view lo,
+                                std::optional<std::string_view> hi) {
+  if (!t.cur.root || (hi && *hi <= lo)) return 0;
+  range_ctx r{t,
+              *t.db,
+              reinterpret_cast<const u8*>(lo.data()),
+              hi ? reinterpret_cast<const u8*>(hi->data()) : nullptr,
+              lo.size(),
+              hi ? hi->size() : 0};
+  std::uint32_t out = t.cur.root;
+  const rc res = rm_range(r, t.cur.root, 0, true, hi.has_value(), out);
+  if (res == rc::removed) t.cur.root = 0;
+  if (res == rc::replaced) t.cur.root = out;
+  t.cur.count -= r.removed;
+  return r.removed;
+}
 
 bool tree_write(txn_state& t, wmode mode, std::string_view key, std::string_view value,
                 bool& changed) {
