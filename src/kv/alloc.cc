@@ -125,7 +125,8 @@ void allocator::assign(const std::map<std::uint32_t, std::uint32_t>& free, std::
   }
 }
 
-// ---- rebuilding free space at open ----------------------------------------------------------------
+// ---- rebuilding free space at open
+// ----------------------------------------------------------------
 
 bool extent_map::carve(std::uint32_t off, std::uint32_t units) {
   if (off >= hwm) {

@@ -1,232 +1,8 @@
-// The tree: lookups, ranks, cursors, copy-on-write updates and the validator.
-#include <xxhash.h>
-
-#include <algorithm>
-#include <bit>
-
-#include "internal.h"
+// Writing a tree: copy-on-write updates, leaf splits, buffered puts, bulk building, range
+// removal, and freeing what an aborted level wrote.
+#include "node.h"
 
 namespace simdex::kv::detail {
-
-std::uint8_t key_hash(std::string_view key) {
-  return static_cast<std::uint8_t>(XXH3_64bits(key.data(), key.size()) >> 56);
-}
-
-namespace {
-
-using u8 = std::uint8_t;
-
-// The byte a node routes on, or -1 where the key ends there (such keys sort first).
-inline int sym_at(const u8* k, std::size_t kn, std::size_t pos) { return pos < kn ? k[pos] : -1; }
-
-// Child of `v` for routing byte `sym`: child i covers [div[i-1], div[i]), so the answer is the
-// number of dividers <= sym: lower_bound_padded counts those < sym, then one compare.
-inline unsigned route(const db_impl& db, inner_view v, int sym) {
-  const unsigned n = v.h->n;
-  if (sym < 0 || n == 1) return 0;
-  const u8* d = v.div();
-  const std::size_t i = db.k->lower_bound_padded(d, n - 1, static_cast<u8>(sym));
-  return static_cast<unsigned>(i + (i < n - 1 && d[i] == static_cast<u8>(sym)));
-}
-
-inline int cmp(const u8* a, std::size_t an, const u8* b, std::size_t bn) {
-  // Most keys differ in their first 8 bytes: one big-endian word compare, no libc call.
-  if (an >= 8 && bn >= 8) {
-    std::uint64_t x, y;
-    std::memcpy(&x, a, 8);
-    std::memcpy(&y, b, 8);
-    if (x != y) return __builtin_bswap64(x) < __builtin_bswap64(y) ? -1 : 1;
-  }
-  const std::size_t m = std::min(an, bn);
-  const int c = m ? std::memcmp(a, b, m) : 0;
-  if (c) return c;
-  return an < bn ? -1 : (an > bn ? 1 : 0);
-}
-
-// Requests every line of a node at once: a binary search then waits for one round of misses
-// instead of one per probe.
-inline void prefetch_node(const void* node, std::uint32_t units) {
-  const char* p = static_cast<const char*>(node);
-  for (std::uint32_t i = 0; i < units; ++i) __builtin_prefetch(p + i * kUnit);
-}
-
-// Requests the first four lines of a node: an inner node's header and dividers, a leaf's
-// header, hashes and offsets (all a point lookup reads before its entry). Whole leaves for
-// point lookups cost more than they saved; a search fetches the rest once it has the header.
-inline void prefetch_head(const u8* node) { prefetch_node(node, 4); }
-
-// First entry whose suffix is >= s.
-std::size_t leaf_lower(leaf_view L, const u8* s, std::size_t sn, bool& found) {
-  prefetch_node(L.h, L.h->units);
-  std::size_t lo = 0, hi = L.h->n;
-  while (lo < hi) {
-    const std::size_t mid = (lo + hi) / 2;
-    const u8* e = L.entry(mid);
-    if (cmp(e + 4, rd16(e), s, sn) < 0)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  found = lo < L.h->n && cmp(L.key(lo), L.klen(lo), s, sn) == 0;
-  return lo;
-}
-
-// Point lookup through the 1-byte hashes, 8 at a time (SWAR exact zero-byte test), so most
-// misses compare no key at all. With no key (s null), the first hash match.
-int leaf_find(leaf_view L, const u8* s, std::size_t sn, u8 h) {
-  const std::size_t n = L.h->n;
-  const u8* hs = L.hash();
-  const std::uint64_t pat = 0x0101010101010101ull * h;
-  constexpr std::uint64_t lo7 = 0x7F7F7F7F7F7F7F7Full;
-  for (std::size_t i = 0; i < n; i += 8) {
-    std::uint64_t w;
-    std::memcpy(&w, hs + i, 8);
-    w ^= pat;
-    std::uint64_t z = ~(((w & lo7) + lo7) | w | lo7);
-    while (z) {
-      const std::size_t j = i + static_cast<std::size_t>(std::countr_zero(z)) / 8;
-      if (j >= n) break;
-      if (!s) return static_cast<int>(j);
-      const u8* e = L.entry(j);
-      if (rd16(e) == sn && std::memcmp(e + 4, s, sn) == 0) return static_cast<int>(j);
-      z &= z - 1;
-    }
-  }
-  return -1;
-}
-
-// Group walk: the keys of a group move down the tree in lockstep, and every line a key needs
-// next is prefetched before any key of the group reads one, so the group's cache misses overlap
-// instead of queueing. An inner level takes two passes: route on the node (header and dividers,
-// prefetched before) and prefetch the child's slot, then read the slot and prefetch the child.
-// at_leaf(i, leaf, depth) runs once a pass while key i is at its leaf, until it returns true; a
-// key whose path leaves the tree (a compressed prefix differs) stops there. `for_write`: the
-// count a write updates is fetched with the child reference.
-constexpr std::size_t kGroup = 16;
-template <class KeyAt, class AtLeaf>
-void walk_group(const db_impl& db, std::uint32_t root, std::size_t m, bool for_write,
-                KeyAt key_at, AtLeaf at_leaf) {
-  if (!root || m == 0) return;
-  std::uint32_t ref[kGroup], slot[kGroup];
-  std::size_t depth[kGroup], live[kGroup];
-  bool routed[kGroup];
-  std::size_t nl = 0;
-  for (std::size_t i = 0; i < m; ++i) {
-    ref[i] = root;
-    depth[i] = 0;
-    routed[i] = false;
-    live[nl++] = i;
-  }
-  __builtin_prefetch(db.at(root));
-  __builtin_prefetch(db.at(root) + 64);
-  while (nl) {
-    std::size_t w = 0;
-    for (std::size_t x = 0; x < nl; ++x) {
-      const std::size_t i = live[x];
-      node_hdr* h = db.hdr(ref[i]);
-      if (h->type != kInner) {
-        if (!at_leaf(i, leaf_view{static_cast<leaf_hdr*>(h)}, depth[i])) live[w++] = i;
-        continue;
-      }
-      inner_view v{static_cast<inner_hdr*>(h)};
-      if (routed[i]) {
-        routed[i] = false;
-        ref[i] = v.child(slot[i]);
-        prefetch_head(db.at(ref[i]));
-      } else {
-        const std::string_view key = key_at(i);
-        const u8* k = reinterpret_cast<const u8*>(key.data());
-        const std::size_t kn = key.size();
-        const std::size_t pl = v.h->plen;
-        std::size_t d = depth[i];
-        if (pl && (kn - d < pl || std::memcmp(k + d, v.prefix(), pl) != 0)) continue;
-        d += pl;
-        slot[i] = route(db, v, sym_at(k, kn, d));
-        depth[i] = d;
-        routed[i] = true;
-        __builtin_prefetch(v.child_at(slot[i]));
-        if (for_write) __builtin_prefetch(v.count_at(slot[i]));
-      }
-      live[w++] = i;
-    }
-    nl = w;
-  }
-}
-
-std::uint64_t inner_total(inner_view v) {
-  std::uint64_t s = 0;
-  for (unsigned i = 0; i < v.h->n; ++i) s += v.count(i);
-  return s;
-}
-
-}  // namespace
-
-std::string_view value_at(const db_impl& db, const std::uint8_t* e) {
-  const std::uint16_t kl = rd16(e), vi = rd16(e + 2);
-  if (vi != kOutOfLine) return {reinterpret_cast<const char*>(e + 4 + kl), vi};
-  const auto* b = reinterpret_cast<const blob_hdr*>(db.at(rd32(e + 4 + kl)));
-  return {reinterpret_cast<const char*>(b) + 24, static_cast<std::size_t>(b->len)};
-}
-
-const std::uint8_t* tree_get(const db_impl& db, std::uint32_t ref, std::string_view key,
-                             std::uint64_t& vlen) {
-  if (!ref) return nullptr;
-  const u8* k = reinterpret_cast<const u8*>(key.data());
-  const std::size_t kn = key.size();
-  std::size_t d = 0;
-  for (;;) {
-    node_hdr* h = db.hdr(ref);
-    if (h->type == kInner) {
-      inner_view v{static_cast<inner_hdr*>(h)};
-      const std::size_t pl = v.h->plen;
-      if (pl) {
-        if (kn - d < pl || std::memcmp(k + d, v.prefix(), pl) != 0) return nullptr;
-        d += pl;
-      }
-      ref = v.child(route(db, v, sym_at(k, kn, d)));
-    } else {
-      leaf_view L{static_cast<leaf_hdr*>(h)};
-      // The offsets past the first 16 sit on lines 2-3: request them while the hashes are read.
-      __builtin_prefetch(L.base() + 2 * kUnit);
-      __builtin_prefetch(L.base() + 3 * kUnit);
-      const int j = leaf_find(L, k + d, kn - d, key_hash(key));
-      if (j < 0) return nullptr;
-      const std::string_view sv = value_at(db, L.entry(static_cast<std::size_t>(j)));
-      vlen = sv.size();
-      return reinterpret_cast<const u8*>(sv.data());
-    }
-  }
-}
-
-std::uint64_t tree_rank(const db_impl& db, std::uint32_t ref, std::uint64_t total,
-                        std::string_view key) {
-  const u8* k = reinterpret_cast<const u8*>(key.data());
-  const std::size_t kn = key.size();
-  std::size_t d = 0;
-  std::uint64_t below = 0;
-  while (ref) {
-    node_hdr* h = db.hdr(ref);
-    if (h->type == kInner) {
-      inner_view v{static_cast<inner_hdr*>(h)};
-      const std::size_t pl = v.h->plen;
-      const std::size_t m = std::min(pl, kn - d);
-      const int c = m ? std::memcmp(k + d, v.prefix(), m) : 0;
-      if (c < 0 || (c == 0 && m < pl)) return below;
-      if (c > 0) return below + total;
-      d += pl;
-      const unsigned idx = route(db, v, sym_at(k, kn, d));
-      for (unsigned i = 0; i < idx; ++i) below += v.count(i);
-      total = v.count(idx);
-      ref = v.child(idx);
-    } else {
-      bool found;
-      return below + leaf_lower(leaf_view{static_cast<leaf_hdr*>(h)}, k + d, kn - d, found);
-    }
-  }
-  return below;
-}
-
-// ---- writes -------------------------------------------------------------------------------------
 
 namespace {
 
@@ -443,8 +219,8 @@ std::uint32_t single_leaf(wctx& c, std::size_t d) {
 // Replaces child idx of inner node `ref` by `ps` (none: removes it). Returns the node's new
 // reference (itself when edited in place), 0 when no child is left. Not inlined: its slot array
 // would sit in every frame of the recursive write.
-[[gnu::noinline]] std::uint32_t inner_edit(wctx& c, std::uint32_t ref, unsigned idx, const piece* ps,
-                         std::size_t np) {
+[[gnu::noinline]] std::uint32_t inner_edit(wctx& c, std::uint32_t ref, unsigned idx,
+                                           const piece* ps, std::size_t np) {
   inner_view v{reinterpret_cast<inner_hdr*>(c.db.at(ref))};
   const unsigned n = v.h->n;
   const bool mut = v.h->txn >= c.t.base();
@@ -491,8 +267,7 @@ rc finish_inner(wctx& c, std::uint32_t ref, unsigned idx, const piece* ps, std::
   const std::uint32_t leaf = single_leaf(c, d + i);
   slot s[kMaxFanout + 8];
   const unsigned n = v.h->n;
-  for (unsigned j = 0; j < n; ++j)
-    s[j] = mk_slot(j ? v.div()[j - 1] : -1, v.child(j), v.count(j));
+  for (unsigned j = 0; j < n; ++j) s[j] = mk_slot(j ? v.div()[j - 1] : -1, v.child(j), v.count(j));
   const std::uint32_t rest = write_inner(c.t, v.prefix() + i, pl - i, s, n, 0);
   const std::uint64_t cnt = inner_total(v);
   const int ks = sym_at(c.k, c.kn, d + i), os = v.prefix()[i];
@@ -550,8 +325,8 @@ rc wr_inner(wctx& c, std::uint32_t ref, std::size_t d, std::uint32_t& out) {
     case rc::same:
       return rc::same;
     case rc::replaced: {
-      piece pc{nref,
-               static_cast<std::uint64_t>(static_cast<std::int64_t>(v.count(idx)) + c.delta), 0};
+      piece pc{nref, static_cast<std::uint64_t>(static_cast<std::int64_t>(v.count(idx)) + c.delta),
+               0};
       return finish_inner(c, ref, idx, &pc, 1, out);
     }
     case rc::removed:
@@ -703,7 +478,6 @@ rc wr(wctx& c, std::uint32_t ref, std::size_t d, std::uint32_t& out) {
   return wr_leaf(c, ref, d, out);
 }
 
-
 // ---- bulk building ------------------------------------------------------------------------------
 
 // Sorted, distinct entries (suffixes from `off`) -> nodes, in one pass: consecutive runs of the
@@ -713,8 +487,9 @@ void build_sorted(txn_state& t, const ent* es, std::size_t cnt, std::size_t off,
                   std::vector<piece>& out) {
   std::size_t start = 0, bytes = kLeafHeap;  // the leaf being packed: es[start, i)
   auto flush_leaf = [&](std::size_t end) {
-    if (end > start) out.push_back({build_leaf(t, es + start, end - start, off, 0),
-                                    end - start, ent_sym(es[start], off)});
+    if (end > start)
+      out.push_back(
+          {build_leaf(t, es + start, end - start, off, 0), end - start, ent_sym(es[start], off)});
     start = end;
     bytes = kLeafHeap;
   };
@@ -800,10 +575,10 @@ rc rm_range(range_ctx& r, std::uint32_t ref, std::size_t d, bool lo_on, bool hi_
     keep.reserve(n);
     for (std::size_t i = 0; i < n; ++i) {
       const ent e = gather(L, i);
-      const bool above_lo = !lo_on || cmp(e.key, e.klen, r.lo + std::min(d, r.lon),
-                                          r.lon - std::min(d, r.lon)) >= 0;
-      const bool below_hi = !hi_on || cmp(e.key, e.klen, r.hi + std::min(d, r.hin),
-                                          r.hin - std::min(d, r.hin)) < 0;
+      const bool above_lo =
+          !lo_on || cmp(e.key, e.klen, r.lo + std::min(d, r.lon), r.lon - std::min(d, r.lon)) >= 0;
+      const bool below_hi =
+          !hi_on || cmp(e.key, e.klen, r.hi + std::min(d, r.hin), r.hin - std::min(d, r.hin)) < 0;
       if (above_lo && below_hi) {
         if (e.blob) r.t.release(e.blob);
       } else {
@@ -964,7 +739,9 @@ void txn_state::flush() {
   std::string bytes;
   items.swap(buf);
   bytes.swap(buf_bytes);
-  auto key_at = [&](std::size_t i) { return std::string_view(bytes).substr(items[i].at, items[i].klen); };
+  auto key_at = [&](std::size_t i) {
+    return std::string_view(bytes).substr(items[i].at, items[i].klen);
+  };
   bool whole[kGroup];
   for (std::size_t g = 0; g < items.size(); g += kGroup) {
     const std::size_t m = std::min(kGroup, items.size() - g);
@@ -1011,398 +788,4 @@ void txn_state::free_new(std::uint32_t ref, std::uint64_t min_txn) {
   db->alloc.give(ref, h->units);
 }
 
-// ---- statistics and validation
-// --------------------------------------------------------------------
-
-namespace {
-void stats_rec(const db_impl& db, std::uint32_t ref, std::uint64_t depth, stats& s) {
-  node_hdr* h = db.hdr(ref);
-  s.depth = std::max(s.depth, depth);
-  s.node_bytes += std::uint64_t{h->units} * kUnit;
-  if (h->type == kInner) {
-    ++s.inner_nodes;
-    inner_view v{static_cast<inner_hdr*>(h)};
-    for (unsigned i = 0; i < v.h->n; ++i) stats_rec(db, v.child(i), depth + 1, s);
-  } else {
-    ++s.leaf_nodes;
-    leaf_view L{static_cast<leaf_hdr*>(h)};
-    for (std::size_t i = 0; i < L.h->n; ++i) {
-      const u8* e = L.entry(i);
-      if (rd16(e + 2) == kOutOfLine) {
-        ++s.value_nodes;
-        s.node_bytes += std::uint64_t{db.hdr(rd32(e + 4 + rd16(e)))->units} * kUnit;
-      }
-    }
-  }
-}
-
-struct validator {
-  const db_impl& db;
-  std::vector<std::uint64_t>& used;
-  std::uint64_t hwm, max_txn;
-  std::string key, last;
-  bool have_last = false;
-  struct range {
-    std::size_t pos;
-    int lo, hi;  // allowed routing byte: [lo, hi), lo == -1 admits keys ending at pos
-  };
-  std::vector<range> ranges;
-
-  [[noreturn]] void bad(std::uint32_t ref, const std::string& what) {
-    fail(error_kind::corrupt, "node at unit " + std::to_string(ref) + ": " + what);
-  }
-  const node_hdr* node(std::uint32_t ref, std::uint8_t type) {
-    if (ref < kFirstUnit || ref >= hwm) bad(ref, "reference outside the used file");
-    const node_hdr* h = db.hdr(ref);
-    if (h->type != type)
-      bad(ref, "type " + std::to_string(h->type) + ", expected " + std::to_string(type));
-    if (h->units == 0 || std::uint64_t{ref} + h->units > hwm)
-      bad(ref, "size runs past the used file");
-    if (h->txn > max_txn) bad(ref, "transaction id from the future");
-    for (std::uint64_t u = ref; u < std::uint64_t{ref} + h->units; ++u) {
-      std::uint64_t& w = used[u / 64];
-      const std::uint64_t bit = std::uint64_t{1} << (u % 64);
-      if (w & bit) bad(ref, "overlaps another node");
-      w |= bit;
-    }
-    return h;
-  }
-  std::uint64_t walk(std::uint32_t ref, std::size_t d, int depth) {
-    if (depth > 4096) bad(ref, "tree deeper than 4096 levels");
-    if (ref < kFirstUnit || ref >= hwm) bad(ref, "reference outside the used file");
-    const std::uint8_t type = db.hdr(ref)->type;
-    if (type == kInner) {
-      const auto* h = static_cast<const inner_hdr*>(node(ref, kInner));
-      inner_view v{const_cast<inner_hdr*>(h)};
-      if (h->n == 0 || h->n > h->cap || h->cap > 264) bad(ref, "bad child count");
-      if (inner_bytes(h->plen, h->cap) > std::uint64_t{h->units} * kUnit)
-        bad(ref, "arrays past the node");
-      if (d + h->plen > kMaxKey) bad(ref, "prefix past the key limit");
-      for (unsigned i = 1; i + 1 < h->n; ++i)
-        if (v.div()[i] <= v.div()[i - 1]) bad(ref, "dividers not increasing");
-      key.resize(d);
-      key.append(reinterpret_cast<const char*>(v.prefix()), h->plen);
-      const std::size_t p = d + h->plen;
-      std::uint64_t total = 0;
-      for (unsigned i = 0; i < h->n; ++i) {
-        ranges.push_back({p, i ? v.div()[i - 1] : -1, i + 1 < h->n ? v.div()[i] : 256});
-        key.resize(p);
-        const std::uint64_t got = walk(v.child(i), p, depth + 1);
-        ranges.pop_back();
-        if (got != v.count(i))
-          bad(ref, "child " + std::to_string(i) + " holds " + std::to_string(got) +
-                       " keys, count says " + std::to_string(v.count(i)));
-        total += got;
-      }
-      return total;
-    }
-    if (type == kLeaf) {
-      const auto* h = static_cast<const leaf_hdr*>(node(ref, kLeaf));
-      leaf_view L{const_cast<leaf_hdr*>(h)};
-      const std::size_t size = std::size_t{h->units} * kUnit;
-      if (size > kLeafMaxBytes) bad(ref, "leaf over 4096 bytes");
-      if (h->n == 0 || h->n > kLeafSlots) bad(ref, "bad key count");
-      if (h->heap < kLeafHeap || h->heap > size) bad(ref, "bad heap start");
-      for (std::size_t i = 0; i < h->n; ++i) {
-        const std::size_t o = L.offs()[i];
-        if (o < h->heap || o + 4 > size) bad(ref, "entry offset outside the heap");
-        const u8* e = L.base() + o;
-        const std::size_t kl = rd16(e), vi = rd16(e + 2);
-        const bool ool = vi == kOutOfLine;
-        if (vi > kInlineValue && !ool) bad(ref, "inline value too long");
-        if (o + entry_bytes(kl, ool, ool ? 0 : vi) > size) bad(ref, "entry past the node");
-        if (d + kl > kMaxKey) bad(ref, "key over the limit");
-        key.resize(d);
-        key.append(reinterpret_cast<const char*>(e + 4), kl);
-        if (have_last && !(last < std::string_view(key)))
-          bad(ref, "keys out of order at entry " + std::to_string(i));
-        last = key;
-        have_last = true;
-        if (L.hash()[i] != key_hash(key)) bad(ref, "hash mismatch at entry " + std::to_string(i));
-        for (const range& r : ranges) {
-          const int s = r.pos < key.size() ? static_cast<u8>(key[r.pos]) : -1;
-          if (s < r.lo || s >= r.hi || (s == -1 && r.lo != -1))
-            bad(ref, "key routed to the wrong child at entry " + std::to_string(i));
-        }
-        if (ool) {
-          const std::uint32_t b = rd32(e + 4 + kl);
-          if (b < kFirstUnit || b >= hwm) bad(ref, "value reference outside the file");
-          const auto* bh = static_cast<const blob_hdr*>(node(b, kBlob));
-          if (24 + bh->len > std::uint64_t{bh->units} * kUnit) bad(b, "value past its node");
-        }
-      }
-      return h->n;
-    }
-    bad(ref, "unknown node type " + std::to_string(type));
-  }
-};
-}  // namespace
-
-void tree_stats(const db_impl& db, std::uint32_t root, stats& s) {
-  if (root) stats_rec(db, root, 1, s);
-}
-
-void tree_validate(const db_impl& db, std::uint32_t root, std::uint64_t count,
-                   std::vector<std::uint64_t>& used, std::uint64_t hwm, std::uint64_t max_txn) {
-  if (!root) {
-    if (count) fail(error_kind::corrupt, "empty tree with a key count of " + std::to_string(count));
-    return;
-  }
-  validator v{db, used, hwm, max_txn, {}, {}, false, {}};
-  const std::uint64_t got = v.walk(root, 0, 0);
-  if (got != count)
-    fail(error_kind::corrupt,
-         "tree holds " + std::to_string(got) + " keys, its root says " + std::to_string(count));
-}
-
-// ---- cursors ------------------------------------------------------------------------------------
-
 }  // namespace simdex::kv::detail
-
-namespace simdex::kv {
-
-using namespace detail;
-
-struct cursor::state {
-  std::shared_ptr<db_impl> db;
-  std::uint32_t root = 0;
-  struct frame {
-    std::uint32_t ref, idx, depth;
-  };
-  std::vector<frame> st;
-  std::string key;
-  bool valid = false;
-
-  node_hdr* hdr(std::uint32_t r) const { return db->hdr(r); }
-  void set_leaf_key() {
-    const frame& f = st.back();
-    leaf_view L{reinterpret_cast<leaf_hdr*>(db->at(f.ref))};
-    key.resize(f.depth);
-    key.append(reinterpret_cast<const char*>(L.key(f.idx)), L.klen(f.idx));
-    valid = true;
-  }
-  // Pushes the path to the first (or last) key of the subtree at `ref`.
-  void descend(std::uint32_t ref, std::size_t d, bool last) {
-    for (;;) {
-      node_hdr* h = hdr(ref);
-      key.resize(d);
-      if (h->type == kInner) {
-        inner_view v{static_cast<inner_hdr*>(h)};
-        const std::uint32_t i = last ? v.h->n - 1u : 0u;
-        st.push_back({ref, i, static_cast<std::uint32_t>(d)});
-        key.append(reinterpret_cast<const char*>(v.prefix()), v.h->plen);
-        d += v.h->plen;
-        ref = v.child(i);
-      } else {
-        const std::uint32_t i = last ? static_cast<leaf_hdr*>(h)->n - 1u : 0u;
-        st.push_back({ref, i, static_cast<std::uint32_t>(d)});
-        set_leaf_key();
-        return;
-      }
-    }
-  }
-  bool lb(std::uint32_t ref, std::size_t d, const u8* k, std::size_t kn) {
-    node_hdr* h = hdr(ref);
-    if (h->type == kInner) {
-      inner_view v{static_cast<inner_hdr*>(h)};
-      const std::size_t pl = v.h->plen;
-      const std::size_t m = std::min(pl, kn - d);
-      const int c = m ? std::memcmp(k + d, v.prefix(), m) : 0;
-      if (c < 0 || (c == 0 && m < pl)) {
-        descend(ref, d, false);
-        return true;
-      }
-      if (c > 0) return false;
-      const std::size_t p = d + pl;
-      const unsigned first = route(*db, v, sym_at(k, kn, p));
-      st.push_back({ref, first, static_cast<std::uint32_t>(d)});
-      const std::size_t me = st.size() - 1;
-      for (unsigned i = first; i < v.h->n; ++i) {
-        st[me].idx = i;
-        key.resize(d);
-        key.append(reinterpret_cast<const char*>(v.prefix()), pl);
-        if (i == first) {
-          prefetch_head(db->at(v.child(i)));
-          if (lb(v.child(i), p, k, kn)) return true;
-        } else {
-          descend(v.child(i), p, false);
-          return true;
-        }
-      }
-      st.pop_back();
-      return false;
-    }
-    leaf_view L{static_cast<leaf_hdr*>(h)};
-    bool found;
-    const std::size_t pos = leaf_lower(L, k + d, kn - d, found);
-    if (pos == L.h->n) return false;
-    st.push_back({ref, static_cast<std::uint32_t>(pos), static_cast<std::uint32_t>(d)});
-    set_leaf_key();
-    return true;
-  }
-  bool step(bool fwd) {
-    if (!valid) return false;
-    {
-      frame& f = st.back();
-      const unsigned n = reinterpret_cast<leaf_hdr*>(db->at(f.ref))->n;
-      if (fwd ? f.idx + 1 < n : f.idx > 0) {
-        f.idx = fwd ? f.idx + 1 : f.idx - 1;
-        set_leaf_key();
-        return true;
-      }
-    }
-    st.pop_back();
-    while (!st.empty()) {
-      frame& f = st.back();
-      inner_view v{reinterpret_cast<inner_hdr*>(db->at(f.ref))};
-      if (fwd ? f.idx + 1 < v.h->n : f.idx > 0) {
-        f.idx = fwd ? f.idx + 1 : f.idx - 1;
-        const std::size_t p = f.depth + v.h->plen;
-        key.resize(f.depth);
-        key.append(reinterpret_cast<const char*>(v.prefix()), v.h->plen);
-        descend(v.child(f.idx), p, !fwd);
-        ahead(fwd);
-        return true;
-      }
-      st.pop_back();
-    }
-    valid = false;
-    return false;
-  }
-  // A walk has just entered a leaf: fetch it whole, the next leaf in the walk's direction whole
-  // (its head came in one leaf ago), and the head of the one after, so a scan waits for memory
-  // about once per parent rather than on every leaf and entry.
-  void ahead(bool fwd) {
-    const frame& leaf = st.back();
-    prefetch_node(db->at(leaf.ref), db->hdr(leaf.ref)->units);
-    if (st.size() < 2) return;
-    const frame& p = st[st.size() - 2];
-    inner_view v{reinterpret_cast<inner_hdr*>(db->at(p.ref))};
-    const long n = v.h->n, j1 = fwd ? long{p.idx} + 1 : long{p.idx} - 1,
-               j2 = fwd ? j1 + 1 : j1 - 1;
-    if (j1 < 0 || j1 >= n) return;
-    const node_hdr* h = db->hdr(v.child(static_cast<std::size_t>(j1)));
-    prefetch_node(h, h->type == kLeaf ? h->units : 4);
-    if (j2 >= 0 && j2 < n) prefetch_head(db->at(v.child(static_cast<std::size_t>(j2))));
-  }
-  void reset() {
-    st.clear();
-    key.clear();
-    valid = false;
-  }
-};
-
-cursor::cursor() = default;
-cursor::cursor(cursor&&) noexcept = default;
-cursor& cursor::operator=(cursor&&) noexcept = default;
-cursor::~cursor() = default;
-
-bool cursor::valid() const noexcept { return s_ && s_->valid; }
-bool cursor::first() {
-  if (!s_) return false;
-  s_->reset();
-  if (!s_->root) return false;
-  s_->descend(s_->root, 0, false);
-  return true;
-}
-bool cursor::last() {
-  if (!s_) return false;
-  s_->reset();
-  if (!s_->root) return false;
-  s_->descend(s_->root, 0, true);
-  return true;
-}
-bool cursor::lower_bound(std::string_view k) {
-  if (!s_) return false;
-  s_->reset();
-  if (!s_->root) return false;
-  if (!s_->lb(s_->root, 0, reinterpret_cast<const u8*>(k.data()), k.size())) s_->reset();
-  return s_->valid;
-}
-bool cursor::upper_bound(std::string_view k) {
-  if (lower_bound(k) && key() == k) return next();
-  return valid();
-}
-bool cursor::seek(std::string_view k) {
-  if (lower_bound(k) && key() == k) return true;
-  if (s_) s_->reset();
-  return false;
-}
-bool cursor::first(std::string_view prefix) {
-  if (lower_bound(prefix) && key().substr(0, prefix.size()) == prefix) return true;
-  if (s_) s_->reset();
-  return false;
-}
-bool cursor::last(std::string_view prefix) {
-  std::string succ(prefix);
-  while (!succ.empty() && static_cast<u8>(succ.back()) == 0xFF) succ.pop_back();
-  bool ok;
-  if (succ.empty()) {
-    ok = last();
-  } else {
-    succ.back() = static_cast<char>(static_cast<u8>(succ.back()) + 1);
-    ok = lower_bound(succ) ? prev() : last();
-  }
-  if (ok && key().substr(0, prefix.size()) == prefix) return true;
-  if (s_) s_->reset();
-  return false;
-}
-bool cursor::next() { return s_ && s_->step(true); }
-bool cursor::prev() { return s_ && s_->step(false); }
-std::string_view cursor::key() const {
-  if (!valid()) throw error(error_kind::invalid_argument, "cursor is not on a key");
-  return s_->key;
-}
-std::string_view cursor::value() const {
-  if (!valid()) throw error(error_kind::invalid_argument, "cursor is not on a key");
-  const auto& f = s_->st.back();
-  leaf_view L{reinterpret_cast<leaf_hdr*>(s_->db->at(f.ref))};
-  return value_at(*s_->db, L.entry(f.idx));
-}
-
-cursor view::make_cursor() const {
-  check_open();
-  cursor c;
-  c.s_ = std::make_unique<cursor::state>();
-  c.s_->db = db_;
-  c.s_->root = tr_->root;
-  return c;
-}
-
-void view::get_many(std::span<const std::string_view> keys,
-                    std::span<std::optional<std::string_view>> out) const {
-  check_open();
-  if (out.size() < keys.size())
-    throw error(error_kind::invalid_argument, "get_many: output span shorter than the keys");
-  const db_impl& db = *db_;
-  // At its leaf a key takes two passes too: find the first hash match and prefetch its entry,
-  // then compare (hash collisions are rare: the rest of the search runs there and then).
-  u8 hash[kGroup];
-  bool probed[kGroup];
-  for (std::size_t g = 0; g < keys.size(); g += kGroup) {
-    const std::size_t m = std::min(kGroup, keys.size() - g);
-    for (std::size_t i = 0; i < m; ++i) {
-      out[g + i].reset();
-      hash[i] = key_hash(keys[g + i]);
-      probed[i] = false;
-    }
-    walk_group(
-        db, tr_->root, m, false, [&](std::size_t i) { return keys[g + i]; },
-        [&](std::size_t i, leaf_view L, std::size_t d) {
-          if (!probed[i]) {
-            probed[i] = true;
-            const int j = leaf_find(L, nullptr, 0, hash[i]);
-            if (j < 0) return true;
-            __builtin_prefetch(L.entry(static_cast<std::size_t>(j)));
-            return false;
-          }
-          const std::string_view key = keys[g + i];
-          const int j = leaf_find(L, reinterpret_cast<const u8*>(key.data()) + d, key.size() - d,
-                                  hash[i]);
-          if (j >= 0) out[g + i] = value_at(db, L.entry(static_cast<std::size_t>(j)));
-          return true;
-        });
-  }
-}
-
-}  // namespace simdex::kv
