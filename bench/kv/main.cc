@@ -549,87 +549,63 @@ struct driver {
       misses.push_back(make_key(g, n + 1000000000ull + r.below(n)));
     }
     for (auto& st : stores) st->open_read();
-    auto mops = [&](std::uint64_t ops, std::uint64_t t0) {
-      return static_cast<double>(ops) / (static_cast<double>(cpu_ns() - t0) / 1e9) / 1e6;
-    };
-    auto point = [&](const char* wl, const std::vector<keybuf>& keys, bool expect_hits) {
+    // One group: every store runs body(store) in turn, which returns the operations it did.
+    auto each_store = [&](const std::string& wl, const params& p, auto body) {
       std::vector<contender> cs;
       for (auto& st : stores) {
-        store* p = st.get();
-        cs.push_back({p->name, p->version, [&, p] {
-                        std::uint64_t sink = 0, found = 0;
+        store* sp = st.get();
+        cs.push_back({sp->name, sp->version, [&body, sp] {
                         const std::uint64_t t0 = cpu_ns();
-                        for (auto& k : keys) found += p->get(k.view(), sink);
-                        const double v = mops(keys.size(), t0);
-                        do_not_optimize(sink);
-                        if (expect_hits ? found != keys.size() : found > keys.size() / 1000) {
-                          std::fprintf(stderr, "bench_kv: %s %s found %llu of %zu\n",
-                                       p->name.c_str(), wl, static_cast<unsigned long long>(found),
-                                       keys.size());
-                          std::exit(1);
-                        }
-                        return v;
+                        const std::uint64_t ops = body(*sp);
+                        return static_cast<double>(ops) /
+                               (static_cast<double>(cpu_ns() - t0) / 1e9) / 1e6;
                       }});
       }
+      s.group(wl, p, "Mops/s", better::higher, cs, "lmdb");
+    };
+    auto expect = [](bool ok, const store& st, const char* wl, std::uint64_t got,
+                     std::uint64_t of) {
+      if (ok) return;
+      std::fprintf(stderr, "bench_kv: %s %s found %llu of %llu\n", st.name.c_str(), wl,
+                   static_cast<unsigned long long>(got), static_cast<unsigned long long>(of));
+      std::exit(1);
+    };
+    auto point = [&](const char* wl, const std::vector<keybuf>& keys, bool expect_hits) {
       params p = base;
       p.push_back({"probes", static_cast<std::int64_t>(keys.size())});
-      s.group(wl, p, "Mops/s", better::higher, cs, "lmdb");
+      each_store(wl, p, [&](store& st) {
+        std::uint64_t sink = 0, found = 0;
+        for (auto& k : keys) found += st.get(k.view(), sink);
+        do_not_optimize(sink);
+        expect(expect_hits ? found == keys.size() : found <= keys.size() / 1000, st, wl, found,
+               keys.size());
+        return keys.size();
+      });
     };
     point("get/insertion-order", seq_keys, true);
     point("get/random-hit", hits, true);
     point("get/random-miss", misses, false);
-    {
-      std::vector<contender> cs;
-      for (auto& st : stores) {
-        store* p = st.get();
-        cs.push_back({p->name, p->version, [&, p] {
-                        std::uint64_t sink = 0, found = 0;
-                        const std::uint64_t t0 = cpu_ns();
-                        for (std::size_t i = 0; i < hits.size(); i += 1024)
-                          found += p->get_many(hits, i,
-                                               std::min<std::size_t>(1024, hits.size() - i), sink);
-                        do_not_optimize(sink);
-                        if (found != hits.size()) std::exit(1);
-                        return mops(hits.size(), t0);
-                      }});
-      }
-      params p = base;
-      p.push_back({"batch", std::int64_t{1024}});
-      s.group("get_many/random-hit", p, "Mops/s", better::higher, cs, "lmdb");
-    }
-    {
-      std::vector<contender> cs;
-      for (auto& st : stores) {
-        store* p = st.get();
-        cs.push_back({p->name, p->version, [&, p] {
-                        std::uint64_t sink = 0;
-                        const std::uint64_t t0 = cpu_ns();
-                        for (auto& k : misses) p->lower_bound(k.view(), sink);
-                        do_not_optimize(sink);
-                        return mops(misses.size(), t0);
-                      }});
-      }
-      params p = base;
-      s.group("lower_bound/random", p, "Mops/s", better::higher, cs, "lmdb");
-    }
-    {
-      std::vector<contender> cs;
-      for (auto& st : stores) {
-        store* p = st.get();
-        cs.push_back({p->name, p->version, [&, p, n] {
-                        const std::uint64_t t0 = cpu_ns();
-                        const std::uint64_t got = p->iterate();
-                        if (got != n) {
-                          std::fprintf(stderr, "bench_kv: %s iterated %llu of %llu\n",
-                                       p->name.c_str(), static_cast<unsigned long long>(got),
-                                       static_cast<unsigned long long>(n));
-                          std::exit(1);
-                        }
-                        return mops(n, t0);
-                      }});
-      }
-      s.group("iterate/full", base, "Mops/s", better::higher, cs, "lmdb");
-    }
+    params pb = base;
+    pb.push_back({"batch", std::int64_t{1024}});
+    each_store("get_many/random-hit", pb, [&](store& st) {
+      std::uint64_t sink = 0, found = 0;
+      for (std::size_t i = 0; i < hits.size(); i += 1024)
+        found += st.get_many(hits, i, std::min<std::size_t>(1024, hits.size() - i), sink);
+      do_not_optimize(sink);
+      expect(found == hits.size(), st, "get_many", found, hits.size());
+      return hits.size();
+    });
+    each_store("lower_bound/random", base, [&](store& st) {
+      std::uint64_t sink = 0;
+      for (auto& k : misses) st.lower_bound(k.view(), sink);
+      do_not_optimize(sink);
+      return misses.size();
+    });
+    each_store("iterate/full", base, [&](store& st) {
+      const std::uint64_t got = st.iterate();
+      expect(got == n, st, "iterate", got, n);
+      return n;
+    });
     for (auto& st : stores) st->close_read();
   }
 

@@ -25,18 +25,24 @@ inline constexpr std::size_t kMaxTrees = 32;                        // named tre
 inline constexpr std::size_t kMaxTreeName = 39;                     // bytes
 inline constexpr std::uint32_t kFormatVersion = 1;
 
+// Every kind of error: X(name, what it means).
+#define SIMDEX_KV_ERRORS(X)                                                          \
+  X(key_too_long, "key over kMaxKey")                                                \
+  X(value_too_long, "value over kMaxValue")                                          \
+  X(read_only, "a write through a read-only database")                               \
+  X(corrupt, "the structure of a file or node is wrong")                             \
+  X(truncated, "the file is shorter than its meta page says")                        \
+  X(bad_version, "a format version this build does not read")                        \
+  X(bad_checksum, "no meta page with a valid checksum")                              \
+  X(io, "a system call failed")                                                      \
+  X(busy, "the file is open elsewhere, or snapshots or transactions are still open") \
+  X(invalid_argument, "a call that does not fit the state or its arguments")         \
+  X(full, "the arena's address space (256 GiB) is exhausted")
+
 enum class error_kind {
-  key_too_long,    // key over kMaxKey
-  value_too_long,  // value over kMaxValue
-  read_only,       // a write through a read-only handle
-  corrupt,         // structure of a file or node is wrong
-  truncated,       // file shorter than its meta page says
-  bad_version,     // format version this build does not read
-  bad_checksum,    // no meta page with a valid checksum
-  io,              // a system call failed
-  busy,            // an operation that needs no open snapshots or transactions
-  invalid_argument,
-  full,  // address space of the arena (256 GiB) exhausted
+#define SIMDEX_KV_ERROR_ENUM(name, what) name,
+  SIMDEX_KV_ERRORS(SIMDEX_KV_ERROR_ENUM)
+#undef SIMDEX_KV_ERROR_ENUM
 };
 const char* error_kind_name(error_kind kind) noexcept;
 
@@ -189,6 +195,7 @@ class write_tx : public view {
   write_tx() = default;
   detail::txn_state& st() const;   // the innermost open level's state, buffered puts applied
   detail::txn_state& raw() const;  // the same without applying them
+  void detach() noexcept;
   std::shared_ptr<detail::txn_state> state_;
   std::size_t level_ = 0;
 };

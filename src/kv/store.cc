@@ -18,28 +18,11 @@ namespace simdex::kv {
 
 const char* error_kind_name(error_kind kind) noexcept {
   switch (kind) {
-    case error_kind::key_too_long:
-      return "key_too_long";
-    case error_kind::value_too_long:
-      return "value_too_long";
-    case error_kind::read_only:
-      return "read_only";
-    case error_kind::corrupt:
-      return "corrupt";
-    case error_kind::truncated:
-      return "truncated";
-    case error_kind::bad_version:
-      return "bad_version";
-    case error_kind::bad_checksum:
-      return "bad_checksum";
-    case error_kind::io:
-      return "io";
-    case error_kind::busy:
-      return "busy";
-    case error_kind::invalid_argument:
-      return "invalid_argument";
-    case error_kind::full:
-      return "full";
+#define SIMDEX_KV_ERROR_NAME(name, what) \
+  case error_kind::name:                 \
+    return #name;
+    SIMDEX_KV_ERRORS(SIMDEX_KV_ERROR_NAME)
+#undef SIMDEX_KV_ERROR_NAME
   }
   return "unknown";
 }
@@ -410,6 +393,14 @@ write_tx::~write_tx() {
   }
 }
 
+void release_writer(db_impl& db) {
+  {
+    std::lock_guard<std::mutex> g(db.mu);
+    db.writer = false;
+  }
+  db.cv.notify_all();
+}
+
 txn_state& write_tx::raw() const {
   if (!state_) throw error(error_kind::invalid_argument, "transaction is no longer active");
   if (state_->levels.size() != level_ + 1)
@@ -517,10 +508,7 @@ void write_tx::commit() {
       else
         t.levels.back().pending.push_back(p);
     }
-    state_.reset();
-    tr_ = nullptr;
-    txn_ = nullptr;
-    db_.reset();
+    detach();
     return;
   }
   const std::uint64_t seq = db.seq + 1;
@@ -532,11 +520,7 @@ void write_tx::commit() {
   {
     std::lock_guard<std::mutex> g(db.mu);
     int i = db.tree_index(t.tree);
-    if (i < 0) {
-      if (db.trees.size() >= kMaxTrees) {
-        throw error(error_kind::invalid_argument,
-                    "database holds the most trees it can (" + std::to_string(kMaxTrees) + ")");
-      }
+    if (i < 0) {  // write() checked there is room for it
       db.trees.push_back({t.tree, 0, 0});
       i = static_cast<int>(db.trees.size()) - 1;
     }
@@ -550,15 +534,8 @@ void write_tx::commit() {
     write_meta(db);
     if (db.sync == sync_mode::fsync) sync_file(db);
   }
-  {
-    std::lock_guard<std::mutex> g(db.mu);
-    db.writer = false;
-  }
-  db.cv.notify_all();
-  state_.reset();
-  tr_ = nullptr;
-  txn_ = nullptr;
-  db_.reset();  // a finished transaction no longer keeps the database open
+  release_writer(db);
+  detach();
 }
 
 void write_tx::abort() {
@@ -569,17 +546,16 @@ void write_tx::abort() {
   t.free_new(t.cur.root, t.base());
   t.cur = t.levels.back().saved;
   t.levels.pop_back();
-  if (level_ == 0) {
-    {
-      std::lock_guard<std::mutex> g(db.mu);
-      db.writer = false;
-    }
-    db.cv.notify_all();
-  }
+  if (level_ == 0) release_writer(db);
+  detach();
+}
+
+// A finished transaction no longer keeps the database open.
+void write_tx::detach() noexcept {
   state_.reset();
   tr_ = nullptr;
   txn_ = nullptr;
-  db_.reset();  // a finished transaction no longer keeps the database open
+  db_.reset();
 }
 
 // ---- the database -------------------------------------------------------------------------------
@@ -930,9 +906,12 @@ write_tx database::write(std::string_view tree) {
   {
     std::unique_lock<std::mutex> g(db.mu);
     db.cv.wait(g, [&] { return !db.writer; });
+    const int i = db.tree_index(tree);
+    if (i < 0 && db.trees.size() >= kMaxTrees)
+      throw error(error_kind::invalid_argument,
+                  "database holds the most trees it can (" + std::to_string(kMaxTrees) + ")");
     db.writer = true;
     db.reclaim_locked();
-    const int i = db.tree_index(tree);
     if (i >= 0) {
       t->cur.root = db.trees[i].root;
       t->cur.count = db.trees[i].count;
@@ -973,13 +952,7 @@ void database::validate() const {
   g.unlock();
   struct unhold {
     db_impl& db;
-    ~unhold() {
-      {
-        std::lock_guard<std::mutex> g(db.mu);
-        db.writer = false;
-      }
-      db.cv.notify_all();
-    }
+    ~unhold() { release_writer(db); }
   } u{db};
   std::vector<std::uint64_t> used(db.alloc.hwm / 64 + 1);
   for (const auto& t : db.trees) tree_validate(db, t.root, t.count, used, db.alloc.hwm, db.next_id);

@@ -70,6 +70,28 @@ ent gather(leaf_view L, std::size_t i) {
   return x;
 }
 
+// Writes entry e (its key suffix from `off`) at q in a leaf's heap.
+void write_entry(u8* q, const ent& e, std::size_t off) {
+  const std::size_t kl = e.klen - off;
+  wr16(q, static_cast<std::uint16_t>(kl));
+  std::memcpy(q + 4, e.key + off, kl);
+  if (e.blob) {
+    wr16(q + 2, kOutOfLine);
+    wr32(q + 4 + kl, e.blob);
+  } else {
+    wr16(q + 2, static_cast<std::uint16_t>(e.vlen));
+    if (e.vlen) std::memcpy(q + 4 + kl, e.val, e.vlen);
+  }
+}
+
+// Writes e at the low end of L's heap (the caller checked there is room); returns its offset.
+std::uint16_t heap_push(leaf_view L, const ent& e) {
+  const auto at = static_cast<std::uint16_t>(L.h->heap - ent_bytes(e, 0));
+  write_entry(L.base() + at, e, 0);
+  L.h->heap = at;
+  return at;
+}
+
 std::uint32_t build_leaf(txn_state& t, const ent* es, std::size_t cnt, std::size_t off,
                          std::size_t slack) {
   std::size_t bytes = 0;
@@ -84,21 +106,10 @@ std::uint32_t build_leaf(txn_state& t, const ent* es, std::size_t cnt, std::size
   L.h->dead = 0;
   std::size_t pos = end - bytes;
   for (std::size_t i = 0; i < cnt; ++i) {
-    const ent& e = es[i];
-    const std::size_t kl = e.klen - off;
-    u8* q = p + pos;
     L.offs()[i] = static_cast<std::uint16_t>(pos);
-    L.hash()[i] = e.hash;
-    wr16(q, static_cast<std::uint16_t>(kl));
-    std::memcpy(q + 4, e.key + off, kl);
-    if (e.blob) {
-      wr16(q + 2, kOutOfLine);
-      wr32(q + 4 + kl, e.blob);
-    } else {
-      wr16(q + 2, static_cast<std::uint16_t>(e.vlen));
-      if (e.vlen) std::memcpy(q + 4 + kl, e.val, e.vlen);
-    }
-    pos += ent_bytes(e, off);
+    L.hash()[i] = es[i].hash;
+    write_entry(p + pos, es[i], off);
+    pos += ent_bytes(es[i], off);
   }
   return ref;
 }
@@ -413,20 +424,8 @@ rc wr_leaf(wctx& c, std::uint32_t ref, std::size_t d, std::uint32_t& out) {
     const ent ne = new_entry(c, d);
     const std::size_t nb = ent_bytes(ne, 0);
     if (mut && L.h->heap >= kLeafHeap + nb) {
-      const std::size_t at = L.h->heap - nb;
-      u8* q = L.base() + at;
-      wr16(q, static_cast<std::uint16_t>(sn));
-      std::memcpy(q + 4, s, sn);
-      if (ne.blob) {
-        wr16(q + 2, kOutOfLine);
-        wr32(q + 4 + sn, ne.blob);
-      } else {
-        wr16(q + 2, static_cast<std::uint16_t>(ne.vlen));
-        if (ne.vlen) std::memcpy(q + 4 + sn, ne.val, ne.vlen);
-      }
-      L.h->heap = static_cast<std::uint16_t>(at);
+      L.offs()[pos] = heap_push(L, ne);
       L.h->dead = static_cast<std::uint16_t>(L.h->dead + ent_bytes(old, 0));
-      L.offs()[pos] = static_cast<std::uint16_t>(at);
       if (old.blob) c.t.release(old.blob);
       return rc::same;
     }
@@ -443,22 +442,10 @@ rc wr_leaf(wctx& c, std::uint32_t ref, std::size_t d, std::uint32_t& out) {
   const ent ne = new_entry(c, d);
   const std::size_t nb = ent_bytes(ne, 0);
   if (mut && n < kLeafSlots && L.h->heap >= kLeafHeap + nb) {
-    const std::size_t at = L.h->heap - nb;
-    u8* q = L.base() + at;
-    wr16(q, static_cast<std::uint16_t>(sn));
-    std::memcpy(q + 4, s, sn);
-    if (ne.blob) {
-      wr16(q + 2, kOutOfLine);
-      wr32(q + 4 + sn, ne.blob);
-    } else {
-      wr16(q + 2, static_cast<std::uint16_t>(ne.vlen));
-      if (ne.vlen) std::memcpy(q + 4 + sn, ne.val, ne.vlen);
-    }
-    L.h->heap = static_cast<std::uint16_t>(at);
     std::memmove(L.hash() + pos + 1, L.hash() + pos, n - pos);
     std::memmove(L.offs() + pos + 1, L.offs() + pos, 2 * (n - pos));
     L.hash()[pos] = c.h;
-    L.offs()[pos] = static_cast<std::uint16_t>(at);
+    L.offs()[pos] = heap_push(L, ne);
     L.h->n = static_cast<std::uint16_t>(n + 1);
     out = ref;
     return rc::replaced;

@@ -87,25 +87,6 @@ struct keygen {
   }
 };
 
-void expect_same(const kv::view& v, const model& m) {
-  ASSERT_EQ(v.size(), m.size());
-  kv::cursor c = v.make_cursor();
-  auto it = m.begin();
-  for (bool ok = c.first(); ok; ok = c.next(), ++it) {
-    ASSERT_NE(it, m.end());
-    ASSERT_EQ(c.key(), it->first);
-    ASSERT_EQ(c.value(), it->second);
-  }
-  ASSERT_EQ(it, m.end());
-  // Reverse.
-  auto rit = m.rbegin();
-  for (bool ok = c.last(); ok; ok = c.prev(), ++rit) {
-    ASSERT_NE(rit, m.rend());
-    ASSERT_EQ(c.key(), rit->first);
-  }
-  ASSERT_EQ(rit, m.rend());
-}
-
 void check_probe(const kv::view& v, const model& m, const std::string& k) {
   auto got = v.get(k);
   auto it = m.find(k);
