@@ -206,6 +206,12 @@ struct cursor::state {
     key.clear();
     valid = false;
   }
+  bool edge(bool last) {  // the first or the last key
+    reset();
+    if (!root) return false;
+    descend(root, 0, last);
+    return true;
+  }
 };
 
 cursor::cursor() = default;
@@ -214,20 +220,8 @@ cursor& cursor::operator=(cursor&&) noexcept = default;
 cursor::~cursor() = default;
 
 bool cursor::valid() const noexcept { return s_ && s_->valid; }
-bool cursor::first() {
-  if (!s_) return false;
-  s_->reset();
-  if (!s_->root) return false;
-  s_->descend(s_->root, 0, false);
-  return true;
-}
-bool cursor::last() {
-  if (!s_) return false;
-  s_->reset();
-  if (!s_->root) return false;
-  s_->descend(s_->root, 0, true);
-  return true;
-}
+bool cursor::first() { return s_ && s_->edge(false); }
+bool cursor::last() { return s_ && s_->edge(true); }
 bool cursor::lower_bound(std::string_view k) {
   if (!s_) return false;
   s_->reset();
