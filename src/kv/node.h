@@ -40,16 +40,16 @@ inline int cmp(const u8* a, std::size_t an, const u8* b, std::size_t bn) {
   return an < bn ? -1 : (an > bn ? 1 : 0);
 }
 
-// Requests every line of a node at once: a binary search then waits for one round of misses
-// instead of one per probe.
+// Requests every line of a node at once: a binary search then waits for about one round of
+// misses instead of one per probe (prefetching only its first probes' entries measured 15 %
+// slower for lower_bound).
 inline void prefetch_node(const void* node, std::uint32_t units) {
   const char* p = static_cast<const char*>(node);
   for (std::uint32_t i = 0; i < units; ++i) __builtin_prefetch(p + i * kUnit);
 }
 
 // Requests the first four lines of a node: an inner node's header and dividers, a leaf's
-// header, hashes and offsets (all a point lookup reads before its entry). Whole leaves for
-// point lookups cost more than they saved; a search fetches the rest once it has the header.
+// header, hashes and offsets (all a point lookup reads before its entry).
 inline void prefetch_head(const u8* node) { prefetch_node(node, 4); }
 
 // First entry whose suffix is >= s.

@@ -89,15 +89,37 @@ struct cursor::state {
   std::vector<frame> st;
   std::string key;
   bool valid = false;
+  leaf_view leaf{nullptr};     // the leaf of st.back() while valid
+  const u8* entry = nullptr;  // and the entry the cursor is on
+  const u8* next = nullptr;   // the leaf a scan reaches next, fetched a line per step
 
   node_hdr* hdr(std::uint32_t r) const { return db->hdr(r); }
+  // Moves to entry i of the current leaf; the key's head (the path) is already in `key`.
+  void on_entry(std::uint32_t i, std::uint32_t depth) {
+    entry = leaf.entry(i);
+    const std::size_t kl = rd16(entry);
+    key.resize(depth + kl);
+    std::memcpy(key.data() + depth, entry + 4, kl);
+  }
   void set_leaf_key() {
     const frame& f = st.back();
-    leaf_view L{reinterpret_cast<leaf_hdr*>(db->at(f.ref))};
-    key.resize(f.depth);
-    key.append(reinterpret_cast<const char*>(L.key(f.idx)), L.klen(f.idx));
+    leaf = leaf_view{reinterpret_cast<leaf_hdr*>(db->at(f.ref))};
+    on_entry(f.idx, f.depth);
     valid = true;
   }
+  // The next or previous entry of the same leaf, if there is one: the common step of a scan.
+  bool step_in_leaf(bool fwd) {
+    frame& f = st.back();
+    if (fwd ? f.idx + 1 >= leaf.h->n : f.idx == 0) return false;
+    f.idx = fwd ? f.idx + 1 : f.idx - 1;
+    // One line of the next leaf per step: requests spread out like this are all served, where
+    // a burst of a whole leaf's lines mostly is not (the core tracks a few dozen misses).
+    const std::uint32_t line = fwd ? f.idx : leaf.h->n - 1 - f.idx;
+    if (next && line < kStreamLines) __builtin_prefetch(next + line * kUnit);
+    on_entry(f.idx, f.depth);
+    return true;
+  }
+  static constexpr std::uint32_t kStreamLines = 32;
   // Pushes the path to the first (or last) key of the subtree at `ref`.
   void descend(std::uint32_t ref, std::size_t d, bool last) {
     for (;;) {
@@ -159,15 +181,7 @@ struct cursor::state {
   }
   bool step(bool fwd) {
     if (!valid) return false;
-    {
-      frame& f = st.back();
-      const unsigned n = reinterpret_cast<leaf_hdr*>(db->at(f.ref))->n;
-      if (fwd ? f.idx + 1 < n : f.idx > 0) {
-        f.idx = fwd ? f.idx + 1 : f.idx - 1;
-        set_leaf_key();
-        return true;
-      }
-    }
+    if (step_in_leaf(fwd)) return true;
     st.pop_back();
     while (!st.empty()) {
       frame& f = st.back();
@@ -186,25 +200,23 @@ struct cursor::state {
     valid = false;
     return false;
   }
-  // A walk has just entered a leaf: fetch it whole, the next leaf in the walk's direction whole
-  // (its head came in one leaf ago), and the head of the one after, so a scan waits for memory
-  // about once per parent rather than on every leaf and entry.
+  // A scan has just entered a leaf: note the next one in its direction (a sibling under the
+  // same parent; across parents the scan waits once) and request its first line.
   void ahead(bool fwd) {
-    const frame& leaf = st.back();
-    prefetch_node(db->at(leaf.ref), db->hdr(leaf.ref)->units);
+    next = nullptr;
     if (st.size() < 2) return;
     const frame& p = st[st.size() - 2];
     inner_view v{reinterpret_cast<inner_hdr*>(db->at(p.ref))};
-    const long n = v.h->n, j1 = fwd ? long{p.idx} + 1 : long{p.idx} - 1, j2 = fwd ? j1 + 1 : j1 - 1;
-    if (j1 < 0 || j1 >= n) return;
-    const node_hdr* h = db->hdr(v.child(static_cast<std::size_t>(j1)));
-    prefetch_node(h, h->type == kLeaf ? h->units : 4);
-    if (j2 >= 0 && j2 < n) prefetch_head(db->at(v.child(static_cast<std::size_t>(j2))));
+    const long j = fwd ? long{p.idx} + 1 : long{p.idx} - 1;
+    if (j < 0 || j >= v.h->n) return;
+    next = db->at(v.child(static_cast<std::size_t>(j)));
+    __builtin_prefetch(next);
   }
   void reset() {
     st.clear();
     key.clear();
     valid = false;
+    next = nullptr;
   }
   bool edge(bool last) {  // the first or the last key
     reset();
@@ -257,17 +269,15 @@ bool cursor::last(std::string_view prefix) {
   if (s_) s_->reset();
   return false;
 }
-bool cursor::next() { return s_ && s_->step(true); }
-bool cursor::prev() { return s_ && s_->step(false); }
+bool cursor::next() { return s_ && s_->valid && (s_->step_in_leaf(true) || s_->step(true)); }
+bool cursor::prev() { return s_ && s_->valid && (s_->step_in_leaf(false) || s_->step(false)); }
 std::string_view cursor::key() const {
   if (!valid()) throw error(error_kind::invalid_argument, "cursor is not on a key");
   return s_->key;
 }
 std::string_view cursor::value() const {
   if (!valid()) throw error(error_kind::invalid_argument, "cursor is not on a key");
-  const auto& f = s_->st.back();
-  leaf_view L{reinterpret_cast<leaf_hdr*>(s_->db->at(f.ref))};
-  return value_at(*s_->db, L.entry(f.idx));
+  return value_at(*s_->db, s_->entry);
 }
 
 cursor view::make_cursor() const {

@@ -108,6 +108,9 @@ void db_impl::ensure_mapped(std::uint64_t units) {
   if (memory) {
     if (mprotect(base + mapped, target - mapped, PROT_READ | PROT_WRITE) != 0)
       fail_errno("mprotect");
+    // Memory mode can have 2 MiB pages (where THP is at least "madvise"): far fewer TLB misses
+    // for a tree whose every leaf sits on a page of its own.
+    madvise(base + mapped, target - mapped, MADV_HUGEPAGE);
   } else {
     if (ftruncate(fd, static_cast<off_t>(target)) != 0) fail_errno("ftruncate " + path);
     void* p = mmap(base + mapped, target - mapped, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,

@@ -741,11 +741,11 @@ void txn_state::flush() {
           prefetch_node(L.h, L.h->units);
           return false;
         });
-  }
-  for (std::size_t i = 0; i < items.size(); ++i) {
-    bool ch;
-    tree_write(*this, wmode::upsert, key_at(i),
-               std::string_view(bytes).substr(items[i].at + items[i].klen, items[i].vlen), ch);
+    for (std::size_t i = g; i < g + m; ++i) {
+      bool ch;
+      tree_write(*this, wmode::upsert, key_at(i),
+                 std::string_view(bytes).substr(items[i].at + items[i].klen, items[i].vlen), ch);
+    }
   }
   // Keep the buffers' capacity for the next batch.
   items.clear();
