@@ -182,6 +182,10 @@ TEST(KvConcurrency, BankTransfersKeepTheSum) {
       else
         tx.commit();
     }
+    // On a loaded machine the writer can finish before a reader is scheduled at all.
+    for (auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+         reads.load() == 0 && std::chrono::steady_clock::now() < until;)
+      std::this_thread::yield();
     stop = true;
     for (auto& t : readers) t.join();
     EXPECT_EQ(bad.load(), 0);
