@@ -249,3 +249,29 @@ def test_public_api_is_documented():
             if name.startswith("_"):
                 continue
             assert inspect.getdoc(member), f"{cls.__name__}.{name} has no docstring"
+
+
+def test_benchmark_bar_table_reads_a_run():
+    from simdex.benchmarks import kv as bench
+
+    def row(workload, contender, median, unit="Mops/s", **params):
+        return {"workload": workload, "contender": contender, "median": median, "unit": unit,
+                "params": {"gen": "rand", "keys": 1000, **params}}
+
+    doc = {"results": [
+        row("insert/tx-per-round", "simdex", 1.0, round=1),
+        row("insert/tx-per-round", "simdex", 3.0, round=2, keys=2000),
+        row("insert/tx-per-round", "lmdb", 1.0, round=2, keys=2000),
+        row("insert/tx-per-round", "simdex-scalar", 2.0, round=2, keys=2000),
+        row("bytes-per-key/file", "simdex", 60.0, unit="B/key"),
+        row("bytes-per-key/file", "lmdb", 30.0, unit="B/key"),
+        row("concurrent/reader-alone", "simdex", 2.0),
+        row("concurrent/reader-with-writer", "simdex", 1.8),
+    ]}
+    table = bench.bar_table(doc)
+    # The largest tree's row is used: 3.0 / 1.0 meets the 3x bar; 60 / 30 B/key misses 1.5x.
+    assert "| random insert, one transaction per round | 2000 | 3 Mops/s | 1 | 3.00 | >= 3.0x | met |" in table
+    assert "| file bytes per key | 1000 | 60 B/key | 30 | 2.00 | <= 1.5x | missed |" in table
+    assert "0.90 | >= 0.8x | met" in table
+    assert "| insert/tx-per-round | 1.50 |" in bench.simd_table(doc)
+    assert all(h["peers"] == ["lmdb"] for h in bench.HEADLINES)
