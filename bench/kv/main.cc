@@ -708,8 +708,8 @@ int main(int argc, char** argv) {
       "2-vCPU box is shared with other jobs; the concurrent reader figures are per CPU-second of "
       "the reader thread (and, as -wall, per wall-second)");
   s.note(
-      "simdex-scalar is the same store with the scalar primitive kernels (the seed's "
-      "system-level before/after); simdex uses " +
+      "simdex-scalar is the same store with the scalar primitive kernels (what the SIMD "
+      "primitives do for the whole store); simdex uses " +
       std::string(isa_name(active_isa())));
   for (gen g : cfg.gens) b.run_gen(g);
   std::filesystem::remove_all(b.dir);

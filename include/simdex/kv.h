@@ -1,4 +1,4 @@
-// kv: an ordered key-value store in the spirit of psitri (seed 000): a copy-on-write byte-wise
+// kv: an ordered key-value store in the spirit of psitri: a copy-on-write byte-wise
 // radix/B-tree hybrid whose inner nodes route on one key byte through a sorted divider array
 // searched with primitives::lower_bound_padded, with sorted leaves of up to 64 keys carrying a
 // 1-byte hash per key. Memory-mapped single file (or memory only), two checksummed meta pages,
