@@ -89,7 +89,7 @@ struct cursor::state {
   std::vector<frame> st;
   std::string key;
   bool valid = false;
-  leaf_view leaf{nullptr};     // the leaf of st.back() while valid
+  leaf_view leaf{nullptr};    // the leaf of st.back() while valid
   const u8* entry = nullptr;  // and the entry the cursor is on
   const u8* next = nullptr;   // the leaf a scan reaches next, fetched a line per step
 

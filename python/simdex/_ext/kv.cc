@@ -73,13 +73,15 @@ void make_error_types(nb::module_& m) {
                                       "what and where.",
                                       PyExc_Exception, nullptr);
   nb::object value_bases = nb::make_tuple(nb::handle(g_error), nb::handle(PyExc_ValueError));
-  g_value_error = PyErr_NewExceptionWithDoc(
-      "simdex._simdex.kv.ValueError", "A kv error about an argument: key or value too long, or a "
-      "call that does not fit.", value_bases.ptr(), nullptr);
+  g_value_error =
+      PyErr_NewExceptionWithDoc("simdex._simdex.kv.ValueError",
+                                "A kv error about an argument: key or value too long, or a "
+                                "call that does not fit.",
+                                value_bases.ptr(), nullptr);
   nb::object os_bases = nb::make_tuple(nb::handle(g_error), nb::handle(PyExc_OSError));
-  g_os_error = PyErr_NewExceptionWithDoc("simdex._simdex.kv.OSError",
-                                         "A kv error from a failed system call.", os_bases.ptr(),
-                                         nullptr);
+  g_os_error =
+      PyErr_NewExceptionWithDoc("simdex._simdex.kv.OSError",
+                                "A kv error from a failed system call.", os_bases.ptr(), nullptr);
   m.attr("Error") = nb::handle(g_error);
   m.attr("ValueError") = nb::handle(g_value_error);
   m.attr("OSError") = nb::handle(g_os_error);
