@@ -9,30 +9,13 @@
 #include <set>
 #include <vector>
 
+#include "ops_input.h"
 #include "simdex/btree.h"
 
-namespace {
-
-void check(bool ok) {
-  if (!ok) std::abort();
-}
-
-struct reader {
-  const std::uint8_t* p;
-  std::size_t n;
-  bool more() const { return n > 0; }
-  std::uint32_t u8() {
-    if (n == 0) return 0;
-    --n;
-    return *p++;
-  }
-  std::uint32_t u16() { return u8() | u8() << 8; }
-};
-
-}  // namespace
+using fuzz::check;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  reader r{data, size};
+  fuzz::input r{data, size};
   // First byte: ISA level (falls back to the default when that level is not usable here)
   // and the key spread: small spreads make dense keys and deep churn in a few pages.
   std::uint32_t cfg = r.u8();

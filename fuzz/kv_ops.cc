@@ -1,30 +1,25 @@
-// libFuzzer target: the input is a sequence of operations on a memory kv database (put,
-// insert, update, remove, remove_range, get, cursor steps, count, commit, abort, nested
-// transactions), replayed against std::map; any difference, any validate() complaint or any
-// sanitizer report is a finding.
+// libFuzzer target: the input is a sequence of operations on a memory kv database (upsert,
+// put, insert, update, remove, remove_range, bulk_load, get, cursor steps, count, commit,
+// abort, nested transactions), replayed against std::map; any difference, any validate() complaint
+// or any sanitizer report is a finding.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
+#include "ops_input.h"
 #include "simdex/kv.h"
 
 namespace {
 
-void check(bool ok) {
-  if (!ok) std::abort();
-}
+using fuzz::check;
 
-struct reader {
-  const std::uint8_t* p;
-  std::size_t n;
-  std::uint8_t u8() {
-    if (n == 0) return 0;
-    --n;
-    return *p++;
-  }
+struct reader : fuzz::input {
   // Short keys over a tiny alphabet (many shared prefixes), sometimes long ones.
   std::string key() {
     const std::uint8_t len = u8();
@@ -147,7 +142,21 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         db.validate();
         tx = db.write();
         break;
-      default:
+      case 12: {  // put: buffered, applied by the next operation
+        const std::string k = in.key(), v = in.value();
+        w.put(k, v);
+        mm[k] = v;
+        break;
+      }
+      case 13:  // bulk_load: sorted, distinct keys; built in one pass into an empty tree
+        if (mm.empty()) {
+          model batch;
+          for (std::uint32_t i = in.u8(); i > 0; --i) batch[in.key()] = in.value();
+          std::vector<std::pair<std::string_view, std::string_view>> pairs(batch.begin(),
+                                                                           batch.end());
+          w.bulk_load(pairs);
+          mm = batch;
+        }
         break;
     }
   }

@@ -90,6 +90,13 @@ std::uint64_t cpu_ns() {
          static_cast<std::uint64_t>(ts.tv_nsec);
 }
 
+std::uint64_t thread_cpu_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull +
+         static_cast<std::uint64_t>(ts.tv_nsec);
+}
+
 std::uint64_t rss_bytes() {
   long pages = 0, resident = 0;
   FILE* f = std::fopen("/proc/self/statm", "r");
@@ -137,6 +144,7 @@ struct kv_store : store {
   kv::database db;
   std::optional<kv::write_tx> tx;
   std::optional<kv::snapshot> snap;
+  kv::cursor cur;  // reused by lower_bound, as LMDB's cursor is
   std::vector<std::string_view> views;
   std::vector<std::optional<std::string_view>> outs;
   kv_store(const std::string& dir, kv::sync_mode sync, std::optional<isa> level,
@@ -155,14 +163,20 @@ struct kv_store : store {
     std::remove(path.c_str());
   }
   void begin() override { tx.emplace(db.write()); }
-  void put(std::string_view k, std::string_view v) override { tx->upsert(k, v); }
+  void put(std::string_view k, std::string_view v) override { tx->put(k, v); }
   void commit() override {
     tx->commit();
     tx.reset();
   }
   bool remove(std::string_view k) override { return tx->remove(k); }
-  void open_read() override { snap.emplace(db.read()); }
-  void close_read() override { snap.reset(); }
+  void open_read() override {
+    snap.emplace(db.read());
+    cur = snap->make_cursor();
+  }
+  void close_read() override {
+    cur = kv::cursor();
+    snap.reset();
+  }
   bool get(std::string_view k, std::uint64_t& sink) override {
     auto v = snap->get(k);
     if (!v) return false;
@@ -184,9 +198,8 @@ struct kv_store : store {
     return hits;
   }
   bool lower_bound(std::string_view k, std::uint64_t& sink) override {
-    kv::cursor c = snap->make_cursor();
-    if (!c.lower_bound(k)) return false;
-    sink += static_cast<unsigned char>(c.key()[0]);
+    if (!cur.lower_bound(k)) return false;
+    sink += static_cast<unsigned char>(cur.key()[0]);
     return true;
   }
   std::uint64_t iterate() override {
@@ -536,100 +549,84 @@ struct driver {
       misses.push_back(make_key(g, n + 1000000000ull + r.below(n)));
     }
     for (auto& st : stores) st->open_read();
-    auto mops = [&](std::uint64_t ops, std::uint64_t t0) {
-      return static_cast<double>(ops) / (static_cast<double>(cpu_ns() - t0) / 1e9) / 1e6;
-    };
-    auto point = [&](const char* wl, const std::vector<keybuf>& keys, bool expect_hits) {
+    // One group: every store runs body(store) in turn, which returns the operations it did.
+    auto each_store = [&](const std::string& wl, const params& p, auto body) {
       std::vector<contender> cs;
       for (auto& st : stores) {
-        store* p = st.get();
-        cs.push_back({p->name, p->version, [&, p] {
-                        std::uint64_t sink = 0, found = 0;
+        store* sp = st.get();
+        cs.push_back({sp->name, sp->version, [&body, sp] {
                         const std::uint64_t t0 = cpu_ns();
-                        for (auto& k : keys) found += p->get(k.view(), sink);
-                        const double v = mops(keys.size(), t0);
-                        do_not_optimize(sink);
-                        if (expect_hits ? found != keys.size() : found > keys.size() / 1000) {
-                          std::fprintf(stderr, "bench_kv: %s %s found %llu of %zu\n",
-                                       p->name.c_str(), wl, static_cast<unsigned long long>(found),
-                                       keys.size());
-                          std::exit(1);
-                        }
-                        return v;
+                        const std::uint64_t ops = body(*sp);
+                        return static_cast<double>(ops) /
+                               (static_cast<double>(cpu_ns() - t0) / 1e9) / 1e6;
                       }});
       }
+      s.group(wl, p, "Mops/s", better::higher, cs, "lmdb");
+    };
+    auto expect = [](bool ok, const store& st, const char* wl, std::uint64_t got,
+                     std::uint64_t of) {
+      if (ok) return;
+      std::fprintf(stderr, "bench_kv: %s %s found %llu of %llu\n", st.name.c_str(), wl,
+                   static_cast<unsigned long long>(got), static_cast<unsigned long long>(of));
+      std::exit(1);
+    };
+    auto point = [&](const char* wl, const std::vector<keybuf>& keys, bool expect_hits) {
       params p = base;
       p.push_back({"probes", static_cast<std::int64_t>(keys.size())});
-      s.group(wl, p, "Mops/s", better::higher, cs, "lmdb");
+      each_store(wl, p, [&](store& st) {
+        std::uint64_t sink = 0, found = 0;
+        for (auto& k : keys) found += st.get(k.view(), sink);
+        do_not_optimize(sink);
+        expect(expect_hits ? found == keys.size() : found <= keys.size() / 1000, st, wl, found,
+               keys.size());
+        return keys.size();
+      });
     };
     point("get/insertion-order", seq_keys, true);
     point("get/random-hit", hits, true);
     point("get/random-miss", misses, false);
-    {
-      std::vector<contender> cs;
-      for (auto& st : stores) {
-        store* p = st.get();
-        cs.push_back({p->name, p->version, [&, p] {
-                        std::uint64_t sink = 0, found = 0;
-                        const std::uint64_t t0 = cpu_ns();
-                        for (std::size_t i = 0; i < hits.size(); i += 1024)
-                          found += p->get_many(hits, i,
-                                               std::min<std::size_t>(1024, hits.size() - i), sink);
-                        do_not_optimize(sink);
-                        if (found != hits.size()) std::exit(1);
-                        return mops(hits.size(), t0);
-                      }});
-      }
-      params p = base;
-      p.push_back({"batch", std::int64_t{1024}});
-      s.group("get_many/random-hit", p, "Mops/s", better::higher, cs, "lmdb");
-    }
-    {
-      std::vector<contender> cs;
-      for (auto& st : stores) {
-        store* p = st.get();
-        cs.push_back({p->name, p->version, [&, p] {
-                        std::uint64_t sink = 0;
-                        const std::uint64_t t0 = cpu_ns();
-                        for (auto& k : misses) p->lower_bound(k.view(), sink);
-                        do_not_optimize(sink);
-                        return mops(misses.size(), t0);
-                      }});
-      }
-      params p = base;
-      s.group("lower_bound/random", p, "Mops/s", better::higher, cs, "lmdb");
-    }
-    {
-      std::vector<contender> cs;
-      for (auto& st : stores) {
-        store* p = st.get();
-        cs.push_back({p->name, p->version, [&, p, n] {
-                        const std::uint64_t t0 = cpu_ns();
-                        const std::uint64_t got = p->iterate();
-                        if (got != n) {
-                          std::fprintf(stderr, "bench_kv: %s iterated %llu of %llu\n",
-                                       p->name.c_str(), static_cast<unsigned long long>(got),
-                                       static_cast<unsigned long long>(n));
-                          std::exit(1);
-                        }
-                        return mops(n, t0);
-                      }});
-      }
-      s.group("iterate/full", base, "Mops/s", better::higher, cs, "lmdb");
-    }
+    params pb = base;
+    pb.push_back({"batch", std::int64_t{1024}});
+    each_store("get_many/random-hit", pb, [&](store& st) {
+      std::uint64_t sink = 0, found = 0;
+      for (std::size_t i = 0; i < hits.size(); i += 1024)
+        found += st.get_many(hits, i, std::min<std::size_t>(1024, hits.size() - i), sink);
+      do_not_optimize(sink);
+      expect(found == hits.size(), st, "get_many", found, hits.size());
+      return hits.size();
+    });
+    each_store("lower_bound/random", base, [&](store& st) {
+      std::uint64_t sink = 0;
+      for (auto& k : misses) st.lower_bound(k.view(), sink);
+      do_not_optimize(sink);
+      return misses.size();
+    });
+    each_store("iterate/full", base, [&](store& st) {
+      const std::uint64_t got = st.iterate();
+      expect(got == n, st, "iterate", got, n);
+      return n;
+    });
     for (auto& st : stores) st->close_read();
   }
 
-  // One reader of random hits alone, then beside a writer committing every 100 inserts.
-  void concurrent(gen g, std::vector<std::unique_ptr<store>>& stores, std::uint64_t& n,
+  // One reader of random hits alone, then beside a writer committing 100 inserts every 10 ms
+  // (the same write load for every store), in alternating samples. The reader's rate is
+  // counted per CPU-second of its own thread (what the writer costs it in shared caches, locks
+  // and memory traffic) and per wall-second (on a shared 2-vCPU machine that mostly measures
+  // the scheduler).
+  void concurrent(gen g, std::vector<std::unique_ptr<store>>& stores, std::uint64_t n,
                   const params& base) {
-    const double secs = s.opts().quick() ? 1.0 : 2.0;
+    const double secs = s.opts().quick() ? 0.5 : 1.0;
+    const int reps = s.opts().repetitions();
     for (auto& st : stores) {
       if (!st->persistent) continue;
-      auto reader = [&](std::atomic<bool>& stop, double& rate) {
+      struct rates {
+        double cpu = 0, wall = 0;
+      };
+      auto reader = [&](std::atomic<bool>& stop, rates& out) {
         rng r(3);
         std::uint64_t ops = 0, sink = 0;
-        const std::uint64_t t0 = now_ns();
+        const std::uint64_t t0 = now_ns(), c0 = thread_cpu_ns();
         std::vector<keybuf> batch(1000);
         while (!stop.load(std::memory_order_relaxed)) {
           for (auto& k : batch) k = make_key(g, r.below(n));
@@ -639,36 +636,51 @@ struct driver {
           ops += batch.size();
         }
         do_not_optimize(sink);
-        rate = static_cast<double>(ops) / (static_cast<double>(now_ns() - t0) / 1e9) / 1e6;
+        const double o = static_cast<double>(ops) / 1e6;
+        out.cpu = o / (static_cast<double>(thread_cpu_ns() - c0) / 1e9);
+        out.wall = o / (static_cast<double>(now_ns() - t0) / 1e9);
       };
-      double alone = 0, with = 0, wrate = 0;
-      {
-        std::atomic<bool> stop{false};
-        std::thread t([&] { reader(stop, alone); });
-        std::this_thread::sleep_for(std::chrono::duration<double>(secs));
-        stop = true;
-        t.join();
-      }
-      {
-        std::atomic<bool> stop{false};
-        const std::uint64_t n0 = n;
-        std::thread t([&] { reader(stop, with); });
-        const std::uint64_t t0 = now_ns();
-        std::uint64_t w = n0 + 5000000000ull;  // far from the reader's range: every write is new
-        const std::uint64_t wstart = w;
-        while (static_cast<double>(now_ns() - t0) / 1e9 < secs) {
-          st->begin();
-          for (int i = 0; i < 100; ++i, ++w) st->put(make_key(g, w).view(), vals.at(w));
-          st->commit();
+      std::vector<double> alone, with, alone_wall, with_wall, writer;
+      std::uint64_t w = n + 5000000000ull;  // far from the reader's range: every write is new
+      for (int rep = 0; rep < reps; ++rep) {
+        rates a, b;
+        {
+          std::atomic<bool> stop{false};
+          std::thread t([&] { reader(stop, a); });
+          std::this_thread::sleep_for(std::chrono::duration<double>(secs));
+          stop = true;
+          t.join();
         }
-        stop = true;
-        t.join();
-        wrate = static_cast<double>(w - wstart) / (static_cast<double>(now_ns() - t0) / 1e9) / 1e6;
+        {
+          std::atomic<bool> stop{false};
+          std::thread t([&] { reader(stop, b); });
+          const std::uint64_t t0 = now_ns(), wstart = w;
+          for (int c = 1; static_cast<double>(now_ns() - t0) / 1e9 < secs; ++c) {
+            st->begin();
+            for (int i = 0; i < 100; ++i, ++w) st->put(make_key(g, w).view(), vals.at(w));
+            st->commit();
+            const std::uint64_t due = t0 + static_cast<std::uint64_t>(c) * 10000000ull;
+            const std::uint64_t now = now_ns();
+            if (due > now) std::this_thread::sleep_for(std::chrono::nanoseconds(due - now));
+          }
+          stop = true;
+          t.join();
+          writer.push_back(static_cast<double>(w - wstart) /
+                           (static_cast<double>(now_ns() - t0) / 1e9) / 1e6);
+        }
+        alone.push_back(a.cpu);
+        with.push_back(b.cpu);
+        alone_wall.push_back(a.wall);
+        with_wall.push_back(b.wall);
       }
-      params p = base;
-      rec("concurrent/reader-alone", p, *st, "Mops/s", {alone});
-      rec("concurrent/reader-with-writer", p, *st, "Mops/s", {with});
-      rec("concurrent/writer-commit-every-100", p, *st, "Mops/s", {wrate});
+      const std::string name = st->name;
+      rec("concurrent/reader-alone", base, *st, "Mops/s", alone);
+      s.record("concurrent/reader-with-writer", base, name, st->version, "Mops/s", better::higher,
+               with, name + " reader alone", summarize(alone).median);
+      rec("concurrent/reader-alone-wall", base, *st, "Mops/s", alone_wall);
+      s.record("concurrent/reader-with-writer-wall", base, name, st->version, "Mops/s",
+               better::higher, with_wall, name + " reader alone", summarize(alone_wall).median);
+      rec("concurrent/writer-100-per-10ms", base, *st, "Mops/s", writer);
     }
   }
 };
@@ -693,10 +705,11 @@ int main(int argc, char** argv) {
       "no snapshots, no transactions (their 'commits' do nothing)");
   s.note(
       "single-threaded rates are per CPU-second of the process (user+system), because the "
-      "2-vCPU box is shared with other jobs; the concurrent reader/writer figures are wall-clock");
+      "2-vCPU box is shared with other jobs; the concurrent reader figures are per CPU-second of "
+      "the reader thread (and, as -wall, per wall-second)");
   s.note(
-      "simdex-scalar is the same store with the scalar primitive kernels (the seed's "
-      "system-level before/after); simdex uses " +
+      "simdex-scalar is the same store with the scalar primitive kernels (what the SIMD "
+      "primitives do for the whole store); simdex uses " +
       std::string(isa_name(active_isa())));
   for (gen g : cfg.gens) b.run_gen(g);
   std::filesystem::remove_all(b.dir);

@@ -1,4 +1,4 @@
-// kv: an ordered key-value store in the spirit of psitri (seed 000): a copy-on-write byte-wise
+// kv: an ordered key-value store in the spirit of psitri: a copy-on-write byte-wise
 // radix/B-tree hybrid whose inner nodes route on one key byte through a sorted divider array
 // searched with primitives::lower_bound_padded, with sorted leaves of up to 64 keys carrying a
 // 1-byte hash per key. Memory-mapped single file (or memory only), two checksummed meta pages,
@@ -25,18 +25,24 @@ inline constexpr std::size_t kMaxTrees = 32;                        // named tre
 inline constexpr std::size_t kMaxTreeName = 39;                     // bytes
 inline constexpr std::uint32_t kFormatVersion = 1;
 
+// Every kind of error: X(name, what it means).
+#define SIMDEX_KV_ERRORS(X)                                                          \
+  X(key_too_long, "key over kMaxKey")                                                \
+  X(value_too_long, "value over kMaxValue")                                          \
+  X(read_only, "a write through a read-only database")                               \
+  X(corrupt, "the structure of a file or node is wrong")                             \
+  X(truncated, "the file is shorter than its meta page says")                        \
+  X(bad_version, "a format version this build does not read")                        \
+  X(bad_checksum, "no meta page with a valid checksum")                              \
+  X(io, "a system call failed")                                                      \
+  X(busy, "the file is open elsewhere, or snapshots or transactions are still open") \
+  X(invalid_argument, "a call that does not fit the state or its arguments")         \
+  X(full, "the arena's address space (256 GiB) is exhausted")
+
 enum class error_kind {
-  key_too_long,    // key over kMaxKey
-  value_too_long,  // value over kMaxValue
-  read_only,       // a write through a read-only handle
-  corrupt,         // structure of a file or node is wrong
-  truncated,       // file shorter than its meta page says
-  bad_version,     // format version this build does not read
-  bad_checksum,    // no meta page with a valid checksum
-  io,              // a system call failed
-  busy,            // an operation that needs no open snapshots or transactions
-  invalid_argument,
-  full,  // address space of the arena (256 GiB) exhausted
+#define SIMDEX_KV_ERROR_ENUM(name, what) name,
+  SIMDEX_KV_ERRORS(SIMDEX_KV_ERROR_ENUM)
+#undef SIMDEX_KV_ERROR_ENUM
 };
 const char* error_kind_name(error_kind kind) noexcept;
 
@@ -136,6 +142,7 @@ class view {
   void check_open() const;
   std::shared_ptr<detail::db_impl> db_;
   const detail::tree_root* tr_ = nullptr;  // owned by the reader or the transaction state
+  detail::txn_state* txn_ = nullptr;       // a write transaction's state: reads flush its puts
   friend class database;
 };
 
@@ -162,13 +169,20 @@ class write_tx : public view {
   write_tx& operator=(write_tx&&) noexcept;
   ~write_tx();
 
-  void put(std::string_view key, std::string_view value) { upsert(key, value); }
+  // upsert() without the answer. Small values are buffered and applied in batches whose cache
+  // misses overlap; an error applying one (only `full`) surfaces at the next call.
+  void put(std::string_view key, std::string_view value);
   bool upsert(std::string_view key, std::string_view value);  // true: key was new
   bool insert(std::string_view key, std::string_view value);  // false (unchanged) if present
   bool update(std::string_view key, std::string_view value);  // false (unchanged) if absent
   bool remove(std::string_view key);                          // true: key was present
+  // Removes the keys in [lo, hi) (no hi: to the end) and returns how many there were, in one
+  // walk: subtrees inside the range are released whole.
   std::uint64_t remove_range(std::string_view lo, std::optional<std::string_view> hi);
-  // Appends sorted, distinct keys (each greater than every key in the tree) quickly.
+  // Adds sorted, distinct keys. Into an empty tree it builds full leaves directly, in one pass
+  // (it holds a 40-byte descriptor per pair meanwhile); otherwise it inserts them in order and
+  // fails with invalid_argument at the first key already present. Unsorted input fails before
+  // anything is written.
   void bulk_load(std::span<const std::pair<std::string_view, std::string_view>> sorted);
 
   write_tx sub();
@@ -179,7 +193,9 @@ class write_tx : public view {
  private:
   friend class database;
   write_tx() = default;
-  detail::txn_state& st() const;  // throws unless this is the innermost open level
+  detail::txn_state& st() const;   // the innermost open level's state, buffered puts applied
+  detail::txn_state& raw() const;  // the same without applying them
+  void detach() noexcept;
   std::shared_ptr<detail::txn_state> state_;
   std::size_t level_ = 0;
 };

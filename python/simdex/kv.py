@@ -1,8 +1,9 @@
-"""An ordered, persistent key-value store: psitri's copy-on-write radix/B-tree hybrid.
+"""An ordered, persistent key-value store: a copy-on-write radix/B-tree hybrid after psitri.
 
-Keys and values are bytes (keys up to 1 KiB, in memcmp order). One memory-mapped file, or
-memory only; write transactions commit atomically; snapshots are O(1) and never block the
-writer. Design and file format: docs/kv.md.
+Keys and values are bytes (keys up to 1 KiB, compared as unsigned bytes; values up to 2 GiB).
+One memory-mapped file, or memory only. Write transactions commit atomically, nest, and never
+block readers; snapshots are O(1) and see the committed state they were taken at. Design,
+file format and benchmarks: docs/kv.md.
 
     >>> import simdex.kv
     >>> db = simdex.kv.open("data.kv", sync="fsync")   # path None: memory only
@@ -12,20 +13,34 @@ writer. Design and file format: docs/kv.md.
     >>> with db.read() as snap:
     ...     snap[b"apple"], b"kiwi" in snap, list(snap.keys(prefix=b"ap"))
     (b'1', False, [b'apple', b'apricot'])
+
+Errors are KvError (a subclass of Exception) with .kind, one of ERROR_KINDS, and .detail; the
+kinds about arguments (key_too_long, value_too_long, invalid_argument) are also ValueError,
+io is also OSError. Long calls (get_many of 256 keys or more, bulk_load, remove_range, commit,
+validate, stat, compact, opening, waiting for the writer) run without the GIL.
 """
 
 from __future__ import annotations
 
-from typing import Iterator, Optional
+from typing import Iterable, Iterator, Optional
 
 from ._simdex import kv as _native
 
-__all__ = ["open", "Database", "Snapshot", "Transaction", "KvError", "MAX_KEY", "MAX_VALUE"]
+__all__ = ["open", "Database", "Snapshot", "Transaction", "Cursor", "KvError", "ERROR_KINDS",
+           "MAX_KEY", "MAX_VALUE"]
 
 KvError = _native.Error
-MAX_KEY = _native.MAX_KEY
-MAX_VALUE = _native.MAX_VALUE
+ERROR_KINDS: dict = dict(_native.ERROR_KINDS)  # kind -> what it means
+MAX_KEY: int = _native.MAX_KEY
+MAX_VALUE: int = _native.MAX_VALUE
 _CHUNK = 256  # pairs fetched per native call while iterating
+
+
+def _error(kind: str, detail: str) -> KvError:
+    """A KvError raised from Python, shaped like the native ones."""
+    e = KvError(f"kv {kind}: {detail}")
+    e.kind, e.detail = kind, detail
+    return e
 
 
 def _prefix_end(prefix: bytes) -> Optional[bytes]:
@@ -37,6 +52,65 @@ def _prefix_end(prefix: bytes) -> Optional[bytes]:
         return None
     p[-1] += 1
     return bytes(p)
+
+
+class Cursor:
+    """A position in a snapshot or transaction, moved by the methods below.
+
+    Every move returns True when it lands on a key, False when there is none (the cursor is
+    then not valid). key and value read the current pair; on a transaction a cursor is valid
+    until the transaction's next write.
+    """
+
+    def __init__(self, native):
+        self._c = native
+
+    def first(self, prefix: Optional[bytes] = None) -> bool:
+        """Moves to the first key, or the first key with the prefix."""
+        return self._c.first(prefix)
+
+    def last(self, prefix: Optional[bytes] = None) -> bool:
+        """Moves to the last key, or the last key with the prefix."""
+        return self._c.last(prefix)
+
+    def seek(self, key: bytes) -> bool:
+        """Moves to exactly this key."""
+        return self._c.seek(key)
+
+    def lower_bound(self, key: bytes) -> bool:
+        """Moves to the first key >= key."""
+        return self._c.lower_bound(key)
+
+    def upper_bound(self, key: bytes) -> bool:
+        """Moves to the first key > key."""
+        return self._c.upper_bound(key)
+
+    def next(self) -> bool:
+        """Moves to the next key."""
+        return self._c.next()
+
+    def prev(self) -> bool:
+        """Moves to the previous key."""
+        return self._c.prev()
+
+    @property
+    def valid(self) -> bool:
+        """Whether the cursor stands on a key."""
+        return self._c.valid()
+
+    @property
+    def key(self) -> bytes:
+        """The current key (KvError invalid_argument when not valid)."""
+        return self._c.key()
+
+    @property
+    def value(self) -> bytes:
+        """The current value (KvError invalid_argument when not valid)."""
+        return self._c.value()
+
+    def item(self) -> tuple[bytes, bytes]:
+        """The current (key, value)."""
+        return self._c.key(), self._c.value()
 
 
 class _Reads:
@@ -51,6 +125,7 @@ class _Reads:
         return v
 
     def get(self, key: bytes, default=None):
+        """The value of key, or default when absent."""
         v = self._v.get(key)
         return default if v is None else v
 
@@ -60,13 +135,17 @@ class _Reads:
     def __len__(self) -> int:
         return self._v.size()
 
-    def get_many(self, keys) -> list:
-        """Values (None where absent) for many keys: lookups run with many in flight."""
+    def get_many(self, keys: Iterable[bytes]) -> list:
+        """Values (None where absent) for many keys, looked up with many in flight."""
         return self._v.get_many(list(keys))
 
     def count(self, lo: bytes = b"", hi: Optional[bytes] = None) -> int:
-        """Number of keys in [lo, hi) in O(depth)."""
+        """Number of keys in [lo, hi) (hi None: to the end), in O(depth)."""
         return self._v.count(lo, hi)
+
+    def cursor(self) -> Cursor:
+        """A cursor over this view, not yet on a key."""
+        return Cursor(self._v.cursor())
 
     def items(self, lo: Optional[bytes] = None, hi: Optional[bytes] = None, *,
               prefix: Optional[bytes] = None, reverse: bool = False) -> Iterator[tuple[bytes, bytes]]:
@@ -95,40 +174,30 @@ class _Reads:
                 ok = len(chunk) == _CHUNK
 
     def keys(self, *args, **kw) -> Iterator[bytes]:
+        """The keys of items(*args, **kw)."""
         return (k for k, _ in self.items(*args, **kw))
 
     def values(self, *args, **kw) -> Iterator[bytes]:
+        """The values of items(*args, **kw)."""
         return (v for _, v in self.items(*args, **kw))
 
     def __iter__(self) -> Iterator[bytes]:
         return self.keys()
 
     def stat(self) -> dict:
+        """Keys, depth, node counts and bytes of this view's tree (walks all of it)."""
         return self._v.stat()
 
     def validate(self) -> None:
+        """Checks every node of this view's tree; raises KvError corrupt naming the problem."""
         self._v.validate()
 
 
-class Snapshot(_Reads):
-    """A read-only view of the committed state when it was taken; writes raise KvError."""
+class _Closes:
+    """Context-manager protocol for objects whose close() ends them."""
 
-    def __init__(self, native):
-        self._v = native
-
-    @property
-    def seq(self) -> int:
-        return self._v.seq()
-
-    def __setitem__(self, key, value):
-        raise KvError("kv read_only: a snapshot cannot be written; use db.write()")
-
-    def __delitem__(self, key):
-        raise KvError("kv read_only: a snapshot cannot be written; use db.write()")
-
-    def close(self) -> None:
-        """Ends the snapshot: what it pins can be reused."""
-        self._v.release()
+    def close(self) -> None:  # pragma: no cover - each class defines its own
+        raise NotImplementedError
 
     def __enter__(self):
         return self
@@ -138,8 +207,31 @@ class Snapshot(_Reads):
         return False
 
 
+class Snapshot(_Reads, _Closes):
+    """A read-only view of the committed state when it was taken; writes raise KvError."""
+
+    def __init__(self, native):
+        self._v = native
+
+    @property
+    def seq(self) -> int:
+        """The commit sequence number this snapshot sees."""
+        return self._v.seq()
+
+    def __setitem__(self, key, value):
+        raise _error("read_only", "a snapshot cannot be written; use db.write()")
+
+    def __delitem__(self, key):
+        raise _error("read_only", "a snapshot cannot be written; use db.write()")
+
+    def close(self) -> None:
+        """Ends the snapshot: what only it pinned can be reused."""
+        self._v.release()
+
+
 class Transaction(_Reads):
-    """A write transaction. As a context manager it commits on success and aborts on error."""
+    """A write transaction on one tree. As a context manager it commits on success and aborts
+    on error. Reads see its own writes."""
 
     def __init__(self, native):
         self._v = native
@@ -152,6 +244,7 @@ class Transaction(_Reads):
             raise KeyError(key)
 
     def put(self, key: bytes, value: bytes) -> None:
+        """Sets key (small values are buffered and applied in batches)."""
         self._v.put(key, value)
 
     def insert(self, key: bytes, value: bytes) -> bool:
@@ -167,23 +260,35 @@ class Transaction(_Reads):
         return self._v.upsert(key, value)
 
     def remove(self, key: bytes) -> bool:
+        """Removes key; True if it was present."""
         return self._v.remove(key)
 
     def remove_range(self, lo: bytes, hi: Optional[bytes] = None) -> int:
+        """Removes the keys in [lo, hi) (hi None: to the end); returns how many there were."""
         return self._v.remove_range(lo, hi)
 
+    def bulk_load(self, pairs: Iterable[tuple[bytes, bytes]]) -> None:
+        """Adds (key, value) pairs sorted by key, keys distinct. Into an empty tree it builds
+        full leaves in one pass; otherwise it inserts. Unsorted input raises KvError
+        invalid_argument before anything is written."""
+        self._v.bulk_load(list(pairs))
+
     def sub(self) -> "Transaction":
-        """A nested transaction: its commit folds into this one, its abort undoes only itself."""
+        """A nested transaction: its commit folds into this one, its abort undoes only itself.
+        This transaction may not be used while it is open."""
         return Transaction(self._v.sub())
 
     def commit(self) -> None:
+        """Makes the writes visible (and, with sync="fsync", durable) at once."""
         self._v.commit()
 
     def abort(self) -> None:
+        """Drops every write of this transaction."""
         self._v.abort()
 
     @property
     def active(self) -> bool:
+        """False once committed or aborted."""
         return self._v.active()
 
     def __enter__(self):
@@ -198,23 +303,27 @@ class Transaction(_Reads):
         return False
 
 
-class Database:
-    """A database of named trees ("" is the default) in one file or in memory."""
+class Database(_Closes):
+    """A database of named trees ("" is the default) in one file or in memory. One write
+    transaction at a time; any number of snapshots beside it."""
 
     def __init__(self, native):
         self._db = native
 
     def read(self, tree: str = "") -> Snapshot:
+        """A snapshot of the tree's committed state (O(1))."""
         return Snapshot(self._db.read(tree))
 
     def write(self, tree: str = "") -> Transaction:
-        """A write transaction; waits while another one is open."""
+        """A write transaction on the tree; waits while another one is open."""
         return Transaction(self._db.write(tree))
 
     def trees(self) -> list[str]:
+        """Names of the trees that have been committed to."""
         return self._db.trees()
 
     def stat(self, tree: str = "") -> dict:
+        """Keys, depth, node counts, bytes used and free for the tree."""
         return self._db.stat(tree)
 
     def validate(self) -> None:
@@ -222,25 +331,24 @@ class Database:
         self._db.validate()
 
     def compact(self) -> None:
-        """Rewrites the live data into a fresh file (no snapshot or transaction may be open)."""
+        """Rewrites the live data into a fresh file (no snapshot or transaction may be open:
+        KvError busy)."""
         self._db.compact()
 
     @property
     def path(self) -> str:
+        """The file's path ("" in memory)."""
         return self._db.path()
 
     def close(self) -> None:
+        """Closes the database once its snapshots and transactions have ended."""
         self._db.close()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-        return False
 
 
 def open(path: Optional[str] = None, sync: str = "none", read_only: bool = False) -> Database:  # noqa: A001
     """Opens (or creates) the database file at path; path None: memory only.
-    sync "none": commits reach the page cache; "fsync": a commit returns once on disk."""
+
+    sync "none": a commit reaches the page cache (survives the process, not a power loss);
+    "fsync": a commit returns once it is on disk. read_only opens an existing file for reads.
+    """
     return Database(_native.Database.open(None if path is None else str(path), sync, read_only))

@@ -1,9 +1,11 @@
 """simdex.kv from Python: transactions, snapshots, iteration, errors, persistence, CLI."""
 
+import inspect
 import random
 import subprocess
 import sys
 import threading
+import time
 
 import pytest
 
@@ -66,8 +68,9 @@ def test_transactions_abort_sub_and_snapshots():
     snap = db.read()
     assert dict(snap.items()) == {b"a": b"3", b"b": b"kept"}
     assert dict(before.items()) == {b"a": b"1"}  # the old snapshot did not move
-    with pytest.raises(kv.KvError, match="read_only"):
+    with pytest.raises(kv.KvError, match="read_only") as e:
         snap[b"x"] = b"y"
+    assert e.value.kind == "read_only"
     with db.write() as tx:
         assert tx.remove_range(b"a", b"b") == 1
     assert list(db.read().keys()) == [b"b"]
@@ -75,11 +78,24 @@ def test_transactions_abort_sub_and_snapshots():
 
 def test_errors_are_clear(tmp_path):
     db = kv.open()
-    with pytest.raises(kv.KvError, match="key_too_long"):
+    with pytest.raises(kv.KvError, match="key_too_long") as e:
         with db.write() as tx:
             tx[b"k" * (kv.MAX_KEY + 1)] = b""
-    with pytest.raises(kv.KvError, match="invalid_argument"):
+    assert e.value.kind == "key_too_long" and isinstance(e.value, ValueError)
+    assert "1025 bytes" in e.value.detail
+    assert set(kv.ERROR_KINDS) >= {"key_too_long", "corrupt", "read_only", "busy", "io"}
+    with pytest.raises(ValueError, match="invalid_argument"):
         kv.open(None, sync="sometimes")
+    with pytest.raises(OSError) as e:
+        kv.open(str(tmp_path / "no" / "such" / "dir.kv"))
+    assert isinstance(e.value, kv.KvError) and e.value.kind == "io"
+    path = str(tmp_path / "ro.kv")
+    kv.open(path).close()
+    ro = kv.open(path, read_only=True)
+    with pytest.raises(kv.KvError) as e:
+        ro.write()
+    assert e.value.kind == "read_only"
+    ro.close()
     bad = tmp_path / "bad.kv"
     bad.write_bytes(b"\0" * 100)
     with pytest.raises(kv.KvError, match="truncated"):
@@ -147,3 +163,115 @@ def test_readers_beside_a_writer_thread():
     for t in threads:
         t.join()
     assert errors == []
+
+
+def test_cursor_moves():
+    db = kv.open()
+    with db.write() as tx:
+        for k in [b"a", b"ab", b"abc", b"b", b"ba", b"c"]:
+            tx[k] = k.upper()
+    with db.read() as s:
+        c = s.cursor()
+        assert not c.valid
+        assert c.first() and c.item() == (b"a", b"A")
+        assert c.last() and c.key == b"c"
+        assert c.seek(b"ab") and c.value == b"AB"
+        assert not c.seek(b"aa") and not c.valid
+        assert c.lower_bound(b"abd") and c.key == b"b"
+        assert c.upper_bound(b"b") and c.key == b"ba"
+        assert c.prev() and c.key == b"b"
+        assert c.next() and c.next() and c.key == b"c" and not c.next()
+        assert c.first(b"ab") and c.key == b"ab"
+        assert c.last(b"ab") and c.key == b"abc"
+        assert c.last(b"b") and c.key == b"ba"
+        assert not c.first(b"d")
+        with pytest.raises(kv.KvError) as e:
+            c.item()
+        assert e.value.kind == "invalid_argument"
+
+
+def test_bulk_load_and_remove_range():
+    db = kv.open()
+    pairs = [(i.to_bytes(4, "big"), b"%d" % i) for i in range(0, 100_000, 3)]
+    with db.write() as tx:
+        tx.bulk_load(pairs)
+    with db.read() as s:
+        assert len(s) == len(pairs)
+        assert s[(300).to_bytes(4, "big")] == b"300"
+        s.validate()
+    with db.write() as tx:
+        with pytest.raises(ValueError, match="not sorted"):
+            tx.bulk_load([(b"b", b""), (b"a", b"")])
+        assert tx.remove_range((1000).to_bytes(4, "big"), (2000).to_bytes(4, "big")) == 333
+        assert tx.remove_range((90_000).to_bytes(4, "big")) == len(range(90_000, 100_000, 3))
+    with db.read() as s:
+        assert s.count() == len(pairs) - 333 - len(range(90_000, 100_000, 3))
+        assert s.count((999).to_bytes(4, "big"), (2001).to_bytes(4, "big")) == 1
+        s.validate()
+
+
+def test_long_calls_release_the_gil():
+    db = kv.open()
+    keys = [i.to_bytes(8, "big") for i in range(200_000)]
+    with db.write() as tx:
+        tx.bulk_load([(k, b"v") for k in keys])
+    ticks = [0]
+    stop = threading.Event()
+
+    def worker():
+        while not stop.is_set():
+            time.sleep(0.0005)
+            ticks[0] += 1
+
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(5.0)  # the main thread does not give the GIL up between bytecodes
+    t = threading.Thread(target=worker)
+    t.start()
+    during = 0
+    try:
+        with db.read() as s:
+            for _ in range(5):
+                before = ticks[0]
+                s.get_many(keys)
+                during += ticks[0] - before
+    finally:
+        stop.set()
+        t.join()
+        sys.setswitchinterval(old)
+    assert during > 0, "the worker never ran while get_many did"
+
+
+def test_public_api_is_documented():
+    assert kv.__doc__ and kv.open.__doc__
+    for cls in (kv.Database, kv.Snapshot, kv.Transaction, kv.Cursor):
+        assert cls.__doc__, cls
+        for name, member in inspect.getmembers(cls):
+            if name.startswith("_"):
+                continue
+            assert inspect.getdoc(member), f"{cls.__name__}.{name} has no docstring"
+
+
+def test_benchmark_bar_table_reads_a_run():
+    from simdex.benchmarks import kv as bench
+
+    def row(workload, contender, median, unit="Mops/s", **params):
+        return {"workload": workload, "contender": contender, "median": median, "unit": unit,
+                "params": {"gen": "rand", "keys": 1000, **params}}
+
+    doc = {"results": [
+        row("insert/tx-per-round", "simdex", 1.0, round=1),
+        row("insert/tx-per-round", "simdex", 3.0, round=2, keys=2000),
+        row("insert/tx-per-round", "lmdb", 1.0, round=2, keys=2000),
+        row("insert/tx-per-round", "simdex-scalar", 2.0, round=2, keys=2000),
+        row("bytes-per-key/file", "simdex", 60.0, unit="B/key"),
+        row("bytes-per-key/file", "lmdb", 30.0, unit="B/key"),
+        row("concurrent/reader-alone", "simdex", 2.0),
+        row("concurrent/reader-with-writer", "simdex", 1.8),
+    ]}
+    table = bench.bar_table(doc)
+    # The largest tree's row is used: 3.0 / 1.0 meets the 3x bar; 60 / 30 B/key misses 1.5x.
+    assert "| random insert, one transaction per round | 2000 | 3 Mops/s | 1 | 3.00 | >= 3.0x | met |" in table
+    assert "| file bytes per key | 1000 | 60 B/key | 30 | 2.00 | <= 1.5x | missed |" in table
+    assert "0.90 | >= 0.8x | met" in table
+    assert "| insert/tx-per-round | 1.50 |" in bench.simd_table(doc)
+    assert all(h["peers"] == ["lmdb"] for h in bench.HEADLINES)

@@ -18,28 +18,11 @@ namespace simdex::kv {
 
 const char* error_kind_name(error_kind kind) noexcept {
   switch (kind) {
-    case error_kind::key_too_long:
-      return "key_too_long";
-    case error_kind::value_too_long:
-      return "value_too_long";
-    case error_kind::read_only:
-      return "read_only";
-    case error_kind::corrupt:
-      return "corrupt";
-    case error_kind::truncated:
-      return "truncated";
-    case error_kind::bad_version:
-      return "bad_version";
-    case error_kind::bad_checksum:
-      return "bad_checksum";
-    case error_kind::io:
-      return "io";
-    case error_kind::busy:
-      return "busy";
-    case error_kind::invalid_argument:
-      return "invalid_argument";
-    case error_kind::full:
-      return "full";
+#define SIMDEX_KV_ERROR_NAME(name, what) \
+  case error_kind::name:                 \
+    return #name;
+    SIMDEX_KV_ERRORS(SIMDEX_KV_ERROR_NAME)
+#undef SIMDEX_KV_ERROR_NAME
   }
   return "unknown";
 }
@@ -91,89 +74,16 @@ std::uint64_t meta_sum(const meta_page& m) {
   return XXH3_64bits(&m, offsetof(meta_page, checksum));
 }
 
+// Nodes are read and written at random places: no readahead, and page-cache folios of one page.
+// Large folios (ext4 has them since Linux 6.16) make every write fault on a page that writeback
+// cleaned walk the whole folio's blocks; with single pages a fault costs one block.
+void random_access(void* p, std::size_t len) { madvise(p, len, MADV_RANDOM); }
+
 std::size_t reserve_bytes() {
   // Units are 32-bit: at most 256 GiB of arena.
   return std::size_t{1} << 38;
 }
 }  // namespace
-
-// ---- allocator ----------------------------------------------------------------------------------
-
-std::uint32_t allocator::take(std::uint32_t units, std::uint64_t limit) {
-  auto it = by_size.lower_bound({units, 0});
-  if (it != by_size.end()) {
-    const auto [sz, off] = *it;
-    by_size.erase(it);
-    by_off.erase(off);
-    free_units -= sz;
-    if (sz > units) {
-      const bool was = logging;
-      logging = false;  // the remainder is part of the logged take, not a give of its own
-      give(off + units, sz - units);
-      logging = was;
-    }
-    if (logging) log.push_back({off, units, kLogTake});
-    return off;
-  }
-  return take_at_end(units, limit);
-}
-
-std::uint32_t allocator::take_at_end(std::uint32_t units, std::uint64_t limit) {
-  if (hwm + units > limit) return 0;
-  const std::uint32_t off = static_cast<std::uint32_t>(hwm);
-  hwm += units;
-  if (logging) log.push_back({off, units, kLogTake});
-  return off;
-}
-
-bool allocator::carve(std::uint32_t off, std::uint32_t units) {
-  if (off >= hwm) {
-    if (off != hwm) return false;
-    hwm += units;
-    return true;
-  }
-  auto it = by_off.upper_bound(off);
-  if (it == by_off.begin()) return false;
-  --it;
-  const std::uint32_t eo = it->first, eu = it->second;
-  if (std::uint64_t{off} + units > std::uint64_t{eo} + eu) return false;
-  by_size.erase({eu, eo});
-  by_off.erase(it);
-  free_units -= eu;
-  const bool was = logging;
-  logging = false;
-  if (off > eo) give(eo, off - eo);
-  if (off + units < eo + eu) give(off + units, eo + eu - off - units);
-  logging = was;
-  return true;
-}
-
-void allocator::give(std::uint32_t off, std::uint32_t units) {
-  if (logging) log.push_back({off, units, kLogGive});
-  free_units += units;
-  auto next = by_off.lower_bound(off);
-  if (next != by_off.end() && off + units == next->first) {
-    by_size.erase({next->second, next->first});
-    units += next->second;
-    next = by_off.erase(next);
-  }
-  if (next != by_off.begin()) {
-    auto prev = std::prev(next);
-    if (prev->first + prev->second == off) {
-      by_size.erase({prev->second, prev->first});
-      off = prev->first;
-      units += prev->second;
-      by_off.erase(prev);
-    }
-  }
-  if (off + std::uint64_t{units} == hwm) {  // the tail gives the space back to the bump pointer
-    hwm = off;
-    free_units -= units;
-    return;
-  }
-  by_off.emplace(off, units);
-  by_size.insert({units, off});
-}
 
 // ---- the arena
 // ------------------------------------------------------------------------------------
@@ -189,19 +99,24 @@ void db_impl::ensure_mapped(std::uint64_t units) {
   if (need <= mapped) return;
   if (need > reserved)
     fail(error_kind::full, "arena of " + std::to_string(reserved) + " bytes is full");
-  std::size_t grow = std::max<std::size_t>(mapped / 4, std::size_t{1} << 20);
-  grow = std::min<std::size_t>(grow, std::size_t{1} << 30);
+  // Steps of an eighth, at least 1 MiB and at most 64 MiB: few remaps, little unused tail.
+  std::size_t grow = std::max<std::size_t>(mapped / 8, std::size_t{1} << 20);
+  grow = std::min<std::size_t>(grow, std::size_t{64} << 20);
   std::size_t target = std::max(need, mapped + grow);
   target = (target + 4095) & ~std::size_t{4095};
   target = std::min(target, reserved);
   if (memory) {
     if (mprotect(base + mapped, target - mapped, PROT_READ | PROT_WRITE) != 0)
       fail_errno("mprotect");
+    // Memory mode can have 2 MiB pages (where THP is at least "madvise"): far fewer TLB misses
+    // for a tree whose every leaf sits on a page of its own.
+    madvise(base + mapped, target - mapped, MADV_HUGEPAGE);
   } else {
     if (ftruncate(fd, static_cast<off_t>(target)) != 0) fail_errno("ftruncate " + path);
     void* p = mmap(base + mapped, target - mapped, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
                    fd, static_cast<off_t>(mapped));
     if (p == MAP_FAILED) fail_errno("mmap " + path);
+    random_access(p, target - mapped);
   }
   mapped = target;
 }
@@ -307,7 +222,8 @@ void write_meta(db_impl& db) {
   std::memcpy(db.base + (db.seq % 2) * kMetaBytes, &m, sizeof m);
 }
 
-constexpr std::size_t kFreeLogMax = 32;  // deltas before the next full list
+// Delta entries allowed beyond the size of the last full list before the next full list.
+constexpr std::uint64_t kFreeLogSlack = 1024;
 
 blob_hdr* start_free_node(db_impl& db, std::uint32_t units, std::uint8_t type, std::uint64_t id,
                           std::uint32_t& ref) {
@@ -332,23 +248,27 @@ void put16(std::uint8_t*& p, std::uint32_t off, std::uint32_t units, std::uint64
 
 // Persists free space for this commit. Usually a delta: the allocator's log since the last
 // commit (takes, gives, extents pending for readers, reclaims), chained to the previous node,
-// so a commit costs what it changed. Every kFreeLogMax commits, a full list (free extents with
-// tag 0, pending ones with their tag, and the high-water mark after its own allocation)
-// restarts the chain; the old chain is freed like any replaced node. Reopen replays at most
-// kFreeLogMax deltas.
+// so a commit costs what it changed. Once the deltas hold more entries than the last full list
+// (plus kFreeLogSlack), a full list (free extents with tag 0, pending ones with their tag, and
+// the high-water mark after its own allocation) restarts the chain and the old chain is freed
+// like any replaced node. So the full list's cost is spread over as many commits as it has
+// entries (a fixed period made commits after a large transaction rewrite hundreds of thousands
+// of extents every few commits), and reopening reads at most about twice the full list.
 void write_free_space(db_impl& db, std::uint64_t id, std::uint64_t seq) {
   std::uint32_t ref;
-  if (db.freelog.empty() || db.freelog.size() >= kFreeLogMax) {
+  if (db.freelog.empty() || db.freelog_entries > db.freelist_entries + kFreeLogSlack) {
     for (std::uint32_t r : db.freelog)
       db.freed.push_back({r, db.hdr(r)->units, seq, seq});  // no reader sees these
     db.freelog.clear();
-    const std::size_t n = db.alloc.by_off.size() + db.freed.size() + 1;
+    const std::size_t n = db.alloc.extents() + db.freed.size() + 1;
     blob_hdr* h = start_free_node(db, units_for(32 + 16 * n), kFreeList, id, ref);
     std::uint8_t* p = db.at(ref) + 32;
     std::uint64_t cnt = 0;
-    for (const auto& [off, u] : db.alloc.by_off) put16(p, off, u, 0), ++cnt;
+    db.alloc.each([&](std::uint32_t off, std::uint32_t u) { put16(p, off, u, 0), ++cnt; });
     for (const auto& f : db.freed) put16(p, f.off, f.units, f.tag ? f.tag : 1), ++cnt;
     h->len = cnt;
+    db.freelist_entries = cnt;
+    db.freelog_entries = 0;
     const std::uint64_t hwm = db.alloc.hwm;
     std::memcpy(db.at(ref) + 24, &hwm, 8);
   } else {
@@ -357,6 +277,7 @@ void write_free_space(db_impl& db, std::uint64_t id, std::uint64_t seq) {
     std::uint8_t* p = db.at(ref) + 32;
     for (const log_op& o : db.alloc.log) put16(p, o.off, o.units, o.kind);
     h->len = db.alloc.log.size();
+    db.freelog_entries += h->len;
     const std::uint64_t prev = db.freelog.back();
     std::memcpy(db.at(ref) + 24, &prev, 8);
   }
@@ -378,6 +299,7 @@ using namespace detail;
 
 void view::check_open() const {
   if (!db_ || !tr_) throw error(error_kind::invalid_argument, "view is closed");
+  if (txn_ && !txn_->buf.empty()) txn_->flush();
 }
 
 std::optional<std::string_view> view::get(std::string_view key) const {
@@ -445,6 +367,7 @@ void check_kv(std::string_view key, std::optional<std::string_view> value) {
 write_tx::write_tx(write_tx&& o) noexcept
     : view(std::move(o)), state_(std::move(o.state_)), level_(o.level_) {
   o.tr_ = nullptr;
+  o.txn_ = nullptr;
 }
 write_tx& write_tx::operator=(write_tx&& o) noexcept {
   if (this != &o) {
@@ -456,9 +379,11 @@ write_tx& write_tx::operator=(write_tx&& o) noexcept {
     }
     db_ = std::move(o.db_);
     tr_ = o.tr_;
+    txn_ = o.txn_;
     state_ = std::move(o.state_);
     level_ = o.level_;
     o.tr_ = nullptr;
+    o.txn_ = nullptr;
   }
   return *this;
 }
@@ -471,11 +396,42 @@ write_tx::~write_tx() {
   }
 }
 
-txn_state& write_tx::st() const {
+void release_writer(db_impl& db) {
+  {
+    std::lock_guard<std::mutex> g(db.mu);
+    db.writer = false;
+  }
+  db.cv.notify_all();
+}
+
+txn_state& write_tx::raw() const {
   if (!state_) throw error(error_kind::invalid_argument, "transaction is no longer active");
   if (state_->levels.size() != level_ + 1)
     throw error(error_kind::invalid_argument, "transaction used while its sub-transaction is open");
   return *state_;
+}
+
+txn_state& write_tx::st() const {
+  txn_state& t = raw();
+  t.flush();
+  return t;
+}
+
+void write_tx::put(std::string_view key, std::string_view value) {
+  check_kv(key, value);
+  txn_state& t = raw();
+  if (value.size() > kInlineValue) {
+    t.flush();
+    bool ch;
+    tree_write(t, wmode::upsert, key, value, ch);
+    return;
+  }
+  t.buf.push_back({static_cast<std::uint32_t>(t.buf_bytes.size()),
+                   static_cast<std::uint32_t>(key.size()),
+                   static_cast<std::uint32_t>(value.size())});
+  t.buf_bytes.append(key);
+  t.buf_bytes.append(value);
+  if (t.buf.size() == kPutBatch) t.flush();
 }
 
 bool write_tx::upsert(std::string_view key, std::string_view value) {
@@ -500,26 +456,31 @@ bool write_tx::remove(std::string_view key) {
 }
 
 std::uint64_t write_tx::remove_range(std::string_view lo, std::optional<std::string_view> hi) {
-  st();
-  std::vector<std::string> doomed;
-  cursor c = make_cursor();
-  for (bool ok = c.lower_bound(lo); ok && (!hi || c.key() < *hi); ok = c.next())
-    doomed.emplace_back(c.key());
-  for (const auto& k : doomed) remove(k);
-  return doomed.size();
+  return tree_remove_range(st(), lo, hi);
 }
 
 void write_tx::bulk_load(std::span<const std::pair<std::string_view, std::string_view>> sorted) {
   txn_state& t = st();
+  // Everything is checked before anything is written: a bad pair leaves the tree as it was.
   for (std::size_t i = 0; i < sorted.size(); ++i) {
     check_kv(sorted[i].first, sorted[i].second);
     if (i && !(sorted[i - 1].first < sorted[i].first))
       throw error(error_kind::invalid_argument,
                   "bulk_load: keys not sorted and distinct at index " + std::to_string(i));
+  }
+  if (sorted.empty()) return;
+  if (!t.cur.root) {
+    tree_bulk(t, {sorted.begin(), sorted.end()});
+    return;
+  }
+  if (get(sorted.front().first))
+    throw error(error_kind::invalid_argument, "bulk_load: key at index 0 already present");
+  for (std::size_t i = 0; i < sorted.size(); ++i) {
     bool ch;
     if (tree_write(t, wmode::insert, sorted[i].first, sorted[i].second, ch))
       throw error(error_kind::invalid_argument,
-                  "bulk_load: key at index " + std::to_string(i) + " already present");
+                  "bulk_load: key at index " + std::to_string(i) +
+                      " already present (the keys before it were added)");
   }
 }
 
@@ -532,6 +493,7 @@ write_tx write_tx::sub() {
   write_tx w;
   w.db_ = db_;
   w.tr_ = &t.cur;
+  w.txn_ = &t;
   w.state_ = state_;
   w.level_ = level_ + 1;
   return w;
@@ -549,9 +511,7 @@ void write_tx::commit() {
       else
         t.levels.back().pending.push_back(p);
     }
-    state_.reset();
-    tr_ = nullptr;
-    db_.reset();
+    detach();
     return;
   }
   const std::uint64_t seq = db.seq + 1;
@@ -563,11 +523,7 @@ void write_tx::commit() {
   {
     std::lock_guard<std::mutex> g(db.mu);
     int i = db.tree_index(t.tree);
-    if (i < 0) {
-      if (db.trees.size() >= kMaxTrees) {
-        throw error(error_kind::invalid_argument,
-                    "database holds the most trees it can (" + std::to_string(kMaxTrees) + ")");
-      }
+    if (i < 0) {  // write() checked there is room for it
       db.trees.push_back({t.tree, 0, 0});
       i = static_cast<int>(db.trees.size()) - 1;
     }
@@ -581,32 +537,28 @@ void write_tx::commit() {
     write_meta(db);
     if (db.sync == sync_mode::fsync) sync_file(db);
   }
-  {
-    std::lock_guard<std::mutex> g(db.mu);
-    db.writer = false;
-  }
-  db.cv.notify_all();
-  state_.reset();
-  tr_ = nullptr;
-  db_.reset();  // a finished transaction no longer keeps the database open
+  release_writer(db);
+  detach();
 }
 
 void write_tx::abort() {
-  txn_state& t = st();
+  txn_state& t = raw();
+  t.buf.clear();  // buffered puts were never applied
+  t.buf_bytes.clear();
   db_impl& db = *t.db;
   t.free_new(t.cur.root, t.base());
   t.cur = t.levels.back().saved;
   t.levels.pop_back();
-  if (level_ == 0) {
-    {
-      std::lock_guard<std::mutex> g(db.mu);
-      db.writer = false;
-    }
-    db.cv.notify_all();
-  }
+  if (level_ == 0) release_writer(db);
+  detach();
+}
+
+// A finished transaction no longer keeps the database open.
+void write_tx::detach() noexcept {
   state_.reset();
   tr_ = nullptr;
-  db_.reset();  // a finished transaction no longer keeps the database open
+  txn_ = nullptr;
+  db_.reset();
 }
 
 // ---- the database -------------------------------------------------------------------------------
@@ -658,11 +610,18 @@ void load_free_space(db_impl& db, std::uint32_t last, std::uint64_t meta_hwm) {
   std::vector<std::uint32_t> chain;
   std::uint64_t len;
   std::uint8_t type;
+  std::uint64_t newer = UINT64_MAX;  // commit ids fall along the chain: it cannot loop
   for (std::uint32_t ref = last;;) {
-    if (chain.size() > kFreeLogMax + 1) fail(error_kind::corrupt, "free-space chain too long");
     chain.push_back(ref);
     const std::uint8_t* p = free_node(db, ref, meta_hwm, len, type);
-    if (type == kFreeList) break;
+    const std::uint64_t id = reinterpret_cast<const node_hdr*>(p)->txn;
+    if (id >= newer) fail(error_kind::corrupt, "free-space chain out of commit order");
+    newer = id;
+    if (type == kFreeList) {
+      db.freelist_entries = len;
+      break;
+    }
+    db.freelog_entries += len;
     std::uint64_t prev;
     std::memcpy(&prev, p + 24, 8);
     if (prev > UINT32_MAX) fail(error_kind::corrupt, "free-space chain link out of range");
@@ -671,8 +630,7 @@ void load_free_space(db_impl& db, std::uint32_t last, std::uint64_t meta_hwm) {
   std::reverse(chain.begin(), chain.end());
   auto bad = [](const std::string& what) { fail(error_kind::corrupt, "free space: " + what); };
   std::map<std::uint32_t, std::uint32_t> pending;  // freed for readers, reusable after reopen
-  allocator& a = db.alloc;
-  a.logging = false;
+  extent_map a;
   for (std::size_t c = 0; c < chain.size(); ++c) {
     const std::uint8_t* p = free_node(db, chain[c], meta_hwm, len, type);
     if (c == 0) {
@@ -697,11 +655,7 @@ void load_free_space(db_impl& db, std::uint32_t last, std::uint64_t meta_hwm) {
       if (c == 0) {
         if (kind == 0) {
           if (off + std::uint64_t{u} > a.hwm) bad("free extent past the high-water mark");
-          const auto nx = a.by_off.lower_bound(off);
-          if ((nx != a.by_off.end() && nx->first < off + u) ||
-              (nx != a.by_off.begin() && std::prev(nx)->first + std::prev(nx)->second > off) ||
-              pending.count(off))
-            bad("extents overlap");
+          if (a.overlaps(off, u) || pending.count(off)) bad("extents overlap");
           a.give(off, u);
         } else if (!pending.emplace(off, u).second) {
           bad("pending extent listed twice");
@@ -730,9 +684,12 @@ void load_free_space(db_impl& db, std::uint32_t last, std::uint64_t meta_hwm) {
       }
     }
   }
-  if (a.hwm != meta_hwm)
-    bad("replayed high-water mark " + std::to_string(a.hwm) + " differs from the meta page's " +
+  // The writer merges free extents lazily, so its mark may lie above the replayed one (the units
+  // between are free); never below.
+  if (a.hwm > meta_hwm)
+    bad("replayed high-water mark " + std::to_string(a.hwm) + " is above the meta page's " +
         std::to_string(meta_hwm) + " (chain " + std::to_string(chain.size()) + ")");
+  db.alloc.assign(a.by_off, a.hwm);
   // No reader exists yet: the first write transaction reclaims these, through the log, so the
   // next replay sees them given back.
   for (const auto& [off, u] : pending) db.freed.push_back({off, u, 0, 0});
@@ -825,6 +782,7 @@ void open_file(db_impl& db, const std::string& path, const options& o) {
   const int prot = o.read_only ? PROT_READ : (PROT_READ | PROT_WRITE);
   if (mmap(db.base, map_len, prot, MAP_SHARED | MAP_FIXED, db.fd, 0) == MAP_FAILED)
     fail_errno("mmap " + path);
+  random_access(db.base, map_len);
   db.mapped = map_len;
   const meta_page* best = nullptr;
   bool any_magic = false, any_version = false;
@@ -951,9 +909,12 @@ write_tx database::write(std::string_view tree) {
   {
     std::unique_lock<std::mutex> g(db.mu);
     db.cv.wait(g, [&] { return !db.writer; });
+    const int i = db.tree_index(tree);
+    if (i < 0 && db.trees.size() >= kMaxTrees)
+      throw error(error_kind::invalid_argument,
+                  "database holds the most trees it can (" + std::to_string(kMaxTrees) + ")");
     db.writer = true;
     db.reclaim_locked();
-    const int i = db.tree_index(tree);
     if (i >= 0) {
       t->cur.root = db.trees[i].root;
       t->cur.count = db.trees[i].count;
@@ -967,6 +928,7 @@ write_tx database::write(std::string_view tree) {
   write_tx w;
   w.db_ = db_;
   w.tr_ = &t->cur;
+  w.txn_ = t.get();
   w.state_ = std::move(t);
   w.level_ = 0;
   return w;
@@ -993,13 +955,7 @@ void database::validate() const {
   g.unlock();
   struct unhold {
     db_impl& db;
-    ~unhold() {
-      {
-        std::lock_guard<std::mutex> g(db.mu);
-        db.writer = false;
-      }
-      db.cv.notify_all();
-    }
+    ~unhold() { release_writer(db); }
   } u{db};
   std::vector<std::uint64_t> used(db.alloc.hwm / 64 + 1);
   for (const auto& t : db.trees) tree_validate(db, t.root, t.count, used, db.alloc.hwm, db.next_id);
@@ -1013,7 +969,7 @@ void database::validate() const {
       w |= bit;
     }
   };
-  for (const auto& [off, units] : db.alloc.by_off) mark(off, units, "free extent");
+  db.alloc.each([&](std::uint32_t off, std::uint32_t units) { mark(off, units, "free extent"); });
   for (const auto& f : db.freed) mark(f.off, f.units, "freed extent");
   for (std::uint32_t r : db.freelog) mark(r, db.hdr(r)->units, "free-space node");
   // Every unit below the mark is a node, free, or waiting for readers: nothing leaks.

@@ -119,14 +119,7 @@ TEST(KvCrash, KilledWriterLosesNothingCommitted) {
         << "round " << round << ": store at " << seq << ", child reported " << reported;
     reported = seq;
     apply_to(seq);
-    ASSERT_EQ(s.size(), model.size()) << "round " << round;
-    kv::cursor c = s.make_cursor();
-    auto it = model.begin();
-    for (bool ok = c.first(); ok; ok = c.next(), ++it) {
-      ASSERT_NE(it, model.end());
-      ASSERT_EQ(c.key(), it->first);
-      ASSERT_EQ(c.value(), it->second);
-    }
+    ASSERT_NO_FATAL_FAILURE(kvt::expect_same(s, model)) << "round " << round;
   }
   std::printf("%d kills, %llu transactions committed\n", rounds,
               static_cast<unsigned long long>(reported));

@@ -1,9 +1,11 @@
-// Bindings for simdex::kv: Database, Snapshot, WriteTx and Cursor of the native store. Values
-// come back as bytes copies (the zero-copy views are C++'s). The Pythonic layer (context
-// managers, iteration) lives in simdex/kv.py.
+// Bindings for simdex::kv: Database, Snapshot, WriteTx and Cursor of the native store, and its
+// errors as Python exceptions that carry their kind. Values come back as bytes copies (the
+// zero-copy views are C++'s). The Pythonic layer (context managers, iteration, docstrings)
+// lives in simdex/kv.py.
 #include "simdex/kv.h"
 
 #include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/string_view.h>
 #include <nanobind/stl/vector.h>
@@ -18,14 +20,77 @@ namespace {
 
 using namespace simdex::kv;
 
-constexpr std::size_t kReleaseGil = 256;  // keys; below this the GIL round trip costs more
+constexpr std::size_t kReleaseGilKeys = 256;  // below this the GIL round trip costs more
 
 nb::bytes as_bytes(std::string_view s) { return nb::bytes(s.data(), s.size()); }
 std::string_view sv(const nb::bytes& b) { return {b.c_str(), b.size()}; }
+std::optional<std::string_view> opt_sv(const std::optional<nb::bytes>& b) {
+  if (!b) return std::nullopt;
+  return sv(*b);
+}
 
 nb::object opt_bytes(const std::optional<std::string_view>& v) {
   if (!v) return nb::none();
   return as_bytes(*v);
+}
+
+// Exception types: Error (every kv error), and subclasses that are also ValueError (bad
+// arguments) or OSError (a failed system call), so callers can catch either family. Each raised
+// error has .kind (error_kind's name) and .detail. Created once; the module keeps them.
+PyObject* g_error = nullptr;
+PyObject* g_value_error = nullptr;
+PyObject* g_os_error = nullptr;
+
+PyObject* error_type(error_kind k) {
+  switch (k) {
+    case error_kind::key_too_long:
+    case error_kind::value_too_long:
+    case error_kind::invalid_argument:
+      return g_value_error;
+    case error_kind::io:
+      return g_os_error;
+    default:
+      return g_error;
+  }
+}
+
+void translate(const std::exception_ptr& p, void*) {
+  try {
+    std::rethrow_exception(p);
+  } catch (const error& e) {
+    PyObject* type = error_type(e.kind());
+    nb::object exc = nb::steal(PyObject_CallFunction(type, "s", e.what()));
+    if (!exc.is_valid()) return;  // the call set its own error
+    exc.attr("kind") = error_kind_name(e.kind());
+    exc.attr("detail") = e.detail();
+    PyErr_SetObject(type, exc.ptr());
+  }
+}
+
+void make_error_types(nb::module_& m) {
+  g_error = PyErr_NewExceptionWithDoc("simdex._simdex.kv.Error",
+                                      "A kv error; .kind names it (see ERROR_KINDS), .detail says "
+                                      "what and where.",
+                                      PyExc_Exception, nullptr);
+  nb::object value_bases = nb::make_tuple(nb::handle(g_error), nb::handle(PyExc_ValueError));
+  g_value_error =
+      PyErr_NewExceptionWithDoc("simdex._simdex.kv.ValueError",
+                                "A kv error about an argument: key or value too long, or a "
+                                "call that does not fit.",
+                                value_bases.ptr(), nullptr);
+  nb::object os_bases = nb::make_tuple(nb::handle(g_error), nb::handle(PyExc_OSError));
+  g_os_error =
+      PyErr_NewExceptionWithDoc("simdex._simdex.kv.OSError",
+                                "A kv error from a failed system call.", os_bases.ptr(), nullptr);
+  m.attr("Error") = nb::handle(g_error);
+  m.attr("ValueError") = nb::handle(g_value_error);
+  m.attr("OSError") = nb::handle(g_os_error);
+  nb::dict kinds;
+#define SIMDEX_KV_ERROR_DOC(name, what) kinds[#name] = what;
+  SIMDEX_KV_ERRORS(SIMDEX_KV_ERROR_DOC)
+#undef SIMDEX_KV_ERROR_DOC
+  m.attr("ERROR_KINDS") = kinds;
+  nb::register_exception_translator(translate);
 }
 
 nb::dict stats_dict(const stats& s) {
@@ -49,7 +114,7 @@ nb::list get_many(const view& v, const std::vector<nb::bytes>& keys) {
   std::vector<std::optional<std::string_view>> out(ks.size());
   {
     std::optional<nb::gil_scoped_release> rel;
-    if (ks.size() >= kReleaseGil) rel.emplace();
+    if (ks.size() >= kReleaseGilKeys) rel.emplace();
     v.get_many(ks, out);
   }
   nb::list r;
@@ -68,32 +133,31 @@ void bind_reads(C& cls) {
       .def(
           "get_many",
           [](const T& v, const std::vector<nb::bytes>& keys) { return get_many(v, keys); },
-          nb::arg("keys"), "Values (or None) for many keys, looked up with many in flight.")
+          nb::arg("keys"))
       .def(
           "count",
           [](const T& v, nb::bytes lo, std::optional<nb::bytes> hi) {
-            std::optional<std::string_view> h;
-            if (hi) h = sv(*hi);
-            return v.count(sv(lo), h);
+            return v.count(sv(lo), opt_sv(hi));
           },
-          nb::arg("lo") = nb::bytes("", 0), nb::arg("hi") = nb::none(),
-          "Keys in [lo, hi) (hi None: no upper bound), in O(depth).")
+          nb::arg("lo") = nb::bytes("", 0), nb::arg("hi") = nb::none())
       .def("size", [](const T& v) { return v.size(); })
-      .def("stat", [](const T& v) { return stats_dict(v.stat()); })
+      .def("stat",
+           [](const T& v) {
+             stats s;
+             {
+               nb::gil_scoped_release rel;  // walks the whole tree
+               s = v.stat();
+             }
+             return stats_dict(s);
+           })
       .def(
           "validate", [](const T& v) { v.validate(); }, nb::call_guard<nb::gil_scoped_release>())
       .def(
-          "cursor", [](const T& v) { return v.make_cursor(); }, nb::keep_alive<0, 1>(),
-          "A cursor over this view; the view stays alive while the cursor does.");
+          "cursor", [](const T& v) { return v.make_cursor(); }, nb::keep_alive<0, 1>());
 }
 
-}  // namespace
-
-void bind_kv(nb::module_& m) {
-  auto b = m.def_submodule("kv", "Copy-on-write radix-trie key-value store (native core)");
-  nb::exception<error>(b, "Error");
-
-  nb::class_<cursor>(b, "Cursor", "A position in a snapshot or transaction.")
+void bind_cursor(nb::module_& b) {
+  nb::class_<cursor>(b, "Cursor")
       .def("valid", &cursor::valid)
       .def(
           "first",
@@ -130,13 +194,10 @@ void bind_kv(nb::module_& m) {
             return out;
           },
           nb::arg("n"), nb::arg("forward") = true, nb::arg("stop") = nb::none());
+}
 
-  auto snap =
-      nb::class_<snapshot>(b, "Snapshot", "A read view: the committed state when it was taken.");
-  bind_reads(snap);
-  snap.def("seq", &snapshot::seq).def("release", &snapshot::release);
-
-  auto tx = nb::class_<write_tx>(b, "WriteTx", "A write transaction on one tree.");
+void bind_write_tx(nb::module_& b) {
+  auto tx = nb::class_<write_tx>(b, "WriteTx");
   bind_reads(tx);
   tx.def(
         "put", [](write_tx& t, nb::bytes k, nb::bytes v) { t.put(sv(k), sv(v)); }, nb::arg("key"),
@@ -148,17 +209,42 @@ void bind_kv(nb::module_& m) {
       .def(
           "remove_range",
           [](write_tx& t, nb::bytes lo, std::optional<nb::bytes> hi) {
-            std::optional<std::string_view> h;
-            if (hi) h = sv(*hi);
+            const std::optional<std::string_view> h = opt_sv(hi);
+            nb::gil_scoped_release rel;
             return t.remove_range(sv(lo), h);
           },
           nb::arg("lo"), nb::arg("hi") = nb::none())
+      .def(
+          "bulk_load",
+          [](write_tx& t, const std::vector<std::pair<nb::bytes, nb::bytes>>& pairs) {
+            std::vector<std::pair<std::string_view, std::string_view>> in;
+            in.reserve(pairs.size());
+            for (const auto& [k, v] : pairs) in.emplace_back(sv(k), sv(v));
+            std::optional<nb::gil_scoped_release> rel;
+            if (in.size() >= kReleaseGilKeys) rel.emplace();
+            t.bulk_load(in);
+          },
+          nb::arg("pairs"))
       .def("sub", &write_tx::sub, nb::keep_alive<0, 1>())
       .def("commit", &write_tx::commit, nb::call_guard<nb::gil_scoped_release>())
       .def("abort", &write_tx::abort)
       .def("active", &write_tx::active);
+}
 
-  nb::class_<database>(b, "Database", "A store: one memory-mapped file, or memory only.")
+}  // namespace
+
+void bind_kv(nb::module_& m) {
+  auto b = m.def_submodule("kv", "Copy-on-write radix-trie key-value store (native core)");
+  make_error_types(b);
+  bind_cursor(b);
+
+  auto snap = nb::class_<snapshot>(b, "Snapshot");
+  bind_reads(snap);
+  snap.def("seq", &snapshot::seq).def("release", &snapshot::release);
+
+  bind_write_tx(b);
+
+  nb::class_<database>(b, "Database")
       .def_static(
           "open",
           [](std::optional<std::string> path, const std::string& sync, bool read_only) {
@@ -178,12 +264,19 @@ void bind_kv(nb::module_& m) {
           nb::arg("path") = nb::none(), nb::arg("sync") = "none", nb::arg("read_only") = false)
       .def("read", &database::read, nb::arg("tree") = "")
       .def("write", &database::write, nb::arg("tree") = "",
-           nb::call_guard<nb::gil_scoped_release>(),
-           "Starts a write transaction; waits (without the GIL) while another is open.")
+           nb::call_guard<nb::gil_scoped_release>())
       .def("trees", &database::trees)
       .def("compact", &database::compact, nb::call_guard<nb::gil_scoped_release>())
       .def(
-          "stat", [](const database& d, std::string_view tree) { return stats_dict(d.stat(tree)); },
+          "stat",
+          [](const database& d, std::string_view tree) {
+            stats s;
+            {
+              nb::gil_scoped_release rel;
+              s = d.stat(tree);
+            }
+            return stats_dict(s);
+          },
           nb::arg("tree") = "")
       .def("validate", &database::validate, nb::call_guard<nb::gil_scoped_release>())
       .def("path", &database::path)

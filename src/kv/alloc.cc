@@ -1,0 +1,177 @@
+// Free space of the arena: the writer's allocator (exact-size bins, merged lazily) and the
+// extent map that rebuilds free space when a file is opened (merged eagerly).
+#include <algorithm>
+#include <bit>
+
+#include "internal.h"
+
+namespace simdex::kv::detail {
+
+// ---- the writer's allocator ---------------------------------------------------------------------
+
+void allocator::put(std::uint32_t off, std::uint32_t units) {
+  ++extents_;
+  if (units < kBins) {
+    bins_[units].push_back(off);
+    nonempty_[units / 64] |= std::uint64_t{1} << (units % 64);
+  } else {
+    large_.insert({units, off});
+  }
+}
+
+std::uint32_t allocator::pop_bin(std::uint32_t b) {
+  std::vector<std::uint32_t>& v = bins_[b];
+  const std::uint32_t off = v.back();
+  v.pop_back();
+  if (v.empty()) nonempty_[b / 64] &= ~(std::uint64_t{1} << (b % 64));
+  --extents_;
+  return off;
+}
+
+// Smallest bin at or above `units` that holds an extent, or 0.
+std::uint32_t allocator::fitting_bin(std::uint32_t units) const {
+  for (std::uint32_t w = units / 64; w < kBins / 64; ++w) {
+    std::uint64_t m = nonempty_[w];
+    if (w == units / 64) m &= ~std::uint64_t{0} << (units % 64);
+    if (m) return w * 64 + static_cast<std::uint32_t>(std::countr_zero(m));
+  }
+  return 0;
+}
+
+bool allocator::take_free(std::uint32_t units, std::uint32_t& off) {
+  std::uint32_t have = units < kBins ? fitting_bin(units) : 0;
+  if (have) {
+    off = pop_bin(have);
+  } else {
+    auto it = large_.lower_bound({units, 0});
+    if (it == large_.end()) return false;
+    have = it->first;
+    off = it->second;
+    large_.erase(it);
+    --extents_;
+  }
+  free_units -= have;
+  if (have > units) {
+    put(off + units, have - units);  // part of the logged take, not a give of its own
+    free_units += have - units;
+  }
+  return true;
+}
+
+std::uint32_t allocator::take(std::uint32_t units, std::uint64_t limit) {
+  std::uint32_t off;
+  bool got = take_free(units, off);
+  // Nothing fits: merging neighbours may make room. Only when enough has changed since the last
+  // merge (it costs a sort of every extent), so its cost stays a constant per operation.
+  if (!got && free_units >= units && 2 * changes_ >= extents_) {
+    coalesce();
+    got = take_free(units, off);
+  }
+  if (!got) {
+    if (hwm + units > limit) return 0;
+    off = static_cast<std::uint32_t>(hwm);
+    hwm += units;
+  }
+  ++changes_;
+  if (logging) log.push_back({off, units, kLogTake});
+  return off;
+}
+
+void allocator::give(std::uint32_t off, std::uint32_t units) {
+  if (logging) log.push_back({off, units, kLogGive});
+  ++changes_;
+  if (off + std::uint64_t{units} == hwm) {  // the tail goes back to the bump pointer
+    hwm = off;
+    return;
+  }
+  free_units += units;
+  put(off, units);
+}
+
+void allocator::coalesce() {
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> all;  // (off, units)
+  all.reserve(extents_);
+  each([&](std::uint32_t off, std::uint32_t units) { all.push_back({off, units}); });
+  std::sort(all.begin(), all.end());
+  std::map<std::uint32_t, std::uint32_t> merged;
+  for (const auto& [off, units] : all) {
+    if (!merged.empty()) {
+      auto last = std::prev(merged.end());
+      if (last->first + last->second == off) {
+        last->second += units;
+        continue;
+      }
+    }
+    merged.emplace_hint(merged.end(), off, units);
+  }
+  assign(merged, hwm);
+}
+
+void allocator::assign(const std::map<std::uint32_t, std::uint32_t>& free, std::uint64_t mark) {
+  for (auto& b : bins_) b.clear();
+  nonempty_[0] = nonempty_[1] = 0;
+  large_.clear();
+  extents_ = 0;
+  free_units = 0;
+  changes_ = 0;
+  hwm = mark;
+  for (auto it = free.rbegin(); it != free.rend(); ++it) {
+    if (it->first + std::uint64_t{it->second} == hwm) {
+      hwm = it->first;  // a free tail is part of the bump region
+      continue;
+    }
+    free_units += it->second;
+    put(it->first, it->second);
+  }
+}
+
+// ---- rebuilding free space at open
+// ----------------------------------------------------------------
+
+bool extent_map::carve(std::uint32_t off, std::uint32_t units) {
+  if (off >= hwm) {
+    // The writer keeps free extents above its last allocation when it does not merge them;
+    // here they were already part of the bump region.
+    if (off > hwm) give(static_cast<std::uint32_t>(hwm), static_cast<std::uint32_t>(off - hwm));
+    hwm = off + std::uint64_t{units};
+    return true;
+  }
+  auto it = by_off.upper_bound(off);
+  if (it == by_off.begin()) return false;
+  --it;
+  const std::uint32_t eo = it->first, eu = it->second;
+  if (std::uint64_t{off} + units > std::uint64_t{eo} + eu) return false;
+  by_off.erase(it);
+  if (off > eo) give(eo, off - eo);
+  if (off + units < eo + eu) give(off + units, eo + eu - off - units);
+  return true;
+}
+
+bool extent_map::overlaps(std::uint32_t off, std::uint32_t units) const {
+  const auto nx = by_off.lower_bound(off);
+  if (nx != by_off.end() && nx->first < off + std::uint64_t{units}) return true;
+  return nx != by_off.begin() && std::prev(nx)->first + std::uint64_t{std::prev(nx)->second} > off;
+}
+
+void extent_map::give(std::uint32_t off, std::uint32_t units) {
+  auto next = by_off.lower_bound(off);
+  if (next != by_off.end() && off + units == next->first) {
+    units += next->second;
+    next = by_off.erase(next);
+  }
+  if (next != by_off.begin()) {
+    auto prev = std::prev(next);
+    if (prev->first + prev->second == off) {
+      off = prev->first;
+      units += prev->second;
+      by_off.erase(prev);
+    }
+  }
+  if (off + std::uint64_t{units} == hwm) {
+    hwm = off;
+    return;
+  }
+  by_off.emplace(off, units);
+}
+
+}  // namespace simdex::kv::detail
