@@ -36,16 +36,11 @@ void queue(trial& t) {
                         spec.batch = batch;
                         spec.wait = w;
                         spec.budget_ns = transfer_budget(t);
-                        transfer_result r;
-                        if (spsc) {
-                          lab::spsc_ring<std::uint64_t> q(capacity);
-                          r = transfer<std::uint64_t>(q, spec, book[name]);
-                        } else {
-                          lab::mutex_queue<std::uint64_t> q(capacity);
-                          r = transfer<std::uint64_t>(q, spec, book[name]);
-                        }
-                        delivered.add(r);
-                        return r.mmsgs_s;
+                        using u64 = std::uint64_t;
+                        return spsc ? transfer_mmsgs<u64, lab::spsc_ring<u64>>(
+                                          capacity, spec, book[name], delivered)
+                                    : transfer_mmsgs<u64, lab::mutex_queue<u64>>(
+                                          capacity, spec, book[name], delivered);
                       }});
       }
   auto s = t.measure("transfer", {{"capacity", static_cast<std::int64_t>(capacity)}}, "Mmsgs/s",
@@ -53,11 +48,11 @@ void queue(trial& t) {
   t.count(
       "SPSC ring, batch 8, spin",
       [&] {
-        lab::spsc_ring<std::uint64_t> q(capacity);
         transfer_spec spec;
         spec.batch = 8;
         spec.budget_ns = transfer_budget(t);
-        delivered.add(transfer<std::uint64_t>(q, spec, book["counted"]));
+        transfer_mmsgs<std::uint64_t, lab::spsc_ring<std::uint64_t>>(capacity, spec,
+                                                                     book["counted"], delivered);
       },
       true);
   t.add(delivered.check("every transfer"));
@@ -138,16 +133,11 @@ void queue_message_size(trial& t) {
                       transfer_spec spec;
                       spec.batch = batch;
                       spec.budget_ns = transfer_budget(t);
-                      transfer_result r;
-                      if (spsc) {
-                        auto q = std::make_unique<lab::spsc_ring<message256>>(capacity);
-                        r = transfer<message256>(*q, spec, book[name]);
-                      } else {
-                        auto q = std::make_unique<lab::mutex_queue<message256>>(capacity);
-                        r = transfer<message256>(*q, spec, book[name]);
-                      }
-                      delivered.add(r);
-                      return r.mmsgs_s;
+                      using m256 = message256;
+                      return spsc ? transfer_mmsgs<m256, lab::spsc_ring<m256>>(
+                                        capacity, spec, book[name], delivered)
+                                  : transfer_mmsgs<m256, lab::mutex_queue<m256>>(
+                                        capacity, spec, book[name], delivered);
                     }});
     }
   const bench::params p = {{"payload_bytes", std::int64_t{256}}};
@@ -219,16 +209,11 @@ void mpmc_scaling(trial& t) {
                       spec.consumers = tp.c;
                       spec.wait = lab::backoff::hybrid;  // more threads than CPUs must yield
                       spec.budget_ns = transfer_budget(t);
-                      transfer_result r;
-                      if (ring) {
-                        lab::mpmc_ring<std::uint64_t> q(capacity);
-                        r = transfer<std::uint64_t>(q, spec, book[name]);
-                      } else {
-                        lab::mutex_queue<std::uint64_t> q(capacity);
-                        r = transfer<std::uint64_t>(q, spec, book[name]);
-                      }
-                      delivered.add(r);
-                      return r.mmsgs_s;
+                      using u64 = std::uint64_t;
+                      return ring ? transfer_mmsgs<u64, lab::mpmc_ring<u64>>(capacity, spec,
+                                                                             book[name], delivered)
+                                  : transfer_mmsgs<u64, lab::mutex_queue<u64>>(
+                                        capacity, spec, book[name], delivered);
                     }});
     }
   auto s = t.measure("transfer", {{"capacity", static_cast<std::int64_t>(capacity)}}, "Mmsgs/s",
@@ -315,17 +300,15 @@ void thread_placement(trial& t) {
     for (const auto& k : kinds) {
       std::string name = say("%s, %s", k.name, lab::backoff_name(w));
       cs.push_back({name, [&, k, w, name] {
-                      lab::spsc_ring<std::uint64_t> q(capacity);
                       transfer_spec spec;
                       spec.wait = w;
                       spec.cpus = k.cpus;
                       spec.pin = k.pin;
                       spec.budget_ns = transfer_budget(t);
                       bool pinned = k.pin != leave_unpinned;
-                      auto r = transfer<std::uint64_t>(
-                          q, spec, pinned ? book[name] : unpinned[name], k.cpus[0] != k.cpus[1]);
-                      delivered.add(r);
-                      return r.mmsgs_s;
+                      return transfer_mmsgs<std::uint64_t, lab::spsc_ring<std::uint64_t>>(
+                          capacity, spec, pinned ? book[name] : unpinned[name], delivered,
+                          k.cpus[0] != k.cpus[1]);
                     }});
     }
   auto s = t.measure("spsc_transfer", {{"capacity", static_cast<std::int64_t>(capacity)}},
@@ -333,10 +316,10 @@ void thread_placement(trial& t) {
   t.count(
       "split (two CPUs), spin",
       [&] {
-        lab::spsc_ring<std::uint64_t> q(capacity);
         transfer_spec spec;
         spec.budget_ns = transfer_budget(t);
-        delivered.add(transfer<std::uint64_t>(q, spec, book["counted"]));
+        transfer_mmsgs<std::uint64_t, lab::spsc_ring<std::uint64_t>>(capacity, spec,
+                                                                     book["counted"], delivered);
       },
       true);
   t.add(delivered.check("every placement"));

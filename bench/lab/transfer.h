@@ -8,6 +8,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "concurrency_util.h"
@@ -160,5 +161,16 @@ struct delivery_book {
     return c;
   }
 };
+
+// A fresh queue of `capacity`, one transfer through it, its deliveries booked; returns million
+// messages per second.
+template <class M, class Queue>
+double transfer_mmsgs(std::size_t capacity, const transfer_spec& spec, team_tally& tally,
+                      delivery_book& delivered, bool measure_overlap = true) {
+  auto q = std::make_unique<Queue>(capacity);
+  transfer_result r = transfer<M>(*q, spec, tally, measure_overlap);
+  delivered.add(r);
+  return r.mmsgs_s;
+}
 
 }  // namespace simdex::lab_bench::conc
