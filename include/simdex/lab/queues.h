@@ -83,7 +83,6 @@ class spsc_ring {
   std::size_t tail_seen_ = 0;                     // consumer's copy of tail_
   alignas(64) std::atomic<std::size_t> tail_{0};  // producer's
   std::size_t head_seen_ = 0;                     // producer's copy of head_
-  alignas(64) char pad_[1] = {};
 };
 
 // A bounded ring under one std::mutex: any number of producers and consumers; a batch is one
@@ -191,7 +190,6 @@ class mpmc_ring {
   std::size_t mask_;
   alignas(64) std::atomic<std::size_t> tail_{0};
   alignas(64) std::atomic<std::size_t> head_{0};
-  alignas(64) char pad_[1] = {};
 };
 
 // Test-and-test-and-set: waiters read the line (shared) and try the exchange only when it looks
