@@ -39,17 +39,22 @@ void delay(int iterations) {
 // data, flag; SB: its store); L0/L1: the loads' orders (MP reader: flag, data; SB: its load).
 template <mo S0, mo S1, mo L0, mo L1>
 std::uint64_t litmus_body(litmus_test t, int me, litmus_state& s, std::vector<std::uint8_t>& seen,
-                          std::uint64_t rounds, std::uint64_t deadline, const litmus_options& opt) {
+                          std::uint64_t rounds, const litmus_options& opt) {
   rng r(opt.seed * 2 + static_cast<std::uint64_t>(me));
   const auto span = static_cast<std::uint64_t>(opt.max_delay > 0 ? opt.max_delay : 1);
+  // The budget starts when the rounds do, not when the threads were created.
+  const std::uint64_t deadline =
+      opt.budget_ns > 0 ? tsc() + static_cast<std::uint64_t>(opt.budget_ns * tsc_per_ns()) : 0;
   for (std::uint64_t round = 0; round < rounds; ++round) {
     // Thread 0 announces the stop before it arrives, so thread 1 sees it after the barrier.
     if (me == 0 && deadline && tsc() > deadline) s.stop.v.store(round + 1, mo::relaxed);
     barrier(s, round);
     if (s.stop.v.load(std::memory_order_relaxed) == round + 1) return round;
     const std::uint64_t v = round + 1;
-    if (me == 1 && opt.schedule == litmus_schedule::serialized)
-      while (s.done0.v.load(std::memory_order_acquire) < v) _mm_pause();
+    if (me == 1 && opt.schedule == litmus_schedule::serialized) {
+      waiter w(backoff::hybrid);
+      while (s.done0.v.load(std::memory_order_acquire) < v) w.wait();
+    }
     delay(static_cast<int>(r.below(span)));
     std::uint8_t out = 0;
     if (t == litmus_test::message_passing) {
@@ -81,7 +86,7 @@ std::uint64_t litmus_body(litmus_test t, int me, litmus_state& s, std::vector<st
 }
 
 using body_fn = std::uint64_t (*)(litmus_test, int, litmus_state&, std::vector<std::uint8_t>&,
-                                  std::uint64_t, std::uint64_t, const litmus_options&);
+                                  std::uint64_t, const litmus_options&);
 
 body_fn pick(litmus_test t, litmus_order o) {
   constexpr mo rlx = std::memory_order_relaxed, rel = std::memory_order_release,
@@ -151,14 +156,12 @@ litmus_run run_litmus(litmus_test t, litmus_order o, std::uint64_t rounds,
   std::vector<std::uint8_t> seen[2] = {std::vector<std::uint8_t>(rounds),
                                        std::vector<std::uint8_t>(rounds)};
   body_fn body = pick(t, o);
-  const std::uint64_t deadline =
-      opt.budget_ns > 0 ? tsc() + static_cast<std::uint64_t>(opt.budget_ns * tsc_per_ns()) : 0;
   std::uint64_t ran = rounds;
   litmus_run out;
   out.team = run_team(
       cpus,
       [&](int me) {
-        std::uint64_t n = body(t, me, *state, seen[me], rounds, deadline, opt);
+        std::uint64_t n = body(t, me, *state, seen[me], rounds, opt);
         if (me == 0) ran = n;
       },
       opt.pin);

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
@@ -25,8 +26,9 @@ void spin_for(double ns) {
 }
 
 TEST(LabHeartbeat, PeersBeatingTogetherAreAlive) {
-  // One thread plays both: each beat finds the other's last beat fresh.
-  heartbeat hb(2);
+  // One thread plays both: each beat finds the other's last beat fresh (a wide window, so a
+  // preemption between two calls does not count).
+  heartbeat hb(2, 1e9);
   for (int i = 0; i < 100; ++i) {
     hb.beat(0);
     hb.beat(1);
@@ -56,8 +58,8 @@ TEST(LabHeartbeat, NoLookIsNoMeasurement) {
 TEST(LabOverlap, ThreadsSharingOneCpuFail) {
   int cpu = allowed_cpus().front();
   heartbeat hb(2);
-  std::uint64_t end = tsc() + static_cast<std::uint64_t>(60e6 * tsc_per_ns());
   auto team = run_team({cpu, cpu}, [&](int me) {
+    std::uint64_t end = tsc() + static_cast<std::uint64_t>(60e6 * tsc_per_ns());
     while (tsc() < end) {
       spin_for(2e3);
       hb.beat(me);
@@ -102,6 +104,24 @@ TEST(LabWallClock, CpuTimeRateFails) {
   auto c = wall_clock("sleepers", team, mean_cpu_ns(team));
   EXPECT_EQ(c.status, check_status::fail) << c.detail;
   EXPECT_LT(mean_cpu_ns(team), 0.5 * team.wall_ns);
+}
+
+// The broken variant: three spinning threads pinned to one CPU, so each waits on the run queue
+// while the others run.
+TEST(LabRunQueue, ThreadsQueuedOnOneCpuFail) {
+  if (!sched_now().available) GTEST_SKIP() << "no /proc/thread-self/schedstat on this kernel";
+  int cpu = allowed_cpus().front();
+  double delay[3] = {0, 0, 0}, slices[3] = {0, 0, 0};
+  run_team({cpu, cpu, cpu}, [&](int me) {
+    auto before = sched_now();
+    spin_for(60e6);
+    auto after = sched_now();
+    delay[me] = after.run_delay_ns - before.run_delay_ns;
+    slices[me] = after.slices - before.slices;
+  });
+  double mean = (delay[0] + delay[1] + delay[2]) / std::max(1.0, slices[0] + slices[1] + slices[2]);
+  auto c = run_queue("three spinners on one CPU", mean);
+  EXPECT_EQ(c.status, check_status::fail) << c.detail;
 }
 
 TEST(LabRunQueue, Thresholds) {
@@ -221,17 +241,18 @@ TEST(LabDelivered, LostMessagesFail) {
   EXPECT_EQ(delivered("q", 100, 99, 4950, 4950 - 7).status, check_status::fail);
 }
 
-// Increments a plain counter `n` times per thread with `Lock` held around a read, a yield and a
-// write: a lock that does not exclude loses updates as soon as the threads interleave.
+// Increments a plain counter `n` times per thread with `Lock` held around a read and a write;
+// with `yield_inside`, every eighth time the thread gives its CPU away between the two, so a lock
+// that does not exclude loses updates as soon as the threads interleave.
 template <class Lock>
-std::uint64_t guarded_count(const std::vector<int>& cpus, int n) {
+std::uint64_t guarded_count(const std::vector<int>& cpus, int n, bool yield_inside) {
   Lock lock;
   std::uint64_t counter = 0;
   run_team(cpus, [&](int) {
     for (int i = 0; i < n; ++i) {
       std::lock_guard<Lock> g(lock);
       std::uint64_t v = counter;
-      if (i % 8 == 0) std::this_thread::yield();
+      if (yield_inside && i % 8 == 0) std::this_thread::yield();
       counter = v + 1;
     }
   });
@@ -247,10 +268,11 @@ TEST(LabExclusive, RealLocksExclude) {
   auto cpus = allowed_cpus();
   if (cpus.size() > 2) cpus.resize(2);
   if (cpus.size() < 2) cpus.push_back(cpus.front());
-  EXPECT_EQ(exclusive("mutex", 4000, guarded_count<std::mutex>(cpus, 2000)).status,
+  EXPECT_EQ(exclusive("mutex", 4000, guarded_count<std::mutex>(cpus, 2000, false)).status,
             check_status::pass);
-  EXPECT_EQ(exclusive("tas", 4000, guarded_count<tas_lock>(cpus, 2000)).status, check_status::pass);
-  EXPECT_EQ(exclusive("ticket", 4000, guarded_count<ticket_lock>(cpus, 2000)).status,
+  EXPECT_EQ(exclusive("tas", 4000, guarded_count<tas_lock>(cpus, 2000, false)).status,
+            check_status::pass);
+  EXPECT_EQ(exclusive("ticket", 4000, guarded_count<ticket_lock>(cpus, 2000, false)).status,
             check_status::pass);
 }
 
@@ -258,7 +280,7 @@ TEST(LabExclusive, RealLocksExclude) {
 // there for certain.
 TEST(LabExclusive, LockThatDoesNotExcludeFails) {
   int cpu = allowed_cpus().front();
-  auto c = exclusive("no lock", 20000, guarded_count<no_lock>({cpu, cpu}, 10000));
+  auto c = exclusive("no lock", 20000, guarded_count<no_lock>({cpu, cpu}, 10000, true));
   EXPECT_EQ(c.status, check_status::fail) << c.detail;
 }
 
