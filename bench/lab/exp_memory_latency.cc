@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <memory>
 #include <vector>
 
 #include "memory_util.h"
@@ -99,6 +100,52 @@ std::size_t steps_for(const trial& t, const lab::chain& c) {
   return std::clamp<std::size_t>(static_cast<std::size_t>(want), 10'000, 4'000'000);
 }
 
+// Read and write GiB/s over the first `b` bytes of `buf`, repeated to ~64 MiB a sample; the
+// largest (DRAM) size also gets the byte checks and a memcpy sampled beside it.
+void bandwidth_at(trial& t, std::byte* buf, std::size_t b, series& rd, series& wr, bool last) {
+  const std::size_t passes = std::max<std::size_t>(1, 64 * MiB / b);
+  std::uint64_t read_sum = 0, seed = 1000;
+  std::vector<trial::contender> cs = {{"read",
+                                       [&] {
+                                         return gib_s(double(b) * passes, time_ns([&] {
+                                                        read_sum = 0;
+                                                        for (std::size_t p = 0; p < passes; ++p)
+                                                          read_sum += lab::sum_words(buf, b);
+                                                      }));
+                                       }},
+                                      {"write", [&] {
+                                         ++seed;
+                                         return gib_s(double(b) * passes, time_ns([&] {
+                                                        for (std::size_t p = 0; p < passes; ++p)
+                                                          lab::fill_words(buf, b, seed);
+                                                      }));
+                                       }}};
+  std::unique_ptr<memcpy_limit> limit;
+  if (last) {
+    limit = std::make_unique<memcpy_limit>(b);
+    cs.push_back(limit->contender());
+  }
+  auto s = t.measure("bandwidth", {{"bytes", static_cast<std::int64_t>(b)}}, "GiB/s",
+                     better::higher, cs);
+  rd.points.push_back({double(b), s[0].median, s[0].min, s[0].max});
+  wr.points.push_back({double(b), s[1].median, s[1].min, s[1].max});
+  if (!last) return;
+  t.add(lab::bytes_written(buf, b, seed));  // the last sample was a write
+  // The last read sample ran after the write of the previous repetition (seed - 1): it must
+  // return passes x the sum of that pattern.
+  std::uint64_t one = 0;
+  for (std::size_t i = 0; i < b / 8; ++i) one += lab::pattern_word(seed - 1, i);
+  bool ok = read_sum == passes * one;
+  if (t.reps() < 2)
+    t.add({"bytes_touched", lab::check_status::warn, "read: needs 2 repetitions to check"});
+  else
+    t.add({"bytes_touched", ok ? lab::check_status::pass : lab::check_status::fail,
+           ok ? "read: the checksum equals the sum of every credited word"
+              : "read: the checksum differs from the sum of the credited words"});
+  t.add(lab::below_memcpy("read, " + size_label(b), s[0].median, s[2].max));
+  t.add(lab::below_memcpy("write, " + size_label(b), s[1].median, s[2].max));
+}
+
 void cache_levels(trial& t) {
   const std::size_t top = t.quick() ? 256 * MiB : 1024 * MiB;
   std::vector<std::size_t> sizes;
@@ -107,6 +154,7 @@ void cache_levels(trial& t) {
     if (!t.quick() && b * 3 / 2 < top) sizes.push_back(b * 3 / 2);
   }
   std::vector<sweep_point> pts;
+  series bw_read{"read (sum of 8-byte words)", {}}, bw_write{"write (8-byte stores)", {}};
   for (std::size_t b : sizes) {
     // Small sets still get a 2 MiB buffer (page_buffer's granule); only `span` bytes are used.
     lab::chain small({.span = b, .pages = page_size::small});
@@ -121,6 +169,7 @@ void cache_levels(trial& t) {
       latency_checks(t, huge, "2m chain, " + size_label(b));
       latency_checks(t, small, "4k chain, " + size_label(b));
     }
+    bandwidth_at(t, small.buffer().data(), b, bw_read, bw_write, b == sizes.back());
   }
   curve c("latency", "Latency against working-set size (1 dependent chain, 64-byte lines)",
           "working set (bytes)", "ns per access", true, true);
@@ -132,6 +181,11 @@ void cache_levels(trial& t) {
   c.lines = {s4, s2};
   c.markers = cache_markers();
   t.plot(c);
+  curve bw("bandwidth", "Bandwidth against working-set size (one core, 4 KiB pages)",
+           "working set (bytes)", "GiB/s", true, false);
+  bw.lines = {bw_read, bw_write};
+  bw.markers = cache_markers();
+  t.plot(bw);
   // Plateaus: half of each cache level, and the largest set for DRAM.
   auto at = [&](std::size_t want) {
     const sweep_point* best = &pts.front();
@@ -189,7 +243,7 @@ const registration kCacheLevels({
     .range = {0.8, 3.0, "ns",
               "L1D load-to-use 4-5 cycles: 1-1.5 ns bare metal, 2.4-2.8 ns measured in this "
               "class of VM"},
-    .checks = {"on_chain", "huge_pages"},
+    .checks = {"on_chain", "huge_pages", "bytes_touched", "below_memcpy"},
     .run = cache_levels,
     .judge = cache_levels_verdict,
 });

@@ -70,7 +70,7 @@ void stride(trial& t) {
     if (g / s[1].median > worst) {
       worst = g / s[1].median;
       lab::check k =
-          lab::below_memcpy(fmt("lines pulled at a %.0f-byte stride", 4.0 * st), g, s[1].median);
+          lab::below_memcpy(fmt("lines pulled at a %.0f-byte stride", 4.0 * st), g, s[1].max);
       worst_text = k.detail;
       t.set("worst_fail", k.status == lab::check_status::fail);
     }
@@ -185,10 +185,10 @@ void aos_soa(trial& t) {
             : "AoS and SoA sums differ: a kernel skipped particles"});
   // AoS pulls every line; SoA pulls 16 of 64 bytes per particle for two fields.
   double per_gib = double(1 << 30) / 1e9;  // Gitems/s x bytes -> GiB/s
-  t.add(lab::below_memcpy("AoS, 2 fields (64 B per particle)", s[0].median * 64 / per_gib,
-                          s[4].median));
-  t.add(lab::below_memcpy("SoA, 2 fields (16 B per particle)", s[1].median * 16 / per_gib,
-                          s[4].median));
+  t.add(
+      lab::below_memcpy("AoS, 2 fields (64 B per particle)", s[0].median * 64 / per_gib, s[4].max));
+  t.add(
+      lab::below_memcpy("SoA, 2 fields (16 B per particle)", s[1].median * 16 / per_gib, s[4].max));
   t.figure(s[1].median / s[0].median, "SoA / AoS throughput, 2 of 8 fields");
   t.set("sparse", s[1].median / s[0].median);
   t.set("dense", s[3].median / s[2].median);
@@ -345,10 +345,10 @@ void mmap_read(trial& t) {
   std::uint64_t sums[] = {s_read, s_pread, s_fresh, s_kept};
   for (int i = 0; i < 4; ++i) {
     t.add(checksum_check(names[i], sums[i], f.sum(), bytes));
-    t.add(lab::below_memcpy(names[i], s[i].median, s[5].median));
+    t.add(lab::below_memcpy(names[i], s[i].median, s[5].max));
   }
   lab::check study = checksum_check("the study's mmap loop", s_study, f.sum(), bytes);
-  lab::check study_limit = lab::below_memcpy("the study's mmap loop", s[4].median, s[5].median);
+  lab::check study_limit = lab::below_memcpy("the study's mmap loop", s[4].median, s[5].max);
   t.note(study.detail + "; " + study_limit.detail);
   std::uint64_t sink = 0;
   auto rs = t.count("mmap, fresh mapping, one scan", [&] { fresh_map(sink); });
@@ -415,7 +415,8 @@ bool file_holds_pattern(const scratch_file& f, std::uint64_t seed) {
 }
 
 void mmap_write(trial& t) {
-  const std::size_t bytes = std::max(2 * lab::last_level_bytes(), t.quick() ? 64 * MiB : 256 * MiB);
+  const std::size_t bytes =
+      std::max(4 * lab::last_level_bytes(), t.quick() ? 128 * MiB : 512 * MiB);
   scratch_file f(bytes);
   auto* rewrite = static_cast<std::byte*>(map_file(f, PROT_READ | PROT_WRITE, MAP_PRIVATE));
   lab::fill_words(rewrite, bytes, 99);  // every page now a private copy
@@ -456,7 +457,7 @@ void mmap_write(trial& t) {
   for (int k = 0; k < 4; ++k) {
     written[k].detail = std::string(names[k]) + ": " + written[k].detail;
     t.add(written[k]);
-    t.add(lab::below_memcpy(names[k], s[k].median, s[4].median));
+    t.add(lab::below_memcpy(names[k], s[k].median, s[4].max));
   }
   t.add({"persisted", persisted ? lab::check_status::pass : lab::check_status::fail,
          persisted ? "after msync(MS_SYNC) the file read back with pread() holds every written word"
@@ -513,7 +514,8 @@ void one_word_per_page(std::byte* p, std::size_t bytes, std::uint64_t seed) {
 }
 
 void page_faults(trial& t) {
-  const std::size_t bytes = std::max(2 * lab::last_level_bytes(), t.quick() ? 64 * MiB : 256 * MiB);
+  const std::size_t bytes =
+      std::max(4 * lab::last_level_bytes(), t.quick() ? 128 * MiB : 512 * MiB);
   const double pages = double(bytes / 4096);
   rlimit rl{};
   getrlimit(RLIMIT_MEMLOCK, &rl);
@@ -558,7 +560,7 @@ void page_faults(trial& t) {
   cs.push_back(limit.contender());
   auto s = t.measure("bandwidth", {{"bytes", static_cast<std::int64_t>(bytes)}}, "GiB/s",
                      better::higher, cs, "prefaulted");
-  const double copy = s.back().median;
+  const double copy = s.back().max;
   const char* names[] = {"first touch", "prefaulted", "mlock'ed"};
   for (int k = 0; k < (lock_err ? 2 : 3); ++k) {
     written[k].detail = std::string(names[k]) + ": " + written[k].detail;
@@ -572,9 +574,10 @@ void page_faults(trial& t) {
   // the largest lockable size is compared with a prefaulted buffer of the same size.
   double locked_ratio = 0;
   if (!lock_err) {
-    t.add({"mlock", lab::check_status::pass,
-           "mlock of " + size_label(bytes) + " worked (RLIMIT_MEMLOCK " + limit_text +
-               (geteuid() == 0 ? "; running as root, whose CAP_IPC_LOCK ignores the limit)" : ")")});
+    t.add(
+        {"mlock", lab::check_status::pass,
+         "mlock of " + size_label(bytes) + " worked (RLIMIT_MEMLOCK " + limit_text +
+             (geteuid() == 0 ? "; running as root, whose CAP_IPC_LOCK ignores the limit)" : ")")});
     locked_ratio = s[2].median / s[1].median;
   } else {
     std::size_t small =

@@ -98,7 +98,8 @@ class trial {
   int reps() const { return s_.opts().repetitions(); }
   // This run's machine limits (nullptr when probing was switched off).
   const lab::memory_limits* limits() const { return limits_; }
-  double memcpy_gib_s() const { return limits_ ? limits_->memcpy_4k.median : 0; }
+  // The machine probe's best memcpy sample (4 KiB pages), the limit below_memcpy wants.
+  double memcpy_gib_s() const { return limits_ ? limits_->memcpy_4k.max : 0; }
 
   // Samples each contender reps() times interleaved, records one result each under the
   // workload "<id>.<part>" (one unit per part), and returns the summaries in order.

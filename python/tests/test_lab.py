@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from simdex import bench, report
+from simdex import bench, plots, report
 from simdex.benchmarks import lab
 from simdex.commands import lab as lab_cmd
 
@@ -70,7 +70,7 @@ def test_list_commands(registry):
 @needs_bench
 def test_unknown_experiment_is_an_error(tmp_path):
     r = simdex("lab", "no_such_experiment", "--out", str(tmp_path), "--no-report")
-    assert r.returncode != 0
+    assert r.returncode == 2 and "no_such_experiment" in r.stderr
 
 
 def test_run_json_is_valid(lab_run):
@@ -130,12 +130,12 @@ def test_validate_catches_a_bad_document():
     assert lab.validate({}) == ["no 'lab' block"]
 
 
-def test_svg_lines_draws_lines_bands_and_markers():
-    svg = report.svg_lines("latency", "working set (bytes)", "ns", [("4k", [(4096, 1.0, 0.9, 1.1), (1 << 20, 4.0, 3.5, 4.5)]),
-                                                                   ("2m", [(4096, 1.0), (1 << 20, 3.0)])],
-                           markers=[(32768, "L1 32 KiB")], x_fmt=lambda v: f"{v:g}")
+def test_line_chart_draws_lines_bands_and_markers():
+    series = {"4k": [(4096, 1.0, 0.9, 1.1), (1 << 20, 4.0, 3.5, 4.5)], "2m": [(4096, 1.0), (1 << 20, 3.0)]}
+    svg = plots.line_chart("latency", "working set (bytes)", "ns", series, plots.Colours([list(series)]),
+                           x_format=lambda v: f"{v:g}", markers=[(32768, "L1 32 KiB")], y_log=False)
     assert svg.count("<polyline") == 2 and "<polygon" in svg and "L1 32 KiB" in svg and "stroke-dasharray" in svg
-    assert report.svg_lines("empty", "x", "y", []) == ""
+    assert plots.line_chart("empty", "x", "y", {}, plots.Colours()) == ""
 
 
 def test_update_table(tmp_path):

@@ -4,6 +4,9 @@
 #include <gtest/gtest.h>
 #include <linux/perf_event.h>
 
+#include <functional>
+
+#include "simdex/lab/threads.h"
 #include "simdex/lab/validity.h"
 #include "simdex/memory.h"
 
@@ -55,21 +58,38 @@ TEST(LabCounters, ReportedCheckFailsWithoutReason) {
   EXPECT_EQ(counters_reported(rs).status, check_status::fail);
 }
 
-TEST(LabCounters, FirstTouchFaultsOncePerPage) {
-  const std::size_t pages = 512;
-  counters c(software_events());
+// The page-fault reading over `run`, which first-touches `pages` fresh pages through `touch`.
+reading faults_over(std::size_t pages, bool with_threads,
+                    const std::function<void(const std::function<void()>&)>& run) {
   page_buffer fresh(pages * 4096, page_size::small);
+  counters c(software_events(), with_threads);
   c.start();
-  for (std::size_t p = 0; p < pages; ++p) fresh.data()[p * 4096] = std::byte{1};
+  run([&] {
+    for (std::size_t p = 0; p < pages; ++p) fresh.data()[p * 4096] = std::byte{1};
+  });
   c.stop();
   auto rs = c.read();
-  const reading* faults = find(rs, "page-faults");
-  ASSERT_NE(faults, nullptr);
-  if (!faults->available) GTEST_SKIP() << "software counters unavailable here: " << faults->status;
-  EXPECT_EQ(faults_per_page("first touch", faults, pages).status, check_status::pass);
+  return *find(rs, "page-faults");
+}
+
+TEST(LabCounters, FirstTouchFaultsOncePerPage) {
+  const std::size_t pages = 512;
+  reading faults = faults_over(pages, false, [](const auto& touch) { touch(); });
+  if (!faults.available) GTEST_SKIP() << "software counters unavailable here: " << faults.status;
+  EXPECT_EQ(faults_per_page("first touch", &faults, pages).status, check_status::pass);
   // Crediting twice the pages touched (half of the "touched" pages never faulted) must fail.
-  EXPECT_EQ(faults_per_page("first touch", faults, 2 * pages).status, check_status::fail);
+  EXPECT_EQ(faults_per_page("first touch", &faults, 2 * pages).status, check_status::fail);
   EXPECT_EQ(faults_per_page("x", nullptr, pages).status, check_status::warn);
+}
+
+// Counting a team's threads (inherit): faults taken inside a pinned worker reach the reading.
+TEST(LabCounters, CountsTheTeamsThreads) {
+  const std::size_t pages = 256;
+  reading faults = faults_over(pages, true, [](const auto& touch) {
+    run_team({allowed_cpus().front()}, [&](int) { touch(); });
+  });
+  if (!faults.available) GTEST_SKIP() << "software counters unavailable here: " << faults.status;
+  EXPECT_GE(faults.value, static_cast<double>(pages));
 }
 
 }  // namespace

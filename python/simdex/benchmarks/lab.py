@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import html
 
-from .. import report
+from .. import plots, report
 
 VERDICTS = ("confirmed", "contradicted", "inconclusive")
 CHECK_STATUSES = ("pass", "warn", "fail")
@@ -160,8 +160,8 @@ def _sections(doc: dict) -> list[tuple[str, str]]:
 def _svg(curve: dict) -> str:
     lines = [(line["label"], [tuple(p) for p in line["points"]]) for line in curve.get("lines", [])]
     markers = [(m["x"], m["label"]) for m in curve.get("markers", [])]
-    return report.svg_lines(curve["title"], curve["x_label"], curve["y_label"], lines, markers, x_log=curve.get("x_log", True),
-                            y_log=curve.get("y_log", False), x_fmt=_x_fmt(curve))
+    return plots.line_chart(curve["title"], curve["x_label"], curve["y_label"], dict(lines), plots.Colours([[n for n, _ in lines]]),
+                            x_format=_x_fmt(curve), markers=markers, x_log=curve.get("x_log", True), y_log=curve.get("y_log", False))
 
 
 def _curve_markdown(curve: dict) -> str:

@@ -68,6 +68,12 @@ def _cmd_lab(args) -> int:
     if "lab" not in bench.available():
         print(f"simdex lab: bench_lab not found in {bench.bench_dir()} (set SIMDEX_BENCH_DIR or reinstall)", file=sys.stderr)
         return 2
+    reg = registry()
+    names = {e["id"] for e in reg["experiments"]} | {str(e["study"]) for e in reg["experiments"]} | {e["group"] for e in reg["experiments"]}
+    unknown = [x for x in args.experiments if x not in names]
+    if unknown:
+        print(f"simdex lab: no experiment {', '.join(unknown)}; `simdex lab list` shows them", file=sys.stderr)
+        return 2
     return bench.run(["lab"], mode="full" if args.full else "quick", out=args.out, only=args.experiments, reps=args.reps,
                      probe=not args.no_probe, report=not args.no_report)
 
