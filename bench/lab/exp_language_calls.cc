@@ -27,10 +27,14 @@ std::vector<T> random_inputs(std::size_t n, std::uint64_t seed) {
 
 constexpr std::size_t kInputs = 2048;  // 8 KiB of inputs
 
-[[gnu::always_inline]] inline std::uint32_t step_inline(std::uint32_t x, std::uint32_t v) {
-  SIMDEX_LAB_INLINED(kStep);
-  return step_body(x, v);
-}
+// Forced inline: a call to an always_inline member, which every compiler inlines at any
+// optimisation level (a function passed by name would be a pointer the compiler must fold first).
+struct step_inline {
+  [[gnu::always_inline]] std::uint32_t operator()(std::uint32_t x, std::uint32_t v) const {
+    SIMDEX_LAB_INLINED(kStep);
+    return step_body(x, v);
+  }
+};
 
 // The study's noinline function lives beside its loop, and its function pointer is a constant
 // the compiler can see.
@@ -43,7 +47,8 @@ constexpr std::size_t kInputs = 2048;  // 8 KiB of inputs
 // a multiple of kInputs; the inner loop runs over the inputs in order, so an inlined body can be
 // vectorised where the shape allows.
 template <class Step>
-std::uint32_t chain(const std::uint32_t* in, std::size_t calls, Step&& f) {
+[[gnu::always_inline]] inline std::uint32_t chain(const std::uint32_t* in, std::size_t calls,
+                                                  Step&& f) {
   std::uint32_t x = 1;
   for (std::size_t pass = 0; pass < calls / kInputs; ++pass)
     for (std::size_t i = 0; i < kInputs; ++i) x = f(x, in[i]);
@@ -51,7 +56,8 @@ std::uint32_t chain(const std::uint32_t* in, std::size_t calls, Step&& f) {
 }
 // Independent calls whose results are summed.
 template <class Step>
-std::uint32_t map(const std::uint32_t* in, std::size_t calls, Step&& f) {
+[[gnu::always_inline]] inline std::uint32_t map(const std::uint32_t* in, std::size_t calls,
+                                                Step&& f) {
   std::uint32_t s = 0;
   for (std::size_t pass = 0; pass < calls / kInputs; ++pass)
     for (std::size_t i = 0; i < kInputs; ++i) s += f(0x5bd1e995u, in[i]);
@@ -61,7 +67,7 @@ std::uint32_t map(const std::uint32_t* in, std::size_t calls, Step&& f) {
 #define SIMDEX_LAB_STEP_LOOPS(shape)                                                           \
   SIMDEX_LAB_NOINLINE std::uint32_t shape##_inline(const std::uint32_t* in, std::size_t n) {   \
     SIMDEX_LAB_LOOP();                                                                         \
-    return shape(in, n, step_inline);                                                          \
+    return shape(in, n, step_inline{});                                                        \
   }                                                                                            \
   SIMDEX_LAB_NOINLINE std::uint32_t shape##_noinline(const std::uint32_t* in, std::size_t n) { \
     SIMDEX_LAB_LOOP();                                                                         \
@@ -222,7 +228,7 @@ std::uint64_t study_apply(const payload& p) {
 }
 
 template <class F>
-std::uint64_t sum_apply(const payload* in, std::size_t calls, F&& f) {
+[[gnu::always_inline]] inline std::uint64_t sum_apply(const payload* in, std::size_t calls, F&& f) {
   std::uint64_t s = 0;
   for (std::size_t pass = 0; pass < calls / kPayloads; ++pass)
     for (std::size_t i = 0; i < kPayloads; ++i) s += f(in[i]);
@@ -508,7 +514,8 @@ std::uint64_t study_mix(std::uint64_t x) {
 }
 
 template <class F>
-std::uint64_t sum_mix(const std::uint64_t* v, std::size_t calls, F&& f) {
+[[gnu::always_inline]] inline std::uint64_t sum_mix(const std::uint64_t* v, std::size_t calls,
+                                                    F&& f) {
   std::uint64_t s = 0;
   for (std::size_t pass = 0; pass < calls / kValues; ++pass)
     for (std::size_t i = 0; i < kValues; ++i) s += f(v[i]);

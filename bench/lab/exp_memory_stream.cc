@@ -572,9 +572,10 @@ void page_faults(trial& t) {
   // the largest lockable size is compared with a prefaulted buffer of the same size.
   double locked_ratio = 0;
   if (!lock_err) {
-    t.add({"mlock", lab::check_status::pass,
-           "mlock of " + size_label(bytes) + " worked (RLIMIT_MEMLOCK " + limit_text +
-               (geteuid() == 0 ? "; running as root, whose CAP_IPC_LOCK ignores the limit)" : ")")});
+    t.add(
+        {"mlock", lab::check_status::pass,
+         "mlock of " + size_label(bytes) + " worked (RLIMIT_MEMLOCK " + limit_text +
+             (geteuid() == 0 ? "; running as root, whose CAP_IPC_LOCK ignores the limit)" : ")")});
     locked_ratio = s[2].median / s[1].median;
   } else {
     std::size_t small =

@@ -3,6 +3,7 @@
 // calls the experiments claim (and prove, lang_calls.h) can happen.
 #pragma once
 
+#include <bit>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -101,7 +102,7 @@ inline std::uint64_t op_body(int k, std::uint64_t acc, std::uint64_t operand) {
     case 2:
       return acc ^ operand;
     default:
-      return (acc << (operand & 31)) | (acc >> (64 - (operand & 31)));
+      return std::rotl(acc, static_cast<int>(operand & 31));
   }
 }
 struct operation {

@@ -25,17 +25,21 @@ inline std::string format(const char* f, double a, double b = 0, double c = 0) {
 // --- per_call: the timed loop really runs once per call ----------------------------------------
 
 // Time grows with the number of calls: twice the calls must take at least kPerCallGrowth x the
-// time. A loop the compiler hoisted (the work done once) or removed costs the same for both.
+// time, and the extra calls at least kMinNsPerCall each (a tenth of a cycle at 5 GHz), so that
+// two timings at the clock's resolution cannot pass by chance. A loop the compiler hoisted (the
+// work done once) or removed costs the same for both.
 constexpr double kPerCallGrowth = 1.5;
+constexpr double kMinNsPerCall = 0.02;
 
-inline lab::check per_call(const std::string& what, double ns_n, double ns_2n) {
+inline lab::check per_call(const std::string& what, double ns_n, double ns_2n, double calls) {
   double r = ns_n > 0 ? ns_2n / ns_n : 0;
-  bool ok = r >= kPerCallGrowth;
-  return {"per_call", ok ? lab::check_status::pass : lab::check_status::fail,
-          what + format(": twice the calls took %.2fx the time", r) +
-              (ok ? ""
-                  : " (below 1.5x: the work does not repeat per call; the compiler hoisted "
-                    "or removed it)")};
+  double extra = calls > 0 ? (ns_2n - ns_n) / calls : 0;
+  bool ok = r >= kPerCallGrowth && extra >= kMinNsPerCall;
+  return {
+      "per_call", ok ? lab::check_status::pass : lab::check_status::fail,
+      what +
+          format(": twice the calls took %.2fx the time, %.3g ns more per extra call", r, extra) +
+          (ok ? "" : " (the work does not repeat per call: the compiler hoisted or removed it)")};
 }
 
 // --- clock_path: where a clock call runs

@@ -69,12 +69,14 @@ inline double best_per_call(const kernel& k, std::size_t calls, int batches) {
 }
 
 // Samples every kernel reps() times, interleaved; records ns/op under `part` (ratios against
-// `reference`) and cycles/op under "<part> cycles"; adds a per_call check for each kernel.
-// Returns ns/op summaries in the kernels' order.
+// `reference`) and cycles/op under "<part> cycles"; adds a per_call check for each kernel unless
+// `check_per_call` is false (where nothing can be hoisted and the time per call depends on the
+// count, as for allocators). Returns ns/op summaries in the kernels' order.
 inline std::vector<lab::summary> measure_calls(trial& t, const std::string& part,
                                                const bench::params& p,
                                                const std::vector<kernel>& ks, std::size_t calls,
-                                               const std::string& reference = "", int batches = 0) {
+                                               const std::string& reference = "", int batches = 0,
+                                               bool check_per_call = true) {
   if (batches == 0) batches = t.quick() ? 5 : 9;
   std::vector<trial::contender> cs;
   for (const auto& k : ks)
@@ -86,9 +88,10 @@ inline std::vector<lab::summary> measure_calls(trial& t, const std::string& part
     for (double ns : s[i].samples) cycles.push_back(ns / cyc);
     t.record(part + " cycles", p, ks[i].name, "cycles/op", bench::better::lower,
              lab::summarize(cycles));
+    if (!check_per_call) continue;
     double n1 = best_per_call(ks[i], calls, 3) * static_cast<double>(calls);
     double n2 = best_per_call(ks[i], 2 * calls, 3) * static_cast<double>(2 * calls);
-    t.add(per_call(part + ", " + ks[i].name, n1, n2));
+    t.add(per_call(part + ", " + ks[i].name, n1, n2, static_cast<double>(calls)));
   }
   return s;
 }

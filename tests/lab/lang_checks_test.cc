@@ -23,9 +23,11 @@ using simdex::lab::check_status;
 // --- per_call ---------------------------------------------------------------------------------
 
 TEST(LabPerCall, DecidesFromTheGrowth) {
-  EXPECT_EQ(per_call("x", 1000, 2000).status, check_status::pass);
-  EXPECT_EQ(per_call("x", 1000, 1100).status, check_status::fail);
-  EXPECT_EQ(per_call("x", 0, 0).status, check_status::fail);
+  EXPECT_EQ(per_call("x", 1000, 2000, 1000).status, check_status::pass);
+  EXPECT_EQ(per_call("x", 1000, 1100, 1000).status, check_status::fail);
+  EXPECT_EQ(per_call("x", 0, 0, 1000).status, check_status::fail);
+  // Two timings at the clock's resolution: a ratio, but no time per extra call.
+  EXPECT_EQ(per_call("x", 30, 60, 1'000'000).status, check_status::fail);
 }
 
 std::uint64_t mix(std::uint64_t x) { return (x ^ (x >> 31)) * 0x9e3779b97f4a7c15ull; }
@@ -52,7 +54,7 @@ double best_ns(std::size_t calls) {
 
 TEST(LabPerCall, HoistedLoopIsFlagged) {
   const std::size_t n = 1'000'000;
-  auto c = per_call("hoisted", best_ns(n), best_ns(2 * n));
+  auto c = per_call("hoisted", best_ns(n), best_ns(2 * n), static_cast<double>(n));
   EXPECT_EQ(c.status, check_status::fail) << c.detail;
   EXPECT_NE(c.detail.find("hoisted"), std::string::npos) << c.detail;
 }
