@@ -123,13 +123,13 @@ void clock_overhead(trial& t) {
                 double(runs), double(backwards), double(stuck))});
 
   // Where each call runs: CPU time in the kernel over enough calls for tick-sampled accounting,
-  // the least of a few runs (other work on the machine only adds kernel time).
+  // the median of three runs (one run on a busy machine can be far off).
   double max_vdso_share = 0;
   for (std::size_t i = 0; i < std::size(clocks); ++i) {
     const auto& c = clocks[i];
     double per_call = s[i].median > 0 ? s[i].median : 100;
     std::size_t n = static_cast<std::size_t>(40e6 / per_call);
-    cpu_split split = least_kernel_split([&] {
+    cpu_split split = median_kernel_split([&] {
       readings r = c.loop(n);
       lab::do_not_optimize(r.sum);
     });

@@ -6,6 +6,7 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstdio>
 #include <functional>
@@ -72,17 +73,14 @@ inline cpu_split split_cpu(const std::function<void()>& fn) {
 // Kernel time is sampled on timer ticks: below this much CPU time the split says little.
 constexpr double kSplitMinNs = 20e6;
 
-// The split with the least kernel share of up to `tries` runs of fn. A busy machine only adds
-// kernel time to a thread (interrupts, preemption, a host's exits charged to whatever ran), never
-// takes away what its own calls spent there, so the least share is the calls' own; it stops at
-// the first run that clearly stayed in user space.
-inline cpu_split least_kernel_split(const std::function<void()>& fn, int tries = 3) {
-  cpu_split best = split_cpu(fn);
-  for (int i = 1; i < tries && best.sys_share() >= 0.25; ++i) {
-    cpu_split s = split_cpu(fn);
-    if (s.sys_share() < best.sys_share()) best = s;
-  }
-  return best;
+// The median by kernel share of three runs of fn. On a busy machine one run's tick-sampled
+// split can be far off either way (interrupts and preemption charged as kernel time, or a run
+// that caught few of its own kernel ticks); the median of three is robust to one such run.
+inline cpu_split median_kernel_split(const std::function<void()>& fn) {
+  std::array<cpu_split, 3> s{split_cpu(fn), split_cpu(fn), split_cpu(fn)};
+  std::sort(s.begin(), s.end(),
+            [](const cpu_split& x, const cpu_split& y) { return x.sys_share() < y.sys_share(); });
+  return s[1];
 }
 
 // A clock call expected to stay in user space (`user_space`: the vDSO, or an instruction) must

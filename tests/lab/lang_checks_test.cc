@@ -82,11 +82,11 @@ double thread_cpu_ns() {
 }
 
 // Calls `read` until this thread has spent 50 ms of CPU time (enough for tick-sampled
-// accounting, however busy the machine), checking the time every 1000 calls; the least kernel
-// share of a few such runs, as the experiment takes it.
+// accounting, however busy the machine), checking the time every 1000 calls; the median of three
+// such runs, as the experiment takes it.
 template <class Read>
 cpu_split split_of(Read&& read) {
-  return least_kernel_split([&] {
+  return median_kernel_split([&] {
     std::uint64_t sum = 0;
     double t0 = thread_cpu_ns();
     while (thread_cpu_ns() - t0 < 50e6)
