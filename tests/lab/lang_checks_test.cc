@@ -111,13 +111,26 @@ TEST(LabClockPath, VdsoClockStaysInUserSpace) {
   std::string source =
       simdex::lab::first_line("/sys/devices/system/clocksource/clocksource0/current_clocksource");
   if (!vdso_capable(source)) GTEST_SKIP() << "clocksource " << source << " has no vDSO read";
-  auto s = split_of([] {
-    timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return static_cast<std::uint64_t>(ts.tv_nsec);
-  });
-  auto c = clock_path("clock_gettime", s, true);
-  EXPECT_NE(c.status, check_status::fail) << c.detail;
+  // A few tries: while other work (a parallel test's disk I/O) takes interrupts on this CPU, the
+  // kernel time they cost is charged to whatever thread runs, this one included.
+  simdex::lab::check c;
+  for (int i = 0; i < 5; ++i) {
+    c = clock_path("clock_gettime", split_of([] {
+                     timespec ts;
+                     clock_gettime(CLOCK_MONOTONIC, &ts);
+                     return static_cast<std::uint64_t>(ts.tv_nsec);
+                   }),
+                   true);
+    if (c.status != check_status::fail) return;
+  }
+  // Still read as kernel time: tell a check that misjudges from a machine that charges kernel
+  // time to a loop making no call at all.
+  std::uint64_t x = 1;
+  auto control = split_of([&] { return x = mix(x); });
+  if (control.sys_share() > 0.25)
+    GTEST_SKIP() << "a loop with no calls also spent " << 100 * control.sys_share()
+                 << "% of its CPU time in the kernel: " << c.detail;
+  ADD_FAILURE() << c.detail;
 }
 
 // --- blocks_valid and the allocator pass ---------------------------------------------------------
