@@ -142,6 +142,8 @@ def _bytes(v: float) -> str:
 
 
 def _x_fmt(curve: dict):
+    if _counted_axis(curve):
+        return _count
     return _bytes if "bytes" in curve.get("x_label", "").lower() else report.fmt
 
 
@@ -190,6 +192,7 @@ def markdown_section(doc: dict) -> str:
     parts = ["### Verdicts", "", _clock_line(lab), "",
              "A verdict is `inconclusive` whenever a validity check failed; the reason names the check.", "",
              report.md_table(VERDICT_HEAD, [[_cell(c) for c in r] for r in verdict_rows(doc)]), ""]
+    parts += concurrency_markdown(doc)
     for key, title in _sections(doc):
         cs = [c for _, c in _curves(doc) if c.get("section") == key]
         parts += [f"### {title}", ""]
@@ -225,6 +228,7 @@ def html_section(doc: dict) -> str:
         body.append("<tr>" + "".join(cells) + "</tr>")
     parts = ["<h3>Verdicts</h3>", f"<p>{html.escape(_clock_line(lab))}</p>",
              f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"]
+    parts += concurrency_html(doc)
     for key, title in _sections(doc):
         parts.append(f"<h3>{html.escape(title)}</h3>")
         cs = [c for _, c in _curves(doc) if c.get("section") == key]
@@ -242,3 +246,75 @@ def html_section(doc: dict) -> str:
                      f"{html.escape(e.get('range', {}).get('basis', ''))}).</p><p>{html.escape(e.get('reason', ''))}</p>"
                      f"<ul>{checks}{notes}</ul>{_counter_table(e.get('counters', []))}</details>")
     return "\n".join(parts)
+
+
+# --- concurrency and IPC: whether threads that were meant to run together did ------------------
+
+# The checks that decide whether a multi-threaded figure measured the threads or the machine's
+# other tenants, in the order a reader should look at them.
+CONCURRENCY_CHECKS = (
+    ("placement", "pinned, seen there from inside"),
+    ("wall_clock", "rate over wall-clock time"),
+    ("run_queue", "got a CPU when runnable"),
+    ("overlap", "ran side by side"),
+    ("context_switches", "spun or slept as labelled"),
+    ("raced", "litmus threads raced"),
+    ("x86_tso", "no outcome x86 forbids"),
+    ("nodelay", "TCP_NODELAY as labelled"),
+)
+_COUNT_AXES = ("threads", "producers", "batch")
+
+
+def _counted_axis(curve: dict) -> bool:
+    """An x axis of counts (threads, producers, batch sizes): labelled as whole numbers."""
+    return curve.get("x_label", "") in _COUNT_AXES
+
+
+def _count(v: float) -> str:
+    return f"{v:.0f}"
+
+
+def _worst(checks: list[dict], name: str) -> str:
+    statuses = [c.get("status") for c in checks if c.get("name") == name]
+    for s in ("fail", "warn", "pass"):
+        if s in statuses:
+            return s
+    return "–"
+
+
+def concurrency_rows(doc: dict) -> list[list[str]]:
+    """Per concurrency experiment: its verdict and the worst status of each concurrency check."""
+    rows = []
+    for e in doc.get("lab", {}).get("experiments", []):
+        if e.get("group") != "concurrency":
+            continue
+        checks = e.get("validity", [])
+        rows.append([e["id"], e["verdict"]] + [_worst(checks, name) for name, _ in CONCURRENCY_CHECKS])
+    return rows
+
+
+_CONCURRENCY_NOTE = ("A contention, queue or hand-off figure is only about the cores when its threads ran where they were "
+                     "pinned, got a CPU whenever they were runnable and ran at the same time; on a shared or virtual machine "
+                     "they often take turns instead, and the figure then measures the scheduler or the hypervisor. `fail` in "
+                     "any column makes the experiment inconclusive; the checks' details are below.")
+
+
+def concurrency_markdown(doc: dict) -> list[str]:
+    rows = concurrency_rows(doc)
+    if not rows:
+        return []
+    head = ["experiment", "verdict"] + [label for _, label in CONCURRENCY_CHECKS]
+    return ["### Were the threads really concurrent?", "", _CONCURRENCY_NOTE, "", report.md_table(head, rows), ""]
+
+
+def concurrency_html(doc: dict) -> list[str]:
+    rows = concurrency_rows(doc)
+    if not rows:
+        return []
+    colours = {"fail": "#ff725c", "warn": "#efb118", "pass": "#3ca951"}
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in ["experiment", "verdict"] + [label for _, label in CONCURRENCY_CHECKS])
+    body = "".join("<tr>" + "".join(
+        f'<td style="background:{colours[c]};color:#fff;text-align:center">{c}</td>' if c in colours else f"<td>{html.escape(c)}</td>"
+        for c in r) + "</tr>" for r in rows)
+    return ["<h3>Were the threads really concurrent?</h3>", f"<p>{html.escape(_CONCURRENCY_NOTE)}</p>",
+            f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"]

@@ -1,0 +1,83 @@
+"""The lab's concurrency and IPC group: its JSON carries the checks that say whether threads ran
+where, when and how they were meant to, and the report shows them. Structure only, never a time."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from simdex import bench
+from simdex.benchmarks import lab
+
+CONCURRENCY = ("placement", "wall_clock", "run_queue")
+
+
+def _doc(experiments):
+    return {"lab": {"study": [{"number": n, "name": str(n), "group": "x"} for n in range(1, 38)],
+                    "experiments": experiments}}
+
+
+def _experiment(eid, group, checks, verdict="inconclusive"):
+    return {"id": eid, "study": 3, "group": group, "title": eid, "verdict": verdict,
+            "validity": [{"name": n, "status": s, "detail": ""} for n, s in checks]}
+
+
+def test_rows_take_the_worst_status_of_each_check():
+    doc = _doc([
+        _experiment("false_sharing", "concurrency", [("placement", "pass"), ("overlap", "pass"), ("overlap", "fail")]),
+        _experiment("pointer_chase", "memory", [("on_chain", "pass")]),
+        _experiment("memory_order", "concurrency", [("raced", "pass"), ("run_queue", "warn")], "confirmed"),
+    ])
+    rows = lab.concurrency_rows(doc)
+    names = [name for name, _ in lab.CONCURRENCY_CHECKS]
+    assert [r[0] for r in rows] == ["false_sharing", "memory_order"]
+    fs = dict(zip(names, rows[0][2:]))
+    assert fs["placement"] == "pass" and fs["overlap"] == "fail" and fs["raced"] == "–"
+    mo = dict(zip(names, rows[1][2:]))
+    assert rows[1][1] == "confirmed" and mo["run_queue"] == "warn" and mo["raced"] == "pass"
+    md = "\n".join(lab.concurrency_markdown(doc))
+    assert "Were the threads really concurrent?" in md and "| false_sharing | inconclusive |" in md
+    assert "#ff725c" in "".join(lab.concurrency_html(doc))
+    assert lab.concurrency_markdown(_doc([])) == []
+
+
+def test_count_axes_print_whole_numbers():
+    assert lab._x_fmt({"x_label": "threads"})(4.0) == "4"
+    assert lab._x_fmt({"x_label": "batch"})(64.0) == "64"
+    assert lab._x_fmt({"x_label": "working set (bytes)"})(2048.0) == "2.00 KiB"
+
+
+@pytest.fixture(scope="module")
+def concurrency_run(tmp_path_factory):
+    if "lab" not in bench.available():
+        pytest.skip(f"bench_lab not built in {bench.bench_dir()}")
+    out = tmp_path_factory.mktemp("lab-concurrency")
+    r = subprocess.run([sys.executable, "-m", "simdex", "lab", "blocking_spinning", "pipe_socketpair", "--reps", "2",
+                        "--no-probe", "--out", str(out)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    return out
+
+
+def test_run_carries_the_concurrency_checks(concurrency_run):
+    doc = json.loads((concurrency_run / "lab.json").read_text())
+    assert lab.validate(doc) == []
+    exps = {e["id"]: e for e in doc["lab"]["experiments"]}
+    assert set(exps) == {"blocking_spinning", "pipe_socketpair"}
+    for e in exps.values():
+        names = {c["name"] for c in e["validity"]}
+        assert set(CONCURRENCY) <= names, e["id"]
+        if any(c["status"] == "fail" for c in e["validity"]):
+            assert e["verdict"] == "inconclusive", e["id"]
+        # Software counters always carry a value; hardware ones a value or the reason they have none.
+        readings = [r for g in e["counters"] for r in g["readings"]]
+        switches = [r for r in readings if r["name"] == "context-switches"]
+        assert switches and all(r["value"] is not None for r in switches), e["id"]
+        assert all(r["value"] is not None or r["status"].startswith(("unavailable", "untrusted")) for r in readings)
+    assert {c["name"] for c in exps["blocking_spinning"]["validity"]} >= {"context_switches", "overlap", "delivered"}
+
+
+def test_report_shows_the_concurrency_table(concurrency_run):
+    md = (concurrency_run / "REPORT.md").read_text()
+    assert "Were the threads really concurrent?" in md
+    assert "| blocking_spinning |" in md and "| pipe_socketpair |" in md

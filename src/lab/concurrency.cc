@@ -1,0 +1,250 @@
+#include "simdex/lab/concurrency.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "simdex/lab/timing.h"
+
+namespace simdex::lab {
+namespace {
+
+std::string format(const char* fmt, double a, double b = 0, double c = 0, double d = 0) {
+  char buf[320];
+  std::snprintf(buf, sizeof buf, fmt, a, b, c, d);
+  return buf;
+}
+
+check make(std::string name, check_status s, std::string detail) {
+  return {std::move(name), s, std::move(detail)};
+}
+
+}  // namespace
+
+double tsc_per_ns() {
+  static const double rate = [] {
+    std::uint64_t n0 = now_ns(), t0 = tsc();
+    while (now_ns() - n0 < 10'000'000) {
+    }
+    std::uint64_t n1 = now_ns(), t1 = tsc();
+    return static_cast<double>(t1 - t0) / static_cast<double>(n1 - n0);
+  }();
+  return rate;
+}
+
+heartbeat::heartbeat(int threads, double window_ns)
+    : slots_(new slot[static_cast<std::size_t>(threads)]),
+      n_(threads),
+      window_(static_cast<std::uint64_t>(window_ns * tsc_per_ns())) {}
+
+void heartbeat::beat(int me) {
+  std::uint64_t now = tsc();
+  slot& s = slots_[static_cast<std::size_t>(me)];
+  if (s.last.load(std::memory_order_relaxed) == 0) {
+    std::uint64_t zero = 0;
+    first_start_.compare_exchange_strong(zero, now, std::memory_order_relaxed);
+  }
+  s.last.store(now, std::memory_order_relaxed);
+  bool any = false, all_alive = true;
+  for (int p = 0; p < n_; ++p) {
+    if (p == me) continue;
+    const slot& q = slots_[static_cast<std::size_t>(p)];
+    if (q.done.load(std::memory_order_relaxed)) continue;
+    std::uint64_t last = q.last.load(std::memory_order_relaxed);
+    // A peer that has not started counts from the team's first start: not yet running is not
+    // running.
+    if (last == 0) last = first_start_.load(std::memory_order_relaxed);
+    any = true;
+    if (last < now && now - last > window_) all_alive = false;
+  }
+  if (any) {
+    ++s.looks;
+    s.alive += all_alive;
+  }
+}
+
+void heartbeat::finish(int me) {
+  slots_[static_cast<std::size_t>(me)].done.store(true, std::memory_order_relaxed);
+}
+
+double heartbeat::co_running() const {
+  // Per thread, the share of its looks that found the others alive; the least of these is the
+  // share of the busiest thread's running time that its peers shared.
+  double least = -1;
+  for (int p = 0; p < n_; ++p) {
+    const slot& s = slots_[static_cast<std::size_t>(p)];
+    if (s.looks == 0) continue;
+    double share = static_cast<double>(s.alive) / static_cast<double>(s.looks);
+    least = least < 0 ? share : std::min(least, share);
+  }
+  return least;
+}
+
+std::uint64_t heartbeat::looks() const {
+  std::uint64_t looks = 0;
+  for (int p = 0; p < n_; ++p) looks += slots_[static_cast<std::size_t>(p)].looks;
+  return looks;
+}
+
+rtt_log::report rtt_log::summarize() const {
+  report r;
+  r.n = ticks_.size();
+  if (ticks_.empty()) return r;
+  std::vector<std::uint64_t> sorted(ticks_);
+  std::sort(sorted.begin(), sorted.end());
+  const double per_ns = tsc_per_ns();
+  r.median_ns = static_cast<double>(sorted[sorted.size() / 2]) / per_ns;
+  r.p99_ns = static_cast<double>(sorted[sorted.size() * 99 / 100]) / per_ns;
+  // Far above a normal round trip, and never above factor x floor: when the median itself is
+  // a time slice, the threads took turns for nearly every round trip.
+  const double slow_ns = std::max(kSlowFloorNs, kSlowFactor * std::min(r.median_ns, kSlowFloorNs));
+  double slow_total = 0;
+  for (std::uint64_t t : ticks_) {
+    double ns = static_cast<double>(t) / per_ns;
+    r.total_ns += ns;
+    if (ns > slow_ns) {
+      ++r.slow;
+      slow_total += ns;
+    }
+  }
+  r.slow_share = r.total_ns > 0 ? slow_total / r.total_ns : 0;
+  return r;
+}
+
+sched_sample sched_now() {
+  sched_sample s;
+  std::ifstream in("/proc/thread-self/schedstat");
+  double exec = 0;
+  if (in >> exec >> s.run_delay_ns >> s.slices) s.available = true;
+  return s;
+}
+
+double steal_ns(const std::vector<int>& cpus) {
+  std::ifstream in("/proc/stat");
+  std::string line;
+  double ticks = 0;
+  bool seen = false;
+  while (std::getline(in, line)) {
+    int cpu = -1;
+    if (std::sscanf(line.c_str(), "cpu%d ", &cpu) != 1) continue;
+    if (std::find(cpus.begin(), cpus.end(), cpu) == cpus.end()) continue;
+    // cpuN user nice system idle iowait irq softirq steal ...
+    std::istringstream fields(line.substr(line.find(' ')));
+    double v[8] = {};
+    int n = 0;
+    while (n < 8 && fields >> v[n]) ++n;
+    if (n < 8) return -1;
+    ticks += v[7];
+    seen = true;
+  }
+  if (!seen) return -1;
+  return ticks * 1e9 / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+check overlap(const std::string& what, double co_running, const std::string& how) {
+  std::string basis = how.empty() ? "" : " (" + how + ")";
+  if (co_running < 0)
+    return make("overlap", check_status::fail,
+                what + ": no measurement of whether the threads ran at the same time" + basis);
+  std::string d =
+      what + format(": the threads ran side by side %.0f%% of the time", 100 * co_running) + basis;
+  if (co_running >= kMinCoRunning) return make("overlap", check_status::pass, d);
+  return make("overlap", check_status::fail,
+              d + format(" (below %.0f%%): they took turns on the CPUs, so the figure measures the "
+                         "scheduler or the hypervisor, not contention between cores",
+                         100 * kMinCoRunning));
+}
+
+check run_queue(const std::string& what, double mean_wait_ns) {
+  if (mean_wait_ns < 0)
+    return make("run_queue", check_status::warn,
+                what + ": this kernel does not report run-queue delays (schedstat)");
+  std::string d =
+      what + format(": %.3g us on a run queue per time a thread got a CPU", mean_wait_ns * 1e-3);
+  if (mean_wait_ns <= kBusyWaitNs) return make("run_queue", check_status::pass, d);
+  return make("run_queue", check_status::fail,
+              d + format(" (above %.0f us): other tasks held the CPUs, so the figure includes "
+                         "their time slices",
+                         kBusyWaitNs * 1e-3));
+}
+
+double mean_cpu_ns(const team_report& team) {
+  if (team.threads.empty()) return 0;
+  double sum = 0;
+  for (const auto& t : team.threads) sum += t.cpu_ns;
+  return sum / static_cast<double>(team.threads.size());
+}
+
+check wall_clock(const std::string& what, const team_report& team, double timed_ns) {
+  std::string d = what + format(
+                             ": rate over %.4g ms; the team's wall-clock span was %.4g ms, its "
+                             "threads' mean CPU time %.4g ms",
+                             timed_ns * 1e-6, team.wall_ns * 1e-6, mean_cpu_ns(team) * 1e-6);
+  if (team.threads.empty() || team.wall_ns <= 0)
+    return make("wall_clock", check_status::fail, what + ": no team was timed");
+  // The span is measured from the common start; a time more than 2% short of it left out a
+  // moment some thread was still working (or waiting).
+  if (timed_ns < 0.98 * team.wall_ns)
+    return make("wall_clock", check_status::fail,
+                d + ": shorter than the wall-clock span, so the rate credits time no thread "
+                    "was measured for (CPU time leaves out waiting)");
+  return make("wall_clock", check_status::pass, d);
+}
+
+check switches_per_handoff(const std::string& what, const reading* switches, double handoffs,
+                           waiting w) {
+  if (!switches || !switches->available)
+    return make("context_switches", check_status::warn,
+                what + ": context-switch counter " + (switches ? switches->status : "not opened"));
+  if (handoffs <= 0)
+    return make("context_switches", check_status::fail, what + ": no hand-offs were counted");
+  double per = switches->value / handoffs;
+  std::string d = what + format(": %.3g context switches per hand-off", per);
+  if (w == waiting::spin) {
+    if (per <= kSpinSwitchesMax)
+      return make("context_switches", check_status::pass, d + " (spinning: about 0 expected)");
+    return make("context_switches", check_status::fail,
+                d + format(" (above %.2g): the spinning threads were switched out, so the figure "
+                           "includes the scheduler",
+                           kSpinSwitchesMax));
+  }
+  if (per >= kBlockSwitchesMin)
+    return make("context_switches", check_status::pass, d + " (blocking: about 1 expected)");
+  return make("context_switches", check_status::fail,
+              d + format(" (below %.2g): the waiter did not sleep, so this is not a blocking "
+                         "hand-off",
+                         kBlockSwitchesMin));
+}
+
+check delivered(const std::string& what, std::uint64_t sent, std::uint64_t received,
+                std::uint64_t sent_sum, std::uint64_t received_sum) {
+  if (sent == received && sent_sum == received_sum)
+    return make("delivered", check_status::pass,
+                what + format(": all %.0f messages arrived and their checksum matches",
+                              static_cast<double>(sent)));
+  if (sent != received)
+    return make("delivered", check_status::fail,
+                what + format(": %.0f messages sent, %.0f received", static_cast<double>(sent),
+                              static_cast<double>(received)));
+  return make("delivered", check_status::fail,
+              what +
+                  ": as many messages arrived as were sent, but the checksum of what was read "
+                  "differs from what was written: payload bytes were lost, duplicated or "
+                  "never read");
+}
+
+check exclusive(const std::string& what, std::uint64_t expected, std::uint64_t counted) {
+  if (expected == counted)
+    return make("exclusive", check_status::pass,
+                what + format(": the counter guarded by the lock reached all %.0f increments",
+                              static_cast<double>(expected)));
+  return make("exclusive", check_status::fail,
+              what + format(": the counter guarded by the lock reached %.0f of %.0f increments: "
+                            "two threads were inside the lock at once",
+                            static_cast<double>(counted), static_cast<double>(expected)));
+}
+
+}  // namespace simdex::lab
