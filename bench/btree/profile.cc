@@ -8,15 +8,19 @@
 // faster under valgrind but packs pages fuller), then `--warm` operations run with the cache
 // simulation on and collection off, then `--ops` operations are counted. Natively it prints the
 // time per operation of that one run (no peers, no repetitions: bench_btree is the benchmark).
-// Operations: contains_hit, contains_miss, lower_bound, chain (dependent lower_bounds), scan10,
-// insert (absent keys at size N), erase (present keys), fill (N inserts from empty),
-// erase_half, batch1024 (contains_batch over spans of 1024 hits).
+// Operations (a comma-separated list runs on one tree, in order): contains_hit, contains_miss,
+// lower_bound, chain (dependent lower_bounds), scan10, insert (absent keys), erase (present
+// keys), batch1024 (contains_batch over spans of 1024 hits); alone: fill (N inserts from
+// empty, the second half counted), erase_half.
 #include <absl/container/btree_set.h>
 #include <valgrind/callgrind.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -107,85 +111,94 @@ double measured(const args& a, F&& f) {
   return static_cast<double>(t1 - t0) / static_cast<double>(a.ops);
 }
 
+// Splits "a,b,c".
+std::vector<std::string> ops_of(const std::string& list) {
+  std::vector<std::string> out;
+  std::size_t i = 0;
+  while (i <= list.size()) {
+    std::size_t j = list.find(',', i);
+    if (j == std::string::npos) j = list.size();
+    out.push_back(list.substr(i, j - i));
+    i = j + 1;
+  }
+  return out;
+}
+
 template <class A>
 int run(const args& a) {
   using K = typename A::key_type;
   std::size_t total = a.warm + a.ops;
-  std::size_t m = a.op == "fill" || a.op == "erase_half" ? 0 : total;
-  keyset<K> ks = make_keyset<K>(a.n, m, distribution::sparse, 0x9f0f11e ^ a.n);
+  keyset<K> ks =
+      make_keyset<K>(a.n, std::max(total, a.n / 8), distribution::sparse, 0x9f0f11e ^ a.n);
   A s(a.pages);
   rng r(42);
-  std::vector<K> probe(total);
-  double ns = 0;
-  if (a.op == "fill") {
-    // The warm-up is the first inserts of the fill itself.
+  auto report = [&](const std::string& op, double ns) {
+    std::printf("%s %s n=%zu pages=%s build=%s op=%s: %.1f ns/op, size %zu, %.2f B/key\n",
+                a.who.c_str(), a.key.c_str(), a.n, page_size_name(a.pages), a.build.c_str(),
+                op.c_str(), ns, s.size(),
+                static_cast<double>(s.bytes()) / static_cast<double>(s.size() ? s.size() : 1));
+    std::fflush(stdout);
+  };
+  if (a.op == "fill") {  // the warm-up is the first half of the fill itself
     args b = a;
     b.warm = a.n / 2;
     b.ops = a.n - b.warm;
-    ns = measured(b, [&](std::size_t i) { return s.insert(ks.keys[i], 0); });
-  } else {
-    build(s, ks, a);
-    if (a.op == "erase_half") {
-      std::vector<K> gone(ks.keys.begin(), ks.keys.begin() + static_cast<std::ptrdiff_t>(a.n / 2));
-      shuffle(gone, r);
-      args b = a;
-      b.warm = gone.size() / 4;
-      b.ops = gone.size() - b.warm;
-      ns = measured(b, [&](std::size_t i) { return s.erase(gone[i]); });
-    } else if (a.op == "contains_hit" || a.op == "batch1024") {
-      for (auto& k : probe) k = ks.keys[r.below(ks.keys.size())];
-      if (a.op == "contains_hit") {
-        ns = measured(a, [&](std::size_t i) { return s.contains(probe[i]); });
-      } else {
-        if constexpr (A::kBatch) {
-          std::unique_ptr<bool[]> out(new bool[1024]);
-          args b = a;
-          b.warm = a.warm / 1024;
-          b.ops = a.ops / 1024;
-          ns = measured(b,
-                        [&](std::size_t i) {
-                          s.contains_batch(std::span<const K>(probe.data() + (i * 1024) % (total - 1024), 1024),
-                                           out.get());
-                          return out[7];
-                        }) /
-               1024;
-        } else {
-          ns = measured(a, [&](std::size_t i) { return s.contains(probe[i]); });
-        }
-      }
-    } else if (a.op == "contains_miss") {
-      for (auto& k : probe) k = ks.absent[r.below(ks.absent.size())];
-      ns = measured(a, [&](std::size_t i) { return s.contains(probe[i]); });
-    } else if (a.op == "lower_bound" || a.op == "chain" || a.op == "scan10") {
-      for (auto& k : probe) k = static_cast<K>(r.next());
-      std::uint64_t prev = 0;
-      if (a.op == "lower_bound")
-        ns = measured(a, [&](std::size_t i) {
-          K out{};
-          return s.lower_bound(probe[i], out) ? static_cast<std::uint64_t>(out) : 1;
-        });
-      else if (a.op == "chain")
-        ns = measured(a, [&](std::size_t i) {
-          K out{};
-          prev = s.lower_bound(static_cast<K>(probe[i] ^ (prev & 1)), out)
-                     ? static_cast<std::uint64_t>(out)
-                     : 1;
-          return prev;
-        });
-      else
-        ns = measured(a, [&](std::size_t i) { return s.scan(probe[i], 10); });
-    } else if (a.op == "insert") {
-      ns = measured(a, [&](std::size_t i) { return s.insert(ks.absent[i], 0); });
-    } else if (a.op == "erase") {
-      ns = measured(a, [&](std::size_t i) { return s.erase(ks.keys[i]); });
-    } else {
-      usage(("unknown op " + a.op).c_str());
-    }
+    report(a.op, measured(b, [&](std::size_t i) { return s.insert(ks.keys[i], 0); }));
+    return 0;
   }
-  std::printf("%s %s n=%zu pages=%s build=%s op=%s: %.1f ns/op, size %zu, %.2f B/key\n",
-              a.who.c_str(), a.key.c_str(), a.n, page_size_name(a.pages), a.build.c_str(),
-              a.op.c_str(), ns, s.size(),
-              static_cast<double>(s.bytes()) / static_cast<double>(s.size() ? s.size() : 1));
+  build(s, ks, a);
+  if (a.op == "erase_half") {
+    std::vector<K> gone(ks.keys.begin(), ks.keys.begin() + static_cast<std::ptrdiff_t>(a.n / 2));
+    shuffle(gone, r);
+    args b = a;
+    b.warm = gone.size() / 4;
+    b.ops = gone.size() - b.warm;
+    report(a.op, measured(b, [&](std::size_t i) { return s.erase(gone[i]); }));
+    return 0;
+  }
+  std::vector<K> hits(total), misses(total), anywhere(total);
+  for (auto& k : hits) k = ks.keys[r.below(ks.keys.size())];
+  for (auto& k : misses) k = ks.absent[r.below(ks.absent.size())];
+  for (auto& k : anywhere) k = static_cast<K>(r.next());
+  for (const std::string& op : ops_of(a.op)) {
+    std::uint64_t prev = 0;
+    auto lb = [&](K k) -> std::uint64_t {
+      K out{};
+      return s.lower_bound(k, out) ? static_cast<std::uint64_t>(out) : 1;
+    };
+    double ns = 0;
+    if (op == "contains_hit")
+      ns = measured(a, [&](std::size_t i) { return s.contains(hits[i]); });
+    else if (op == "contains_miss")
+      ns = measured(a, [&](std::size_t i) { return s.contains(misses[i]); });
+    else if (op == "lower_bound")
+      ns = measured(a, [&](std::size_t i) { return lb(anywhere[i]); });
+    else if (op == "chain")
+      ns = measured(
+          a, [&](std::size_t i) { return prev = lb(static_cast<K>(anywhere[i] ^ (prev & 1))); });
+    else if (op == "scan10")
+      ns = measured(a, [&](std::size_t i) { return s.scan(anywhere[i], 10); });
+    else if (op == "insert")  // absent keys; the next op sees N + warm + ops keys
+      ns = measured(a, [&](std::size_t i) { return s.insert(ks.absent[i], 0); });
+    else if (op == "erase")
+      ns = measured(a, [&](std::size_t i) { return s.erase(ks.keys[i]); });
+    else if (op == "batch1024" && A::kBatch) {
+      std::unique_ptr<bool[]> out(new bool[1024]);
+      args b = a;
+      b.warm = a.warm / 1024;
+      b.ops = a.ops / 1024;
+      ns = measured(b,
+                    [&](std::size_t i) {
+                      if constexpr (A::kBatch)
+                        s.contains_batch(std::span<const K>(hits.data() + i * 1024, 1024),
+                                         out.get());
+                      return out[7];
+                    }) /
+           1024;
+    } else
+      usage(("unknown op " + op).c_str());
+    report(op, ns);
+  }
   return 0;
 }
 

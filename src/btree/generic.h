@@ -32,8 +32,7 @@ struct impl {
 
   // ---- small helpers ------------------------------------------------------------------
   static H* hdr(std::byte* p) noexcept { return LL::hdr(p); }
-  static std::uint8_t* cnt(std::byte* p) noexcept { return LL::cnt(p); }
-  static S* idx(std::byte* p) noexcept { return LL::idx(p); }
+  static unsigned count(const std::byte* p, unsigned b) noexcept { return LL::count(p, b); }
   static S* keys(std::byte* p, unsigned b) noexcept { return LL::keys(p, b); }
   static std::byte* val(std::byte* p, unsigned b, unsigned s) noexcept {
     return LL::vals(p, b) + s * VS;
@@ -46,15 +45,30 @@ struct impl {
         std::memset(dst, 0, VS);
     }
   }
+  // Prefetches are asm statements: GCC drops a __builtin_prefetch of the leaf's meta lines in
+  // descend() (the loads right after the loop make it look redundant), and then the heads
+  // line, read only once the header line is back, costs a second wave of misses.
+  static void prefetch(const void* a) noexcept {
+    asm volatile("prefetcht0 %0" : : "m"(*static_cast<const char*>(a)));
+  }
   static void prefetch_lines(const std::byte* p, unsigned from, unsigned lines) noexcept {
-    for (unsigned i = 0; i < lines; ++i) __builtin_prefetch(p + (from + i) * kLine);
+    for (unsigned i = 0; i < lines; ++i) prefetch(p + (from + i) * kLine);
+  }
+  // One block's key lines (and value lines).
+  static void prefetch_block(std::byte* p, unsigned b) noexcept {
+    prefetch_lines(reinterpret_cast<const std::byte*>(keys(p, b)), 0, LL::kKeyBlock / kLine);
+    if constexpr (VS > 0) prefetch_lines(LL::vals(p, b), 0, (LL::kValBlock + kLine - 1) / kLine);
+  }
+  // Unused key lanes [from, 16) of a block hold kMax.
+  static void fill_max(S* kb, unsigned from) noexcept {
+    for (unsigned i = from; i < kBlockKeys; ++i) kb[i] = kMax;
   }
   // Early prefetch: as soon as a child pointer is read, fetch the lines its search needs.
   static void prefetch_child(std::uintptr_t c) noexcept {
     if (c & kLeafTag)
-      prefetch_lines(untag(c), 1, LL::kIdxLines);
+      prefetch_lines(LL::meta(untag(c)), 0, LL::kMetaLines);
     else if constexpr (IL::kSummary)
-      __builtin_prefetch(untag(c) + IL::kSumOff);
+      prefetch(untag(c) + IL::kSumOff);
     else
       prefetch_lines(untag(c), 0, IL::kKeysBytes / kLine);
   }
@@ -64,6 +78,7 @@ struct impl {
       // Separators 0..8j-1 are <= k and 8j+7.. are > k (unused slots hold kMax, hence the
       // clamp for k == kMax).
       unsigned j = Policy::count_le(IL::summary(in), IL::kSumKeys, k);
+      prefetch(IL::child(in) + 8 * j);  // the answer's pointer line, with its key line
       unsigned c = 8 * j + Policy::count_le(IL::keys(in) + 8 * j, 7, k);
       return c < m ? c : m;
     } else {
@@ -71,13 +86,13 @@ struct impl {
     }
   }
   // Block of page p whose range holds k (the last block whose first key <= k, or 0).
-  static unsigned leaf_block(std::byte* p, S k) noexcept {
-    unsigned c = Policy::count_le(idx(p) + 1, B - 1, k);
-    if (k == kMax) {  // unused index slots hold kMax too
-      unsigned last = hdr(p)->nb - 1u;
-      if (c > last) c = last;
-    }
-    return c;
+  static unsigned leaf_block(const std::byte* p, S k) noexcept {
+    const H* h = LL::hdr(p);
+    unsigned lt, le;
+    Policy::count_heads(LL::heads(p), h->nb - 1u, LL::head_of(h, k), lt, le);
+    // Blocks up to lt start below k, those after le above it; the ones between share k's head.
+    while (lt < le && LL::keys(p, lt + 1)[0] <= k) ++lt;
+    return lt;
   }
   static std::byte* new_leaf(T& t) {
     std::byte* p = t.mem.alloc_page();
@@ -88,16 +103,13 @@ struct impl {
   // For a page that pack() fills completely right away: only the header needs clearing.
   static std::byte* new_leaf_for_pack(T& t) {
     std::byte* p = t.mem.alloc_page();
-    std::memset(p, 0, kLine);
+    std::memset(LL::meta(p), 0, sizeof(H));
     ++t.leaves;
     return p;
   }
   static void init_empty_leaf(std::byte* p) noexcept {
-    std::memset(p, 0, LL::kKeysOff);
-    S* ix = idx(p);
-    for (unsigned b = 0; b < B; ++b) ix[b] = kMax;
-    S* ks = keys(p, 0);
-    for (unsigned i = 0; i < kCap; ++i) ks[i] = kMax;
+    std::memset(LL::meta(p), 0, LL::kKeysOff);
+    for (unsigned b = 0; b < B; ++b) fill_max(keys(p, b), 0);
   }
   static std::byte* new_inner(T& t) {
     std::byte* in = t.mem.alloc_inner();
@@ -144,7 +156,7 @@ struct impl {
   static pos leaf_lb(std::byte* p, S k) noexcept {
     unsigned b = leaf_block(p, k);
     unsigned s = Policy::count_lt16(keys(p, b), k);
-    if (s < cnt(p)[b]) return {p, b, s};
+    if (s < count(p, b)) return {p, b, s};
     return {p, b + 1u, 0};
   }
   static pos normalize(pos r) noexcept {
@@ -158,7 +170,7 @@ struct impl {
     std::byte* p = descend(t, k);
     unsigned b = leaf_block(p, k);
     unsigned s = Policy::count_lt16(keys(p, b), k);
-    if (s < cnt(p)[b] && keys(p, b)[s] == k) return {p, b, s};
+    if (s < count(p, b) && keys(p, b)[s] == k) return {p, b, s};
     return {};
   }
   static pos lower_bound(const T& t, S k) noexcept {
@@ -169,7 +181,7 @@ struct impl {
     if (t.root == 0) return {};
     pos r = normalize(leaf_lb(descend(t, k), k));
     if (r.page != nullptr && keys(r.page, r.block)[r.slot] == k) {
-      if (++r.slot >= cnt(r.page)[r.block]) r = normalize({r.page, r.block + 1u, 0});
+      if (++r.slot >= count(r.page, r.block)) r = normalize({r.page, r.block + 1u, 0});
     }
     return r;
   }
@@ -186,7 +198,7 @@ struct impl {
     }
     std::byte* p = untag(c);
     pos q = leaf_lb(p, k);
-    for (unsigned b = 0; b < q.block; ++b) r += cnt(p)[b];
+    for (unsigned b = 0; b < q.block; ++b) r += count(p, b);
     return static_cast<std::size_t>(r + q.slot);
   }
   static pos select(const T& t, std::size_t i) noexcept {
@@ -201,7 +213,7 @@ struct impl {
     }
     std::byte* p = untag(c);
     unsigned b = 0;
-    while (r >= cnt(p)[b]) r -= cnt(p)[b++];
+    while (r >= count(p, b)) r -= count(p, b++);
     return {p, b, static_cast<std::uint32_t>(r)};
   }
 
@@ -246,10 +258,10 @@ struct impl {
         std::byte* p = untag(cur[i]);
         unsigned b = blk[i];
         unsigned s = Policy::count_lt16(keys(p, b), q[i]);
-        pos r = s < cnt(p)[b] ? pos{p, b, s} : pos{p, b + 1u, 0};
+        pos r = s < count(p, b) ? pos{p, b, s} : pos{p, b + 1u, 0};
         if (ranks) {
           std::uint64_t x = rk[i] + r.slot;
-          for (unsigned y = 0; y < r.block; ++y) x += cnt(p)[y];
+          for (unsigned y = 0; y < r.block; ++y) x += count(p, y);
           ranks[base + i] = x;
         }
         out[base + i] = normalize(r);
@@ -284,7 +296,7 @@ struct impl {
         std::byte* p = untag(cur[i]);
         const S* bk = keys(p, blk[i]);
         unsigned s = Policy::count_lt16(bk, q[i]);
-        out[base + i] = s < cnt(p)[blk[i]] && bk[s] == q[i];
+        out[base + i] = s < count(p, blk[i]) && bk[s] == q[i];
       }
     }
   }
@@ -312,15 +324,16 @@ struct impl {
           c = IL::child(in)[j];
         }
         p = untag(c);
-        if (i + 1 < n && hdr(p)->next != nullptr) prefetch_lines(hdr(p)->next, 1, LL::kIdxLines);
+        if (i + 1 < n && hdr(p)->next != nullptr)
+          prefetch_lines(LL::meta(hdr(p)->next), 0, LL::kMetaLines);
       }
       unsigned b = leaf_block(p, k);
       const S* bk = keys(p, b);
       unsigned s = Policy::count_lt16(bk, k);
-      if (found) found[i] = s < cnt(p)[b] && bk[s] == k;
+      if (found) found[i] = s < count(p, b) && bk[s] == k;
       if (ranks) {
         std::uint64_t r = base + s;
-        for (unsigned x = 0; x < b; ++x) r += cnt(p)[x];
+        for (unsigned x = 0; x < b; ++x) r += count(p, x);
         ranks[i] = r;
       }
     }
@@ -331,7 +344,7 @@ struct impl {
   static unsigned gather(std::byte* p, S* ks, std::byte* vs) noexcept {
     unsigned n = 0;
     for (unsigned b = 0; b < hdr(p)->nb; ++b) {
-      unsigned c = cnt(p)[b];
+      unsigned c = count(p, b);
       std::memcpy(ks + n, keys(p, b), c * sizeof(S));
       if constexpr (VS > 0) std::memcpy(vs + n * VS, LL::vals(p, b), c * VS);
       n += c;
@@ -341,37 +354,77 @@ struct impl {
   // Lays n sorted keys out over min(n, B) blocks, evenly, so later inserts find room nearby.
   // Header links and fences are left alone.
   static void pack(std::byte* p, const S* ks, const std::byte* vs, unsigned n) noexcept {
+    H* h = hdr(p);
     unsigned nb = n < B ? n : B;
-    if (n == kCap) nb = B;
-    S* ix = idx(p);
-    std::uint8_t* ct = cnt(p);
+    h->n = static_cast<std::uint16_t>(n);
+    h->nb = static_cast<std::uint8_t>(nb);
+    if (n > 0) choose_heads(h, ks[0], ks[n - 1]);
     unsigned at = 0;
     for (unsigned b = 0; b < B; ++b) {
       unsigned c = b < nb ? n / nb + (b < n % nb ? 1u : 0u) : 0u;
-      ct[b] = static_cast<std::uint8_t>(c);
       S* kb = keys(p, b);
       std::memcpy(kb, ks + at, c * sizeof(S));
-      for (unsigned i = c; i < kBlockKeys; ++i) kb[i] = kMax;
+      fill_max(kb, c);
       if constexpr (VS > 0) std::memcpy(LL::vals(p, b), vs + at * VS, c * VS);
-      ix[b] = c ? ks[at] : kMax;
+      if (c > 0) LL::set_count(p, b, c);
+      if (c > 0 && b > 0) LL::heads(p)[b - 1] = LL::head_of(h, ks[at]);
       at += c;
     }
-    hdr(p)->n = static_cast<std::uint16_t>(n);
-    hdr(p)->nb = static_cast<std::uint8_t>(nb);
   }
-  // Fully packed blocks (for bulk build): 16 keys per block.
+  // Fully packed blocks (for bulk build, into a page whose lanes all hold kMax): 16 keys each.
   static void pack_dense(std::byte* p, const S* ks, const std::byte* vs, unsigned n) noexcept {
-    S* ix = idx(p);
-    std::uint8_t* ct = cnt(p);
+    H* h = hdr(p);
     unsigned nb = (n + 15) / 16;
-    std::memcpy(keys(p, 0), ks, n * sizeof(S));
-    if constexpr (VS > 0) std::memcpy(LL::vals(p, 0), vs, n * VS);
+    h->n = static_cast<std::uint16_t>(n);
+    h->nb = static_cast<std::uint8_t>(nb);
+    choose_heads(h, ks[0], ks[n - 1]);
     for (unsigned b = 0; b < nb; ++b) {
-      ct[b] = static_cast<std::uint8_t>(b + 1 < nb ? 16 : n - 16 * b);
-      ix[b] = ks[16 * b];
+      unsigned c = b + 1 < nb ? 16 : n - 16 * b;
+      std::memcpy(keys(p, b), ks + 16 * b, c * sizeof(S));
+      if constexpr (VS > 0) std::memcpy(LL::vals(p, b), vs + 16 * b * VS, c * VS);
+      LL::set_count(p, b, c);
+      if (b > 0) LL::heads(p)[b - 1] = LL::head_of(h, ks[16 * b]);
     }
-    hdr(p)->n = static_cast<std::uint16_t>(n);
-    hdr(p)->nb = static_cast<std::uint8_t>(nb);
+  }
+
+  // ---- block heads --------------------------------------------------------------------
+  // Picks base and shift so that the keys from lo to hi (the page's first and last) spread
+  // over the 65536 head values, with an eighth of that span to spare on either side for keys
+  // that arrive later. Any choice is correct (heads only need to be monotone); this one makes
+  // equal heads, which cost a look at a block's first key, rare.
+  static void choose_heads(H* h, S lo, S hi) noexcept {
+    using U = typename LL::U;
+    U span = static_cast<U>(static_cast<U>(hi) - static_cast<U>(lo));
+    U margin = span / 8;
+    U below = static_cast<U>(static_cast<U>(lo) - static_cast<U>(std::numeric_limits<S>::min()));
+    U above = static_cast<U>(static_cast<U>(kMax) - static_cast<U>(hi));
+    S base = static_cast<S>(static_cast<U>(lo) - (margin < below ? margin : below));
+    U top = static_cast<U>(static_cast<U>(hi) - static_cast<U>(base) +
+                           (margin < above ? margin : above));
+    h->base = base;
+    // The smallest shift that brings top under 2^16 (a builtin: no std:: code in level files).
+    unsigned width = top == 0 ? 0u : 64u - static_cast<unsigned>(__builtin_clzll(top));
+    h->shift = static_cast<std::uint8_t>(width <= 16 ? 0 : width - 16);
+  }
+  // Block b's first key changed: its head follows. True when it now equals a neighbour's.
+  static bool set_head(std::byte* p, unsigned b) noexcept {
+    if (b == 0) return false;
+    const H* h = hdr(p);
+    std::uint16_t* hd = LL::heads(p);
+    std::uint16_t v = LL::head_of(h, keys(p, b)[0]);
+    hd[b - 1] = v;
+    return (b >= 2 && hd[b - 2] == v) || (b + 1u < h->nb && hd[b] == v);
+  }
+  // After heads collided: choose base and shift again from the page's present key range and,
+  // when that changes them, rewrite every head.
+  [[gnu::noinline]] static void refit_heads(std::byte* p) noexcept {
+    H* h = hdr(p);
+    S base = h->base;
+    std::uint8_t shift = h->shift;
+    unsigned last = h->nb - 1u;
+    choose_heads(h, keys(p, 0)[0], keys(p, last)[count(p, last) - 1]);
+    if (h->base == base && h->shift == shift) return;
+    for (unsigned b = 1; b < h->nb; ++b) LL::heads(p)[b - 1] = LL::head_of(h, keys(p, b)[0]);
   }
 
   // ---- leaf modification --------------------------------------------------------------
@@ -379,111 +432,105 @@ struct impl {
   // to the nearest block with room (opening a new block at the end if that is nearer).
   static void leaf_insert_at(std::byte* p, unsigned b, unsigned s, S k, const void* v) noexcept {
     H* h = hdr(p);
-    std::uint8_t* ct = cnt(p);
-    S* ix = idx(p);
     unsigned nb = h->nb;
     alignas(16) std::byte cv[VS > 0 ? VS : 1];
     alignas(16) std::byte ev[VS > 0 ? VS : 1];
     copy_val(cv, v);
     S ck = k;
-    // Puts the carried key (ck, cv) at slot pos of block j, which has room.
-    auto place = [&](unsigned j, unsigned pos) {
+    bool clash = false;
+    // Puts the carried key (ck, cv) at slot at of block j, which holds c < 16 keys.
+    auto place = [&](unsigned j, unsigned at, unsigned c) {
       S* kj = keys(p, j);
-      std::memmove(kj + pos + 1, kj + pos, (ct[j] - pos) * sizeof(S));
-      kj[pos] = ck;
+      std::memmove(kj + at + 1, kj + at, (c - at) * sizeof(S));
+      kj[at] = ck;
       if constexpr (VS > 0) {
-        std::memmove(val(p, j, pos + 1), val(p, j, pos), (ct[j] - pos) * VS);
-        std::memcpy(val(p, j, pos), cv, VS);
+        std::memmove(val(p, j, at + 1), val(p, j, at), (c - at) * VS);
+        std::memcpy(val(p, j, at), cv, VS);
       }
-      ++ct[j];
-      ix[j] = kj[0];
+      LL::set_count(p, j, c + 1);
+      if (at == 0) clash |= set_head(p, j);
     };
-    if (ct[b] == 16) {
+    // Full block j takes the carried key at slot `at` and hands on the key at slot `out` (its
+    // first, carrying left, or its last, carrying right); from..to is the range that moves.
+    auto pass = [&](unsigned j, unsigned out, unsigned at) {
+      S* kj = keys(p, j);
+      S ek = kj[out];
+      if constexpr (VS > 0) std::memcpy(ev, val(p, j, out), VS);
+      if (out == 0) {
+        std::memmove(kj, kj + 1, (at - 1) * sizeof(S));
+        if constexpr (VS > 0) std::memmove(val(p, j, 0), val(p, j, 1), (at - 1) * VS);
+        at -= 1;
+      } else {
+        std::memmove(kj + at + 1, kj + at, (15 - at) * sizeof(S));
+        if constexpr (VS > 0) std::memmove(val(p, j, at + 1), val(p, j, at), (15 - at) * VS);
+      }
+      kj[at] = ck;
+      if constexpr (VS > 0) {
+        std::memcpy(val(p, j, at), cv, VS);
+        std::memcpy(cv, ev, VS);
+      }
+      if (at == 0 || out == 0) clash |= set_head(p, j);
+      ck = ek;
+    };
+    unsigned cb = count(p, b);
+    if (nb == 0) {  // the first key of an empty page
+      h->nb = 1;
+      choose_heads(h, k, k);
+    }
+    if (cb < 16) {
+      place(b, s, cb);
+    } else {
       unsigned r = b + 1;
-      while (r < nb && ct[r] == 16) ++r;
+      while (r < nb && count(p, r) == 16) ++r;
       bool right_ok = r < nb || nb < B;
       int l = static_cast<int>(b) - 1;
-      while (l >= 0 && ct[l] == 16) --l;
+      while (l >= 0 && count(p, static_cast<unsigned>(l)) == 16) --l;
       bool go_left = l >= 0 && (!right_ok || b - static_cast<unsigned>(l) < r - b);
       // The carry touches every block between b and the gap: fetch them all at once.
       unsigned from = go_left ? static_cast<unsigned>(l) : b + 1,
                to = go_left ? b : (r < B ? r + 1 : B);
-      prefetch_lines(reinterpret_cast<const std::byte*>(keys(p, from)), 0,
-                     static_cast<unsigned>((to - from) * 16 * sizeof(S) / kLine));
-      if constexpr (VS > 0)
-        prefetch_lines(LL::vals(p, from), 0,
-                       static_cast<unsigned>(((to - from) * 16 * VS + kLine - 1) / kLine));
+      for (unsigned j = from; j < to; ++j) prefetch_block(p, j);
+      unsigned at = s;
       if (go_left) {
         // Carry the smallest key leftwards.
-        unsigned pos_ = s;
         for (unsigned j = b;; --j) {
-          S* kj = keys(p, j);
-          if (ct[j] < 16) {
-            place(j, pos_);
+          unsigned c = count(p, j);
+          if (c < 16) {
+            place(j, at, c);
             break;
           }
-          if (pos_ > 0) {
-            S ek = kj[0];
-            if constexpr (VS > 0) std::memcpy(ev, val(p, j, 0), VS);
-            std::memmove(kj, kj + 1, (pos_ - 1) * sizeof(S));
-            kj[pos_ - 1] = ck;
-            if constexpr (VS > 0) {
-              std::memmove(val(p, j, 0), val(p, j, 1), (pos_ - 1) * VS);
-              std::memcpy(val(p, j, pos_ - 1), cv, VS);
-              std::memcpy(cv, ev, VS);
-            }
-            ix[j] = kj[0];
-            ck = ek;
+          if (at > 0) pass(j, 0, at);
+          at = count(p, j - 1);
+        }
+      } else {
+        // Carry the largest key rightwards.
+        for (unsigned j = b;; ++j) {
+          unsigned c = count(p, j);  // 0 for the next unused block, which this opens
+          if (j == h->nb) ++h->nb;
+          if (c < 16) {
+            place(j, at, c);
+            break;
           }
-          pos_ = ct[j - 1];
+          if (at < 16) pass(j, 15, at);
+          at = 0;
         }
-        ++h->n;
-        return;
       }
-      // Carry the largest key rightwards.
-      unsigned pos_ = s;
-      for (unsigned j = b;; ++j) {
-        S* kj = keys(p, j);
-        if (j == h->nb) ++h->nb;  // opening the next unused block
-        if (ct[j] < 16) {
-          place(j, pos_);
-          break;
-        }
-        if (pos_ < 16) {
-          S ek = kj[15];
-          if constexpr (VS > 0) std::memcpy(ev, val(p, j, 15), VS);
-          std::memmove(kj + pos_ + 1, kj + pos_, (15 - pos_) * sizeof(S));
-          kj[pos_] = ck;
-          if constexpr (VS > 0) {
-            std::memmove(val(p, j, pos_ + 1), val(p, j, pos_), (15 - pos_) * VS);
-            std::memcpy(val(p, j, pos_), cv, VS);
-            std::memcpy(cv, ev, VS);
-          }
-          ix[j] = kj[0];
-          ck = ek;
-        }
-        pos_ = 0;
-      }
-      ++h->n;
-      return;
     }
-    place(b, s);
-    if (nb == 0) h->nb = 1;
     ++h->n;
+    if (clash) refit_heads(p);
   }
   // True when the nearest block with room is more than kNearBlocks away from block b.
   static constexpr unsigned kNearBlocks = 6;
   static bool far_gap(std::byte* p, unsigned b) noexcept {
-    const std::uint8_t* ct = cnt(p);
     unsigned nb = hdr(p)->nb;
     for (unsigned d = 1; d <= kNearBlocks; ++d) {
-      if (b + d < B && (b + d >= nb || ct[b + d] < 16)) return false;
-      if (b >= d && ct[b - d] < 16) return false;
+      if (b + d < B && (b + d >= nb || count(p, b + d) < 16)) return false;
+      if (b >= d && count(p, b - d) < 16) return false;
     }
     return true;
   }
   // Spreads the page's keys evenly over its blocks again, so each has room.
-  static void respread(std::byte* p) noexcept {
+  [[gnu::noinline]] static void respread(std::byte* p) noexcept {
     alignas(64) S ks[kCap];
     alignas(64) std::byte vs[VS > 0 ? kCap * VS : 1];
     unsigned n = gather(p, ks, vs);
@@ -492,36 +539,35 @@ struct impl {
   // Removes the key at (b, s); an emptied block is closed by sliding the later ones down.
   static void leaf_erase_at(std::byte* p, unsigned b, unsigned s) noexcept {
     H* h = hdr(p);
-    std::uint8_t* ct = cnt(p);
-    S* ix = idx(p);
     S* kb = keys(p, b);
-    unsigned c = ct[b];
+    unsigned c = count(p, b);
     std::memmove(kb + s, kb + s + 1, (c - s - 1) * sizeof(S));
     kb[c - 1] = kMax;
     if constexpr (VS > 0) std::memmove(val(p, b, s), val(p, b, s + 1), (c - s - 1) * VS);
-    ct[b] = static_cast<std::uint8_t>(c - 1);
     --h->n;
-    if (c - 1 > 0) {
-      ix[b] = kb[0];
+    if (c > 1) {
+      LL::set_count(p, b, c - 1);
+      if (s == 0) set_head(p, b);
       return;
     }
     unsigned nb = h->nb;
-    unsigned tail = nb - b - 1;
-    std::memmove(keys(p, b), keys(p, b + 1), tail * 16 * sizeof(S));
-    if constexpr (VS > 0) std::memmove(LL::vals(p, b), LL::vals(p, b + 1), tail * 16 * VS);
-    std::memmove(ct + b, ct + b + 1, tail);
-    std::memmove(ix + b, ix + b + 1, tail * sizeof(S));
-    S* lastk = keys(p, nb - 1);
-    for (unsigned i = 0; i < 16; ++i) lastk[i] = kMax;
-    ct[nb - 1] = 0;
-    ix[nb - 1] = kMax;
+    for (unsigned j = b; j + 1 < nb; ++j) {
+      std::memcpy(keys(p, j), keys(p, j + 1), 16 * sizeof(S));
+      if constexpr (VS > 0) std::memcpy(LL::vals(p, j), LL::vals(p, j + 1), 16 * VS);
+      LL::set_count(p, j, count(p, j + 1));
+    }
+    // Block j + 1 becomes block j: heads move down one (block 0 keeps none).
+    std::uint16_t* hd = LL::heads(p);
+    for (unsigned j = b > 0 ? b : 1; j + 1 < nb; ++j) hd[j - 1] = hd[j];
+    fill_max(keys(p, nb - 1), 0);
     h->nb = static_cast<std::uint8_t>(nb - 1);
   }
 
   // ---- structure: inner nodes ---------------------------------------------------------
   // The child at P.idx[d] of P.node[d] gave `moved` keys to a new right sibling c, whose
   // first key is sep: link c in after it, splitting nodes upwards as needed.
-  static void inner_insert(T& t, path& P, int d, S sep, std::uintptr_t c, std::uint64_t moved) {
+  [[gnu::noinline]] static void inner_insert(T& t, path& P, int d, S sep, std::uintptr_t c,
+                                             std::uint64_t moved) {
     if (d < 0) {
       std::byte* r = new_inner(t);
       IL::n(r) = 2;
@@ -576,7 +622,7 @@ struct impl {
     IL::summarize(in);
   }
   // Removes child j of P.node[d] (already emptied or merged away), then mends underflow.
-  static void remove_child(T& t, path& P, int d, unsigned j) {
+  [[gnu::noinline]] static void remove_child(T& t, path& P, int d, unsigned j) {
     std::byte* in = P.node[d];
     unsigned n = IL::n(in);
     unsigned kj = j > 0 ? j - 1 : 0;  // separator to drop
@@ -653,17 +699,17 @@ struct impl {
   static S first_key(std::byte* p) noexcept { return keys(p, 0)[0]; }
 
   // Page p (full) must make room for k: append split, shift to a sibling, or split in two.
-  static void make_room(T& t, path& P, std::byte* p, S k) {
+  [[gnu::noinline]] static void make_room(T& t, path& P, std::byte* p, S k) {
     H* h = hdr(p);
     int d = static_cast<int>(t.height) - 1;  // parent level
     unsigned lastb = h->nb - 1u;
-    S maxk = keys(p, lastb)[cnt(p)[lastb] - 1];
+    S maxk = keys(p, lastb)[count(p, lastb) - 1];
     if (h->next == nullptr && k > maxk) {
       // Append: move only the largest key to a new right page; the left stays full.
       std::byte* r = new_leaf(t);
       alignas(16) std::byte v[VS > 0 ? VS : 1];
-      if constexpr (VS > 0) std::memcpy(v, val(p, lastb, cnt(p)[lastb] - 1u), VS);
-      leaf_erase_at(p, lastb, cnt(p)[lastb] - 1u);
+      if constexpr (VS > 0) std::memcpy(v, val(p, lastb, count(p, lastb) - 1u), VS);
+      leaf_erase_at(p, lastb, count(p, lastb) - 1u);
       leaf_insert_at(r, 0, 0, maxk, VS > 0 ? v : nullptr);
       link_after(t, p, r);
       set_hi(r, h);
@@ -775,7 +821,7 @@ struct impl {
   }
 
   // After an erase left page p (child P.idx[height-1]) small or empty.
-  static void leaf_underflow(T& t, path& P, std::byte* p) {
+  [[gnu::noinline]] static void leaf_underflow(T& t, path& P, std::byte* p) {
     int d = static_cast<int>(t.height) - 1;
     H* h = hdr(p);
     if (h->n == 0) {
@@ -868,7 +914,7 @@ struct impl {
       std::byte* p = descend_path(t, k, P);
       unsigned b = leaf_block(p, k);
       unsigned s = Policy::count_lt16(keys(p, b), k);
-      if (s < cnt(p)[b] && keys(p, b)[s] == k) {
+      if (s < count(p, b) && keys(p, b)[s] == k) {
         if (assign) copy_val(val(p, b, s), v);
         return false;
       }
@@ -876,7 +922,7 @@ struct impl {
         make_room(t, P, p, k);
         continue;  // structure changed: descend again
       }
-      if (cnt(p)[b] == 16 && far_gap(p, b)) {
+      if (count(p, b) == 16 && far_gap(p, b)) {
         // A long carry would touch many lines: spread the keys again if that leaves room
         // in every block, else treat the page as full.
         if (hdr(p)->n <= kCap - B)
@@ -898,7 +944,7 @@ struct impl {
     std::byte* p = descend_path(t, k, P);
     unsigned b = leaf_block(p, k);
     unsigned s = Policy::count_lt16(keys(p, b), k);
-    if (!(s < cnt(p)[b] && keys(p, b)[s] == k)) return false;
+    if (!(s < count(p, b) && keys(p, b)[s] == k)) return false;
     leaf_erase_at(p, b, s);
     add_counts(t, P, -1);
     --t.size;
@@ -940,7 +986,7 @@ struct impl {
       }
       unsigned b = leaf_block(p, k);
       unsigned s = Policy::count_lt16(keys(p, b), k);
-      if (s < cnt(p)[b] && keys(p, b)[s] == k) {
+      if (s < count(p, b) && keys(p, b)[s] == k) {
         if (assign) copy_val(val(p, b, s), v);
         continue;
       }
@@ -1032,7 +1078,7 @@ struct impl {
       if (p == nullptr || !in_fences(p, k)) p = descend_path(t, k, P);
       unsigned b = leaf_block(p, k);
       unsigned s = Policy::count_lt16(keys(p, b), k);
-      if (!(s < cnt(p)[b] && keys(p, b)[s] == k)) continue;
+      if (!(s < count(p, b) && keys(p, b)[s] == k)) continue;
       leaf_erase_at(p, b, s);
       add_counts(t, P, -1);
       --t.size;
