@@ -14,12 +14,13 @@ APT_PACKAGES=(
   clang-14 libclang-rt-14-dev
   clang-format-14     # scripts/test.sh checks formatting
   libgtest-dev googletest
-  libxxhash-dev       # bloom: XXH64
+  libxxhash-dev       # bloom, kv: XXH64, XXH3 (header only, compiled in)
   libzmq3-dev         # base85 peer: zmq_z85_encode/decode
   libabsl-dev         # btree peer: absl::btree_set, flat_hash_set
   libjudy-dev         # btree peer: JudyL
   liblmdb-dev         # kv peer: LMDB
   cargo               # base85 peer: base85-simd (used only when no newer cargo is on PATH)
+  ccache              # scripts/wheels.sh: the library compiles once for all Python versions
 )
 
 log() { printf '\033[1m[simdex]\033[0m %s\n' "$*" >&2; }
@@ -65,12 +66,40 @@ EOF
 install_simdex() {
   log "building and installing simdex[test] into .venv (incremental)"
   # No build isolation: the build reuses build/py and finds pyarrow's Arrow C++ for the bloom peer.
-  .venv/bin/python -m pip install -q --no-build-isolation ".[test]"
+  # A source checkout builds the benchmark peers that a wheel leaves out.
+  .venv/bin/python -m pip install -q --no-build-isolation --config-settings=build-dir="build/py/{wheel_tag}" \
+    --config-settings=cmake.define.SIMDEX_BENCH_PEERS=ON ".[test]"
+}
+
+# sortedcontainers' own test suite, which python/tests/test_btree_sortedcontainers.py runs
+# against simdex's SortedSet and SortedDict. PyPI's sdist ships no tests; Debian's source
+# package of the same release does, so apt-get source fetches it (with a private copy of this
+# system's apt sources turned to deb-src) into .venv/cache/sortedcontainers-tests.
+fetch_sortedcontainers_tests() {
+  local dest=.venv/cache/sortedcontainers-tests tmp
+  [[ -f $dest/tests/test_coverage_sortedset.py ]] && return 0
+  log "fetching sortedcontainers' test suite (Debian source package)"
+  tmp="$(mktemp -d)"
+  mkdir -p "$tmp/parts" "$tmp/lists/partial" "$tmp/cache/archives/partial"
+  [[ -f /etc/apt/sources.list ]] && sed -n 's/^deb /deb-src /p' /etc/apt/sources.list >"$tmp/sources.list"
+  for f in /etc/apt/sources.list.d/*.sources; do
+    [[ -f $f ]] && sed 's/^Types:.*/Types: deb-src/' "$f" >"$tmp/parts/$(basename "$f")"
+  done
+  local apt=(apt-get -qq -o "Dir::Etc::sourcelist=$tmp/sources.list" -o "Dir::Etc::sourceparts=$tmp/parts"
+    -o "Dir::State::Lists=$tmp/lists" -o "Dir::Cache=$tmp/cache" -o APT::Sandbox::User=root)
+  if "${apt[@]}" update && (cd "$tmp" && "${apt[@]}" source --download-only sortedcontainers >/dev/null); then
+    rm -rf "$dest" && mkdir -p "$dest"
+    tar xzf "$tmp"/sortedcontainers_*.orig.tar.gz -C "$dest" --strip-components=1 --wildcards '*/tests/*'
+  else
+    log "warning: could not fetch sortedcontainers' tests; their pytest module will be skipped"
+  fi
+  rm -rf "$tmp"
 }
 
 simdex_setup() {
   install_apt
   install_venv
+  fetch_sortedcontainers_tests
   install_simdex
   export PATH="$SIMDEX_ROOT/.venv/bin:$PATH"
   [[ -d "$HOME/.cargo/bin" ]] && export PATH="$PATH:$HOME/.cargo/bin"

@@ -67,19 +67,6 @@ options parse_options(int argc, char** argv, const std::string& component) {
   return o;
 }
 
-stats summarize(std::vector<double> samples) {
-  stats s;
-  s.samples = samples;
-  if (samples.empty()) return s;
-  std::sort(samples.begin(), samples.end());
-  std::size_t n = samples.size();
-  s.median = n % 2 ? samples[n / 2] : (samples[n / 2 - 1] + samples[n / 2]) / 2;
-  s.min = samples.front();
-  s.max = samples.back();
-  s.noisy = s.min > 0 && s.max / s.min > 1.5;
-  return s;
-}
-
 void progress(int done, int total, const std::string& label) {
   std::fprintf(stderr, "PROGRESS %d %d %s\n", done, total, label.c_str());
   std::fflush(stderr);
@@ -127,7 +114,7 @@ std::string label_of(const std::string& workload, const params& p) {
 }  // namespace
 
 session::session(options opts)
-    : opts_(std::move(opts)), started_(utc_now()), cycle_ns_(measure_cycle_ns()) {}
+    : opts_(std::move(opts)), started_(utc_now()), cycle_ns_(lab::cycle_ns()) {}
 
 void session::group(const std::string& workload, const params& p, const std::string& unit, better b,
                     const std::vector<contender>& contenders, const std::string& reference) {
@@ -174,13 +161,22 @@ void session::note(const std::string& text) {
   notes_.push_back(text);
 }
 
-std::string session::write() {
-  machine_limits m;
-  std::string machine = "null";
-  if (opts_.probe) {
+const machine_limits* session::machine() {
+  if (!opts_.probe) return nullptr;
+  if (!machine_) {
     progress(done_, planned_, "machine probe");
-    machine = machine_json(probe_machine(opts_));
+    machine_ = std::make_shared<machine_limits>(probe_machine(opts_));
   }
+  return machine_.get();
+}
+
+void session::attach(const std::string& key, std::string json) {
+  attached_.emplace_back(key, std::move(json));
+}
+
+std::string session::write() {
+  const machine_limits* m = machine();
+  std::string machine = m ? machine_json(*m) : "null";
   std::vector<std::string> rows;
   for (const auto& r : results_) {
     std::vector<std::pair<std::string, std::string>> ps;
@@ -208,7 +204,7 @@ std::string session::write() {
   }
   std::vector<std::string> notes;
   for (const auto& n : notes_) notes.push_back(json::str(n));
-  std::string text = json::object({
+  std::vector<std::pair<std::string, std::string>> doc = {
       {"schema", json::str("simdex-bench/1")},
       {"component", json::str(opts_.component)},
       {"mode", json::str(opts_.mode)},
@@ -219,7 +215,9 @@ std::string session::write() {
       {"machine", machine},
       {"notes", json::array(notes)},
       {"results", json::array(rows)},
-  });
+  };
+  doc.insert(doc.end(), attached_.begin(), attached_.end());
+  std::string text = json::object(doc);
   std::filesystem::create_directories(opts_.out_dir);
   std::string path = (std::filesystem::path(opts_.out_dir) / (opts_.component + ".json")).string();
   std::ofstream out(path);

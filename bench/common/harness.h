@@ -3,48 +3,26 @@
 // Schema: docs/bench-json.md.
 #pragma once
 
-#include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <utility>
 #include <variant>
 #include <vector>
 
+#include "simdex/lab/limits.h"
+#include "simdex/lab/stats.h"
+#include "simdex/lab/timing.h"
+
 namespace simdex::bench {
 
-// --- keeping the compiler honest -----------------------------------------------------------
+// --- keeping the compiler honest, clocks, inputs: the lab's (simdex/lab/timing.h) --------
 
-template <class T>
-inline void do_not_optimize(const T& value) {
-  asm volatile("" : : "r,m"(value) : "memory");
-}
-template <class T>
-inline void do_not_optimize(T& value) {
-  asm volatile("" : "+r,m"(value) : : "memory");
-}
-inline void clobber_memory() { asm volatile("" : : : "memory"); }
-
-inline std::uint64_t now_ns() {
-  return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                        std::chrono::steady_clock::now().time_since_epoch())
-                                        .count());
-}
-
-// Fast deterministic generator for inputs (splitmix64).
-struct rng {
-  std::uint64_t state;
-  explicit rng(std::uint64_t seed) : state(seed) {}
-  std::uint64_t next() {
-    std::uint64_t z = (state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  }
-  std::uint64_t below(std::uint64_t n) {
-    return static_cast<std::uint64_t>((static_cast<unsigned __int128>(next()) * n) >> 64);
-  }
-};
+using lab::clobber_memory;
+using lab::do_not_optimize;
+using lab::now_ns;
+using lab::rng;
 
 // --- options -------------------------------------------------------------------------------
 
@@ -78,12 +56,11 @@ struct contender {
   std::function<double()> sample;  // one measurement in the group's unit
 };
 
-struct stats {
-  std::vector<double> samples;
-  double median = 0, min = 0, max = 0;
-  bool noisy = false;  // max / min > 1.5
-};
-stats summarize(std::vector<double> samples);
+// Median, min, max, noisy (max / min > 1.5): the lab's summary (simdex/lab/stats.h).
+using stats = lab::summary;
+using lab::summarize;
+
+using machine_limits = lab::memory_limits;
 
 class session {
  public:
@@ -108,6 +85,13 @@ class session {
   // A note that lands in the JSON (a skipped peer and why, a setting in force).
   void note(const std::string& text);
 
+  // The machine's limits, probed once on first use (nullptr with --no-probe); write() reuses
+  // them, so a program that needs them early (the lab) measures them once.
+  const machine_limits* machine();
+
+  // An extra top-level JSON member (already-encoded value), e.g. the lab's verdicts.
+  void attach(const std::string& key, std::string json);
+
   // Writes <out_dir>/<component>.json; returns its path.
   std::string write();
 
@@ -125,6 +109,8 @@ class session {
   options opts_;
   std::vector<result> results_;
   std::vector<std::string> notes_;
+  std::vector<std::pair<std::string, std::string>> attached_;
+  std::shared_ptr<machine_limits> machine_;
   int planned_ = 0, done_ = 0;
   std::string started_;
   double cycle_ns_ = 0;  // to flag per-operation times under one cycle: a broken benchmark

@@ -1,25 +1,19 @@
-// The machine's limits, measured in the same run as the figures they sit beside.
+// The machine's limits, measured in the same run as the figures they sit beside, by the lab's
+// kernels (simdex/lab/limits.h): the same code the lab's experiments report.
 #pragma once
 
 #include <string>
 
 #include "harness.h"
+#include "simdex/lab/limits.h"
 
 namespace simdex::bench {
 
-struct machine_limits {
-  double cycle_ns = 0;                                // one dependent integer add
-  stats memcpy_4k_gib_s, memcpy_2m_gib_s;             // large copy, counted once per byte copied
-  stats latency_1chain_4k_ns, latency_16chain_4k_ns;  // ns per access, random 64 B lines
-  stats latency_1chain_2m_ns, latency_16chain_2m_ns;
-  std::size_t probe_bytes = 0;    // working set of the latency and copy probes
-  std::size_t huge_bytes_2m = 0;  // how much of the 2 MiB-page probe was really huge pages
-};
+// memcpy GiB/s and ns per access with 1 and 16 chains, 4 KiB and 2 MiB pages, cycle time.
+using machine_limits = lab::memory_limits;
 
+// 256 MiB working sets in quick mode, 1 GiB in full mode; opts.repetitions() samples each.
 machine_limits probe_machine(const options& opts);
-
-// Nanoseconds per core cycle: the fastest of five chains of dependent adds.
-double measure_cycle_ns();
 
 // JSON object text for the environment: CPU, caches, cores, memory, kernel, THP, hypervisor,
 // compiler and flags, simdex commit, ISA levels and kernels.

@@ -238,11 +238,19 @@ struct column_chunk_info {
   std::int64_t num_values = 0;
   std::int64_t bloom_offset = -1;  // -1: no filter
   std::int32_t bloom_length = -1;  // -1: not recorded
+  // Statistics.null_count (-1: absent) and min_value / max_value (PLAIN bytes; BYTE_ARRAY
+  // without its length prefix). Only the fields written in the column's sort order are taken;
+  // the legacy min / max (fields 1, 2) had an ill-defined order and are ignored.
+  std::int64_t null_count = -1;
+  bool has_min = false, has_max = false;
+  std::string min_value, max_value;
+  bool encrypted = false;  // crypto_metadata or encrypted_column_metadata present
 };
 
 struct footer_info {
   std::int64_t num_rows = 0;
   int num_row_groups = 0;
+  bool encrypted = false;                 // a plaintext footer with an encryption_algorithm
   std::vector<column_schema> columns;     // schema leaves, in column order
   std::vector<column_chunk_info> chunks;  // row-group major (those the selector kept)
 };
@@ -275,6 +283,9 @@ class parquet_file {
 
   const footer_info& footer() const noexcept { return footer_; }
   std::uint64_t file_size() const noexcept { return size_; }
+  // Where the FileMetaData starts and how long it is (it ends 8 bytes before the file does).
+  std::uint64_t footer_offset() const noexcept { return footer_offset_; }
+  std::uint32_t footer_length() const noexcept { return footer_length_; }
   const std::string& path() const noexcept { return path_; }
   // Where the chunk's bitset lies, after reading and checking its filter header (the chunk must
   // have bloom_offset >= 0). parse_error messages name the file, row group and column.
@@ -285,13 +296,46 @@ class parquet_file {
   // The chunk's filter: locate_filter, then its bitset read into the filter's own storage.
   filter read_filter(const column_chunk_info& c) const;
 
- private:
+  // Probes many chunks' filters with many hashes, reading per filter only the 32-byte blocks
+  // the hashes select (runs of nearby blocks in one read), or the whole bitset where that costs
+  // fewer reads. out[i * hashes.size() + j] = 1 when chunk i's filter may hold hash j. A chunk
+  // whose filter cannot be read (no filter, a malformed header, a range outside the file) gets
+  // 1 for every hash, never 0, and its error text in errors[i] (empty where it was fine).
+  struct probe_stats {
+    std::uint64_t reads = 0, bytes = 0;  // filter reads and bytes read (headers included)
+  };
+  probe_stats probe(std::span<const column_chunk_info* const> chunks,
+                    std::span<const std::uint64_t> hashes, std::uint8_t* out,
+                    std::vector<std::string>& errors) const;
+
+  // Reads n bytes at offset (parse_error past the end; std::system_error for I/O).
   void read_at(std::uint64_t offset, void* out, std::size_t n) const;
+
+ private:
   std::string path_;
   int fd_ = -1;
   std::uint64_t size_ = 0;
+  std::uint64_t footer_offset_ = 0;
+  std::uint32_t footer_length_ = 0;
   footer_info footer_;
 };
+
+// ---- adding filters to a file ------------------------------------------------------------------
+
+struct bloom_location {
+  int row_group = 0;
+  int column = 0;
+  std::int64_t offset = 0;  // bloom_filter_offset: where the header starts
+  std::int32_t length = 0;  // bloom_filter_length: header + bitset
+};
+// The FileMetaData in footer[0, size) with bloom_filter_offset / bloom_filter_length set in the
+// column chunks named by `locs` (replacing any there). Every other byte is copied as it was,
+// fields this code does not know included; only the field headers that follow an inserted
+// field are re-encoded (their delta base changed). No locations: the input, byte for byte.
+// Throws parse_error for a malformed footer, a location naming no column chunk, and encrypted
+// metadata (an encryption_algorithm, or a column chunk with crypto or encrypted metadata).
+std::vector<std::uint8_t> set_bloom_locations(const void* footer, std::size_t size,
+                                              std::span<const bloom_location> locs);
 
 struct column_filter {
   column_chunk_info chunk;

@@ -404,9 +404,18 @@ def _lt_text(lt: Logical) -> str:
     return lt.kind
 
 
-def hash_values(values, physical_type: str, logical="", type_length=None):
-    """(hashes, nan_mask or None). NaN never is in a filter written by parquet-java, so callers
-    answer "maybe" wherever nan_mask is set."""
+class Physical(NamedTuple):
+    """Values in a column's physical form: int32/int64 arrays (INT32/INT64, the stored bit
+    patterns), float32/float64 arrays, a bool array (BOOLEAN), a list of bytes (BYTE_ARRAY) or a
+    2-D uint8 array, one row per value (FIXED_LEN_BYTE_ARRAY, INT96)."""
+    type: str
+    data: object
+    nan: object = None  # bool mask of NaNs (FLOAT/DOUBLE), or None
+
+
+def physical_values(values, physical_type: str, logical="", type_length=None) -> Physical:
+    """Values as the column stores them (see Physical); ValueError for nulls, values of the
+    wrong kind or out of the column's range."""
     t, lt = physical_type, parse_logical(logical)
     if values is None:
         raise ValueError(NULL_MESSAGE)
@@ -418,27 +427,24 @@ def hash_values(values, physical_type: str, logical="", type_length=None):
             and not (values.ndim == 2 and t in ("FIXED_LEN_BYTE_ARRAY", "INT96"))):
         raise ValueError(f"expected a 1-D array of values, got shape {values.shape}")
     n = len(values)
-    if n == 0:
-        return np.zeros(0, np.uint64), None
     if t in ("INT32", "INT64"):
+        if n == 0:
+            return Physical(t, np.zeros(0, np.int32 if t == "INT32" else np.int64))
         if isinstance(values, np.ndarray) and values.dtype.kind in "iubM" and lt.kind != "DECIMAL":
-            arr = _numpy_ints(values, t, lt)
-        else:
-            ints = []
-            for v in values:
-                if v is None:
-                    raise ValueError(NULL_MESSAGE)
-                ints.append(_to_int(v, t, lt))
-            lo, hi = _int_range(t, lt) if lt.kind not in ("DECIMAL", "DATE", "TIMESTAMP", "TIME") else \
-                ((-(1 << 31), 1 << 31) if t == "INT32" else (-(1 << 63), 1 << 63))
-            for x in ints:
-                if not lo <= x < hi:
-                    raise ValueError(f"value {x} out of range for {t}{' ' + _lt_text(lt) if lt.kind else ''} [{lo}, {hi - 1}]")
-            mask = (1 << (32 if t == "INT32" else 64)) - 1
-            u = np.array([x & mask for x in ints], dtype=np.uint32 if t == "INT32" else np.uint64)
-            arr = u.view(np.int32 if t == "INT32" else np.int64)
-        h = _native.hash_int32(arr) if t == "INT32" else _native.hash_int64(arr)
-        return h, None
+            return Physical(t, _numpy_ints(values, t, lt))
+        ints = []
+        for v in values:
+            if v is None:
+                raise ValueError(NULL_MESSAGE)
+            ints.append(_to_int(v, t, lt))
+        lo, hi = _int_range(t, lt) if lt.kind not in ("DECIMAL", "DATE", "TIMESTAMP", "TIME") else \
+            ((-(1 << 31), 1 << 31) if t == "INT32" else (-(1 << 63), 1 << 63))
+        for x in ints:
+            if not lo <= x < hi:
+                raise ValueError(f"value {x} out of range for {t}{' ' + _lt_text(lt) if lt.kind else ''} [{lo}, {hi - 1}]")
+        mask = (1 << (32 if t == "INT32" else 64)) - 1
+        u = np.array([x & mask for x in ints], dtype=np.uint32 if t == "INT32" else np.uint64)
+        return Physical(t, u.view(np.int32 if t == "INT32" else np.int64))
     if t in ("FLOAT", "DOUBLE"):
         if isinstance(values, np.ndarray) and values.dtype.kind in "fiub":
             arr = values
@@ -450,23 +456,22 @@ def hash_values(values, physical_type: str, logical="", type_length=None):
                 raise ValueError(f"expected a number for {t}, got {type(bad).__name__}")
             arr = np.array([float(v) for v in values], dtype=np.float64)
         arr = np.ascontiguousarray(arr, dtype=np.float32 if t == "FLOAT" else np.float64)
-        h = _native.hash_float(arr) if t == "FLOAT" else _native.hash_double(arr)
         nan = np.isnan(arr)
-        return h, (nan if nan.any() else None)
+        return Physical(t, arr, nan if nan.any() else None)
     if t == "BOOLEAN":
         out = []
         for v in values:
             if v is None:
                 raise ValueError(NULL_MESSAGE)
-            out.append(_native.hash_bool(bool(v)))
-        return np.array(out, dtype=np.uint64), None
+            out.append(bool(v))
+        return Physical(t, np.array(out, dtype=bool))
     if t == "BYTE_ARRAY":
         rows = []
         for v in values:
             if v is None:
                 raise ValueError(NULL_MESSAGE)
             rows.append(_to_bytes(v, t, lt, None))
-        return _native.hash_bytes_list(rows), None
+        return Physical(t, rows)
     if t not in ("FIXED_LEN_BYTE_ARRAY", "INT96"):
         raise ValueError(f"unknown physical type {t!r}")
     width = 12 if t == "INT96" else (type_length or (16 if lt.kind == "UUID" else 2 if lt.kind == "FLOAT16" else None))
@@ -474,21 +479,46 @@ def hash_values(values, physical_type: str, logical="", type_length=None):
         arr = np.ascontiguousarray(values, dtype=np.uint8)
         if width is not None and arr.shape[1] != width:
             raise ValueError(f"{t} values must be {width} bytes long, got rows of {arr.shape[1]}")
-        return _native.hash_fixed(arr), None
+        return Physical(t, arr)
     rows = []
     for v in values:
         if v is None:
             raise ValueError(NULL_MESSAGE)
         rows.append(_to_bytes(v, t, lt, width))
     if width is None:
-        width = len(rows[0])
+        width = len(rows[0]) if rows else 1
     for i, r in enumerate(rows):
         if len(r) != width:
             raise ValueError(f"{t}({width}) value {i} is {len(r)} bytes long, expected {width}")
     if width == 0:
         raise ValueError(f"{t} of width 0")
-    arr = np.frombuffer(b"".join(rows), dtype=np.uint8).reshape(len(rows), width)
-    return _native.hash_fixed(arr), None
+    return Physical(t, np.frombuffer(b"".join(rows), dtype=np.uint8).reshape(len(rows), width))
+
+
+def hash_physical(p: Physical) -> np.ndarray:
+    """XXH64 of each physical value's PLAIN bytes."""
+    if p.type == "INT32":
+        return _native.hash_int32(p.data)
+    if p.type == "INT64":
+        return _native.hash_int64(p.data)
+    if p.type == "FLOAT":
+        return _native.hash_float(p.data)
+    if p.type == "DOUBLE":
+        return _native.hash_double(p.data)
+    if p.type == "BOOLEAN":
+        return np.array([_native.hash_bool(bool(v)) for v in p.data], dtype=np.uint64)
+    if p.type == "BYTE_ARRAY":
+        return _native.hash_bytes_list(p.data)
+    if len(p.data) == 0:
+        return np.zeros(0, np.uint64)
+    return _native.hash_fixed(p.data)
+
+
+def hash_values(values, physical_type: str, logical="", type_length=None):
+    """(hashes, nan_mask or None). NaN never is in a filter written by parquet-java, so callers
+    answer "maybe" wherever nan_mask is set."""
+    p = physical_values(values, physical_type, logical, type_length)
+    return hash_physical(p), p.nan
 
 
 def is_nan_text(value) -> bool:

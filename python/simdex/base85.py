@@ -102,9 +102,12 @@ class Encoder:
                                   wrap=_wrap(wrapcol))
 
     def update(self, data) -> bytes:
+        """Encode the next chunk (bytes-like); returns the text complete so far."""
         return self._e.update(_bytes_like(data))
 
     def finish(self) -> bytes:
+        """Encode what is left (the final partial group, and the framing with adobe=True);
+        call once, last."""
         return self._e.finish()
 
 
@@ -122,9 +125,13 @@ class Decoder:
                                   ignore=_bytes_like(ignorechars))
 
     def update(self, data) -> bytes:
+        """Decode the next chunk (bytes-like or ASCII str); returns the bytes complete so far.
+        Raises ValueError naming the position of bad input in the whole stream."""
         return self._d.update(_decode_input(data))
 
     def finish(self) -> bytes:
+        """Decode what is left and check that the stream ended cleanly (ValueError with the
+        position otherwise, e.g. a single trailing character). Call once, last."""
         return self._d.finish()
 
     @property

@@ -15,6 +15,8 @@ from . import components as _components
 # A component's benchmark program is bench/<component>/'s bench_<component>; available() says
 # which of them this installation has.
 COMPONENTS = _components.ALL
+# Benchmarks with no native program (simdex.benchmarks.<name>.run_standalone): run when named.
+PYTHON_ONLY = ("datasets",)
 
 
 def bench_dir() -> Path:
@@ -26,6 +28,21 @@ def bench_dir() -> Path:
 def available() -> list[str]:
     d = bench_dir()
     return [c for c in COMPONENTS if (d / f"bench_{c}").is_file()]
+
+
+def missing() -> dict[str, list[tuple[str, str]]]:
+    """What this installation's build left out, per component: (a peer or a whole program, why),
+    from the bench-missing.tsv that CMake writes beside the programs."""
+    out: dict[str, list[tuple[str, str]]] = {}
+    try:
+        text = (bench_dir() / "bench-missing.tsv").read_text()
+    except OSError:
+        return out
+    for line in text.splitlines():
+        parts = line.split("\t")
+        if len(parts) == 3:
+            out.setdefault(parts[0], []).append((parts[1], parts[2]))
+    return out
 
 
 def _run_native(component: str, args: list[str], log_path: Path, progress, task) -> int:
@@ -62,19 +79,34 @@ def run(components: list[str], mode: str = "quick", out: str = "bench-results", 
     from rich.console import Console
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-    console = Console(stderr=True)
-    unknown = [c for c in components if c not in COMPONENTS]
+    console = Console(stderr=True, soft_wrap=True)
+    unknown = [c for c in components if c not in COMPONENTS and c not in PYTHON_ONLY]
     if unknown:
-        console.print(f"[red]unknown component(s): {', '.join(unknown)}[/]; choose from {', '.join(COMPONENTS)}")
+        console.print(f"[red]unknown component(s): {', '.join(unknown)}[/]; choose from "
+                      f"{', '.join(COMPONENTS + PYTHON_ONLY)}")
         return 2
+    python_only = [c for c in components if c in PYTHON_ONLY]
+    components = [c for c in components if c not in PYTHON_ONLY]
     have = available()
-    if not have:
+    left_out = missing()
+    if python_only and not components:
+        have = wanted = []
+    else:
+        wanted = components or [c for c in COMPONENTS if c in have or c in left_out]
+    for c in wanted:
+        for what, why in left_out.get(c, []):
+            if what == f"bench_{c}":
+                console.print(f"[yellow]skipping {c}: bench_{c} is not in this installation: {why}[/]", highlight=False)
+            else:
+                console.print(f"[yellow]{c}: without the {what} peer: {why}[/]", highlight=False)
+        if c not in have and not any(what == f"bench_{c}" for what, _ in left_out.get(c, [])):
+            console.print(f"[yellow]skipping {c}: bench_{c} was not built[/]", highlight=False)
+    if wanted and not have:
         console.print(f"[red]no benchmark programs found in {bench_dir()}[/] (set SIMDEX_BENCH_DIR or reinstall)")
         return 2
-    wanted = components or have
-    missing = [c for c in wanted if c not in have]
-    for c in missing:
-        console.print(f"[yellow]skipping {c}: bench_{c} was not built[/]")
+    if wanted and not any(c in have for c in wanted):
+        console.print("[red]nothing to run[/]")
+        return 2
     outdir = Path(out)
     outdir.mkdir(parents=True, exist_ok=True)
     args = [f"--{mode}", "--out", str(outdir)]
@@ -104,6 +136,16 @@ def run(components: list[str], mode: str = "quick", out: str = "bench-results", 
                 failed.append(c)
                 console.print(f"[red]{c}: python-side benchmark failed: {e!r}")
             progress.update(task, description=f"{c}: done in {time.monotonic() - t0:.0f} s")
+        for c in python_only:
+            task = progress.add_task(f"{c}: starting", total=None)
+            t0 = time.monotonic()
+            try:
+                _components.part("benchmarks", c).run_standalone(
+                    outdir, mode, reps, log=lambda msg, c=c, task=task: progress.update(task, description=f"{c}: {msg}"))
+            except Exception as e:  # one benchmark failing must not lose the others' figures
+                failed.append(c)
+                console.print(f"[red]{c}: benchmark failed: {e!r}")
+            progress.update(task, description=f"{c}: done in {time.monotonic() - t0:.0f} s", total=1, completed=1)
     if report:
         from . import report as rep
 

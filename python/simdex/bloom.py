@@ -8,6 +8,10 @@ Parquet file remember their column's physical type and use it by default.
     >>> f = BloomFilter(ndv=1000, fpp=0.01)
     >>> f.insert(np.arange(1000))          # int64 -> INT64
     >>> f.check([5, 5000])                # array([ True, False])
+
+Datasets (many files): ``prune(source, column, values)`` lists the row groups that may hold a
+value (statistics, then filters; footers and filter blocks only), ``lookup(...)`` reads just
+those, ``add_filters(files, column, out=...)`` adds filters to files written without them.
 """
 
 from __future__ import annotations
@@ -18,7 +22,8 @@ from . import _bloom_values as _values
 from ._simdex import bloom as _native
 
 __all__ = ["BloomFilter", "hash_values", "from_parquet", "check_filters", "read_footer", "PHYSICAL_TYPES",
-           "arrow_num_bytes", "model_num_bytes", "model_fpp", "model_bits_per_value"]
+           "arrow_num_bytes", "model_num_bytes", "model_fpp", "model_bits_per_value",
+           "prune", "lookup", "add_filters", "PruneReport", "Pruned", "FilterWarning"]
 
 PHYSICAL_TYPES = ("BOOLEAN", "INT32", "INT64", "INT96", "FLOAT", "DOUBLE", "BYTE_ARRAY",
                   "FIXED_LEN_BYTE_ARRAY")
@@ -28,6 +33,20 @@ model_num_bytes = _native.model_num_bytes
 model_fpp = _native.model_fpp
 model_bits_per_value = _native.model_bits_per_value
 read_footer = _native.read_footer
+
+# Datasets: pruned lookups over many files, and filters added to files that lack them.
+from ._bloom_add import add_filters  # noqa: E402
+from ._bloom_dataset import FilterWarning, Pruned, PruneReport, lookup, prune  # noqa: E402
+
+
+def __getattr__(name):
+    # simdex.bloom.dask needs the optional dask extra: imported on first use only.
+    if name == "dask":
+        import importlib
+
+        return importlib.import_module("simdex._bloom_dask")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 def _normalize_type(physical_type):
     if physical_type is None:
@@ -69,6 +88,8 @@ def hash_values(values, physical_type=None, type_length=None, logical_type=None)
     stored form. FIXED_LEN_BYTE_ARRAY and INT96 take bytes of the type's width, or a 2-D uint8
     array with one row per value.
     """
+    if _values.is_scalar(values) and values is not None:
+        values = _as_values(values)  # np.float32(1.5) hashes as FLOAT, like an array of its dtype
     return _typed_hashes(values, physical_type, type_length, logical_type)[0]
 
 
@@ -121,14 +142,17 @@ class BloomFilter:
 
     @property
     def bitset(self) -> bytes:
+        """The raw bitset (num_bytes bytes), without the Parquet header."""
         return self._f.bitset()
 
     @property
     def num_bytes(self) -> int:
+        """Size of the bitset in bytes: a power of two in [32, 128 MiB]."""
         return self._f.num_bytes
 
     @property
     def num_blocks(self) -> int:
+        """Number of 32-byte blocks (num_bytes // 32); each value sets 8 bits in one block."""
         return self._f.num_blocks
 
     # -- values -------------------------------------------------------------------------------
@@ -156,16 +180,20 @@ class BloomFilter:
         return bool(out[0]) if one else out
 
     def __contains__(self, value) -> bool:
+        """``value in f``: check(value) for one value."""
         return self.check(value)
 
     # -- hashes -------------------------------------------------------------------------------
     def insert_hash(self, h: int) -> None:
+        """Insert one 64-bit XXH64 hash (as hash_values computes them)."""
         self._f.insert_hash(int(h))
 
     def check_hash(self, h: int) -> bool:
+        """True if the value with this 64-bit hash may be present."""
         return self._f.check_hash(int(h))
 
     def insert_hashes(self, hashes) -> None:
+        """Insert many 64-bit hashes (any array-like of uint64) in one call."""
         self._f.insert_hashes(np.ascontiguousarray(hashes, dtype=np.uint64))
 
     def check_hashes(self, hashes, bitmap: bool = False) -> np.ndarray:
@@ -180,9 +208,11 @@ class BloomFilter:
         return self
 
     def __or__(self, other: "BloomFilter") -> "BloomFilter":
+        """``a | b``: a new filter, the union of two filters of the same size."""
         return self.copy().merge(other)
 
     def copy(self) -> "BloomFilter":
+        """An independent copy (bitset and column type)."""
         return BloomFilter(_native_filter=self._f.copy(), physical_type=self.physical_type,
                            type_length=self.type_length, logical_type=self.logical_type)
 
@@ -191,6 +221,7 @@ class BloomFilter:
         return self._f.fold_to_fpp(float(target_fpp))
 
     def fill(self) -> float:
+        """Fraction of the bitset's bits that are set."""
         return self._f.fill()
 
     def estimated_fpp(self) -> float:
@@ -198,6 +229,7 @@ class BloomFilter:
         return self._f.estimated_fpp()
 
     def __eq__(self, other) -> bool:
+        """Same size and same bits (the column type is not compared)."""
         return isinstance(other, BloomFilter) and self._f == other._f
 
     def __repr__(self) -> str:

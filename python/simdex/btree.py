@@ -1,32 +1,49 @@
 """Sorted containers on simdex's SIMD B+ tree: ``SortedSet`` and ``SortedDict``.
 
-Keys are fixed-width numbers chosen by ``dtype``: ``"int64"`` (default), ``"uint64"`` or
-``"float64"`` (IEEE totalOrder: -0.0 sorts before +0.0; NaN raises ``ValueError``). Method
-names follow sortedcontainers where they apply; positional access (``s[i]``, ``index``,
-``bisect_left``/``bisect_right``) is O(log n) because the tree keeps subtree counts. Batch
-methods take and return numpy arrays and run in native code.
+Drop-in replacements for ``sortedcontainers.SortedSet`` and ``SortedDict`` when the keys are
+numbers and there is no key function. Keys are stored as one fixed-width type, ``dtype``:
+``"int64"``, ``"uint64"`` or ``"float64"``; when it is not given it is inferred from the
+initial keys (float64 if any is a float, uint64 if an integer needs it, else int64).
 
-Not thread-safe. Changing a container while iterating over it raises ``RuntimeError`` at
-the next step of the iterator.
+Lookups go by value, as with Python numbers: ``2.0 in SortedSet([2])`` is True, and a value
+the dtype cannot hold (``2**64``, ``2.5`` or ``None`` in an int64 set, ``"x"``) is simply
+absent. Inserting such a value raises ``ValueError`` (out of range, NaN, not exactly
+representable) or ``TypeError`` (not a number, or a float for an integer dtype). ``-0.0`` and
+``0.0`` are the same key, as in a Python set.
+
+Positional access (``s[i]``, ``del s[i]``, ``index``, ``bisect_left``) is O(log n): the tree
+keeps subtree counts. Batch methods (``add_many``, ``contains_many``, ``bisect_many``, ...) take
+and return numpy arrays and run in native code. ``pages`` picks the tree's memory: ``"auto"``
+(4 KiB pages while small, 2 MiB huge pages once the tree outgrows one 2 MiB region), ``"2m"`` or
+``"4k"``.
+
+Not thread-safe. Changing a container while iterating over it raises ``RuntimeError`` at the
+next step of the iterator.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+import collections.abc as cabc
+import copy as _copy
+import reprlib
+from itertools import chain, repeat
 from typing import Any
 
 import numpy as np
 
 from ._simdex import btree as _native
 
-_Yield = _native.Yield  # what an iterator yields: keys, values or items
+__all__ = ["SortedSet", "SortedDict", "SortedKeysView", "SortedValuesView", "SortedItemsView"]
 
-__all__ = ["SortedSet", "SortedDict"]
-
-_DTYPES = {"int64": "Int64", "uint64": "UInt64", "float64": "Float64"}
+_DTYPES = ("int64", "uint64", "float64")
+_KEYS, _VALUES, _ITEMS = 0, 1, 2  # what a native iterator yields
+_INT64_MAX = 2**63 - 1
+_EXACT_FLOAT_INT = 2**53  # integers up to this magnitude are exact in float64
 
 
 def _dtype_name(dtype: Any) -> str:
+    if dtype is None:
+        return "int64"
     try:
         name = np.dtype(dtype).name
     except TypeError as e:
@@ -36,65 +53,193 @@ def _dtype_name(dtype: Any) -> str:
     return name
 
 
+def _infer_dtype(keys):
+    """(dtype, keys) for these keys: float64 if any is a float, uint64 if an integer needs it,
+    else int64 (also for no keys, or keys that are not numbers: storing them then fails).
+    A list of int64-range integers comes back as an array, converted once."""
+    if isinstance(keys, np.ndarray):
+        kind = keys.dtype.kind
+        if kind == "f":
+            return "float64", keys
+        if kind == "u" and keys.dtype.itemsize == 8:
+            return "uint64", keys
+        return ("int64", keys) if kind in "iub" else (_infer_dtype(keys.tolist())[0], keys)
+    if isinstance(keys, (SortedSet, SortedDict)):
+        return keys._dtype_name, keys
+    if isinstance(keys, range):
+        fits = max(abs(keys.start), abs(keys.stop)) <= _INT64_MAX
+        return ("int64" if fits else _infer_dtype(list(keys))[0]), keys
+    if isinstance(keys, list) and len(keys) > 64:
+        try:
+            a = np.asarray(keys)
+        except (ValueError, TypeError, OverflowError):
+            a = None
+        if a is not None and a.dtype == np.int64 and a.ndim == 1:
+            return "int64", a
+    name = "int64"
+    for k in keys:
+        if isinstance(k, (float, np.floating)):
+            return "float64", keys
+        if name == "int64" and isinstance(k, (int, np.integer)) and k > _INT64_MAX:
+            name = "uint64"
+    return name, keys
+
+
+def _stored_array(a: np.ndarray, want: np.dtype) -> np.ndarray:
+    """An array's values as keys of dtype want; raises like a single insert would, naming the
+    position of the first value that cannot be stored exactly."""
+    a = a.reshape(-1)
+    if a.dtype == want:
+        return np.ascontiguousarray(a)
+    kind = a.dtype.kind
+    if kind == "b":
+        return a.astype(want)
+    if kind in "iu" and want.kind in "iu":
+        bad = _int_out_of_range(a, want)
+        if bad.any():
+            i = int(np.argmax(bad))
+            raise ValueError(f"key {a[i]} out of range for {want.name} at position {i}")
+        return a.astype(want)
+    if kind in "iu" and want.kind == "f":
+        bad = ~_int_exact_in_float(a)
+        if bad.any():
+            i = int(np.argmax(bad))
+            raise ValueError(f"key {a[i]} is not exactly representable as float64 at position {i}")
+        return a.astype(want)
+    if kind == "f" and want.kind == "f":
+        return a.astype(want)
+    if kind == "f":
+        raise TypeError(f"{want.name} keys must be integers, got a {a.dtype.name} array")
+    raise TypeError(f"cannot use {a.dtype.name} values as {want.name} keys")
+
+
+def _int_out_of_range(a: np.ndarray, want: np.dtype) -> np.ndarray:
+    """Mask of the integers of a that do not fit in the integer dtype want."""
+    if a.dtype.kind == "i" and want == np.uint64:
+        return a < 0
+    if a.dtype == np.uint64 and want == np.int64:
+        return a > np.uint64(_INT64_MAX)
+    return np.zeros(a.shape, dtype=bool)
+
+
+def _int_exact_in_float(a: np.ndarray) -> np.ndarray:
+    """Mask of the integers of a that float64 holds exactly."""
+    ok = (a <= _EXACT_FLOAT_INT) if a.dtype.kind == "u" else (a >= -_EXACT_FLOAT_INT) & (a <= _EXACT_FLOAT_INT)
+    if not ok.all():
+        for i in np.flatnonzero(~ok):
+            x = int(a[i])
+            ok[i] = int(float(x)) == x
+    return ok
+
+
+def _lookup_array(a: np.ndarray, want: np.dtype):
+    """(keys, mask): the values of a that equal some value of dtype want, as that dtype, and
+    the mask of where they are in a (None when all are); None when a needs the slow path."""
+    a = a.reshape(-1)
+    if a.dtype == want:
+        return np.ascontiguousarray(a), None
+    kind = a.dtype.kind
+    if kind == "b":
+        return a.astype(want), None
+    if kind in "iu" and want.kind in "iu":
+        ok = ~_int_out_of_range(a, want)
+    elif kind in "iu":
+        ok = _int_exact_in_float(a)
+    elif kind == "f" and want.kind == "f":
+        return a.astype(want), None
+    elif kind == "f":
+        lo, hi = (-(2.0**63), 2.0**63) if want == np.int64 else (0.0, 2.0**64)
+        with np.errstate(invalid="ignore"):
+            ok = np.isfinite(a) & (a == np.floor(a)) & (a >= lo) & (a < hi)
+    else:
+        return None
+    return a[ok].astype(want), ok
+
+
 class _Sorted:
-    """Methods shared by SortedSet and SortedDict (mixed into the native classes)."""
+    """What SortedSet and SortedDict share, over their native bases (copied in by _shared)."""
 
-    __slots__ = ()
-    dtype: np.dtype
+    @property
+    def key(self) -> None:
+        """The key function: always None (keys are ordered by value)."""
+        return None
 
-    def _keys_array(self, values: Any) -> np.ndarray:
-        """values as a contiguous 1-d array of the key dtype; refuses lossy conversions."""
-        a = np.asarray(values)
-        if a.dtype != self.dtype:
-            want = self.dtype
-            if a.size == 0:
-                a = a.astype(want)
-            elif want.kind in "iu" and a.dtype.kind in "iub":
-                info = np.iinfo(want)
-                lo, hi = int(a.min()), int(a.max())
-                if lo < info.min or hi > info.max:
-                    bad = int(np.argmax((a < info.min) | (a > info.max)) if a.ndim else 0)
-                    raise ValueError(f"key out of range for {want.name} at position {bad}")
-                a = a.astype(want)
-            elif want.kind == "f" and a.dtype.kind in "fiub":
-                a = a.astype(want)
-            else:
-                raise TypeError(f"cannot use {a.dtype.name} values as {want.name} keys")
-        return np.ascontiguousarray(a.reshape(-1))
+    @property
+    def dtype(self) -> np.dtype:
+        """The numpy dtype of the keys."""
+        return np.dtype(self._dtype_name)
 
-    def __bool__(self) -> bool:
-        return len(self) > 0
+    def __ne__(self, other):
+        eq = self.__eq__(other)
+        return eq if eq is NotImplemented else not eq
 
-    def range_by_index(self, start: int, stop: int) -> np.ndarray:
-        """Keys at positions [start, stop) as an array."""
+    def bisect(self, value) -> int:
+        """Same as bisect_right."""
+        return self.bisect_right(value)
+
+    def index(self, value, start=None, stop=None) -> int:
+        """Position of value among the keys; ValueError if absent or outside [start, stop)."""
         n = len(self)
-        start, stop = max(0, min(start, n)), max(0, min(stop, n))
-        if stop <= start:
-            return np.empty(0, dtype=self.dtype)
-        return self._range(self._key_at(start), None)[: stop - start]
+        start = 0 if start is None else max(0, start + n if start < 0 else start)
+        stop = n if stop is None else min(n, stop + n if stop < 0 else stop)
+        pos = self._find(value)
+        if pos < 0 or not start <= pos < stop:
+            raise ValueError(f"{value!r} is not in {type(self).__name__}")
+        return pos
 
-    def index(self, value) -> int:
-        """Position of value; ValueError if absent."""
-        if value not in self:
-            raise ValueError(f"{value!r} is not in the container")
-        return self.bisect_left(value)
+    def islice(self, start=None, stop=None, reverse=False):
+        """Iterate over the keys at positions [start, stop), as slicing would choose them."""
+        start, stop, _ = slice(start, stop).indices(len(self))
+        return self._iter(start, max(start, stop), bool(reverse), _KEYS)
 
-    def irange(self, minimum=None, maximum=None, inclusive=(True, True), reverse=False) -> Iterator:
-        """Iterate over keys k with minimum <= k <= maximum (bounds per ``inclusive``)."""
-        return self._irange(minimum, maximum, bool(inclusive[0]), bool(inclusive[1]), bool(reverse), _Yield.keys)
+    def irange(self, minimum=None, maximum=None, inclusive=(True, True), reverse=False):
+        """Iterate over the keys k with minimum <= k <= maximum (each bound is strict when its
+        ``inclusive`` flag is False; None leaves that side open)."""
+        a, b = self._rank_range(minimum, maximum, bool(inclusive[0]), bool(inclusive[1]))
+        return self._iter(a, b, bool(reverse), _KEYS)
+
+    def contains_many(self, values) -> np.ndarray:
+        """Membership of many values at once (bool array), by value like ``in``."""
+        if isinstance(values, np.ndarray):
+            found = _lookup_array(values, self.dtype)
+            if found is not None:
+                keys, mask = found
+                hits = self._contains_array(keys)
+                if mask is None:
+                    return hits
+                out = np.zeros(mask.shape, dtype=bool)
+                out[mask] = hits
+                return out
+            values = values.reshape(-1).tolist()
+        keys, where, n = self._lookup_keys(values)
+        out = np.zeros(n, dtype=bool)
+        out[where] = self._contains_array(keys)
+        return out
 
     def bisect_many(self, values, side: str = "left") -> np.ndarray:
-        """Insertion points for many values at once (int64 array), like numpy.searchsorted."""
+        """Insertion points for many values at once (int64 array), like numpy.searchsorted on
+        the sorted keys; side is 'left' (bisect_left) or 'right' (bisect_right)."""
         if side not in ("left", "right"):
             raise ValueError("side must be 'left' or 'right'")
-        return self._bisect_many(self._keys_array(values), side == "right")
+        a = np.asarray(values)
+        if a.dtype == self.dtype:
+            return self._bisect_array(np.ascontiguousarray(a.reshape(-1)), side == "right")
+        one = self.bisect_right if side == "right" else self.bisect_left
+        return np.fromiter((one(x) for x in a.reshape(-1).tolist()), dtype=np.int64, count=a.size)
+
+    def to_numpy(self) -> np.ndarray:
+        """Every key, in order, as an array of the dtype."""
+        return self._keys_at(0, len(self))
 
     def range(self, minimum=None, maximum=None) -> np.ndarray:
         """Keys k with minimum <= k < maximum (None: unbounded) as an array."""
-        return self._range(minimum, maximum)
+        a, b = self._rank_range(minimum, maximum, True, False)
+        return self._keys_at(a, b)
 
-    def to_numpy(self) -> np.ndarray:
-        return self._range(None, None)
+    def range_by_index(self, start: int, stop: int) -> np.ndarray:
+        """Keys at positions [start, stop) as an array (bounds clipped like slicing)."""
+        start, stop, _ = slice(start, stop).indices(len(self))
+        return self._keys_at(start, max(start, stop))
 
     def validate(self) -> None:
         """Check every structural invariant of the tree; raises AssertionError if broken."""
@@ -102,161 +247,478 @@ class _Sorted:
         if why:
             raise AssertionError(why)
 
+    def _stored(self, values) -> np.ndarray:
+        """values (an array, one of our containers or any iterable of numbers) as keys to
+        store; ValueError / TypeError for the first that cannot be stored."""
+        if isinstance(values, np.ndarray):
+            return _stored_array(values, self.dtype)
+        if isinstance(values, (SortedSet, SortedDict)) and values._dtype_name == self._dtype_name:
+            return values.to_numpy()
+        return self._stored_keys(values)
 
-class SortedSet(_Sorted):
-    """An ordered set of int64, uint64 or float64 keys (``dtype``), stored in a B+ tree.
+    def _lookups(self, values):
+        """(keys, complete): the values that can equal a key, as keys of the dtype, and
+        whether that was all of them."""
+        if isinstance(values, (SortedSet, SortedDict)) and values._dtype_name == self._dtype_name:
+            return values.to_numpy(), True
+        if isinstance(values, np.ndarray):
+            found = _lookup_array(values, self.dtype)
+            if found is not None:
+                keys, mask = found
+                return keys, mask is None or bool(mask.all())
+            values = values.reshape(-1).tolist()
+        keys, where, n = self._lookup_keys(values)
+        return keys, len(where) == n
 
-    ``pages`` picks the arena's backing: ``"2m"`` (transparent huge pages, default) or ``"4k"``.
+
+def _shared(cls):
+    """Gives cls _Sorted's members, as if _Sorted came first among its bases: nanobind before
+    3.0 (what CPython 3.9 builds with) lets a Python class have its native base only."""
+    for name, value in vars(_Sorted).items():
+        if (not name.startswith("__") or name == "__ne__") and name not in vars(cls):
+            setattr(cls, name, value)
+    return cls
+
+
+@_shared
+class SortedSet(_native._Set):
+    """A sorted set of numbers, stored in a B+ tree (a drop-in for sortedcontainers.SortedSet
+    with numeric keys and no key function).
+
+    ``SortedSet(iterable=None, key=None, *, dtype=None, pages="auto")``: ``key`` must be None;
+    ``dtype`` is ``"int64"``, ``"uint64"`` or ``"float64"`` (inferred from iterable when not
+    given); ``pages`` is ``"auto"``, ``"2m"`` or ``"4k"``.
+
+    It is a set (``in``, ``add``, ``discard``, set algebra and comparisons with any set) and a
+    sequence of its keys in order (``s[i]``, ``s[a:b]`` as a list, ``del s[i]``, ``index``,
+    ``bisect_left``/``bisect_right``, ``irange``, ``islice``), plus numpy batch methods.
     """
 
-    __slots__ = ()
+    __hash__ = None  # mutable
 
-    def __new__(cls, iterable: Iterable | None = None, dtype: Any = "int64", pages: str = "2m"):
-        if cls is SortedSet:
-            cls = _SET_CLASSES[_dtype_name(dtype)]
-        return super().__new__(cls)
-
-    def __init__(self, iterable: Iterable | None = None, dtype: Any = "int64", pages: str = "2m"):
-        super().__init__(pages)
+    def __init__(self, iterable=None, key=None, *, dtype=None, pages: str = "auto"):
+        if key is not None:
+            raise TypeError("simdex SortedSet orders keys by value; key functions are not supported")
+        if iterable is not None and not isinstance(iterable, (np.ndarray, list, tuple, range, SortedSet, SortedDict)):
+            iterable = list(iterable)
+        if dtype is None and iterable is not None:
+            dtype, iterable = _infer_dtype(iterable)
+        super().__init__(_dtype_name(dtype), pages)
         if iterable is not None:
             self.update(iterable)
 
-    def __getitem__(self, index):
-        """Key at a position (negative counts from the end) or a slice of keys as an array."""
-        if isinstance(index, slice):
-            start, stop, step = index.indices(len(self))
-            if step == 1:
-                return self.range_by_index(start, stop)
-            return np.array([self._key_at(i) for i in range(start, stop, step)], dtype=self.dtype)
-        return self._key_at(index)
-
-    def remove(self, value) -> None:
-        """Remove value; KeyError if absent."""
-        if not self._remove(value):
-            raise KeyError(value)
-
-    def update(self, iterable: Iterable) -> None:
-        a = self._keys_array(iterable if isinstance(iterable, (np.ndarray, list, tuple)) else list(iterable))
-        if len(self) == 0:
-            self._build(a, False)
-        else:
-            self.add_many(a)
-
-    def add_many(self, values) -> int:  # type: ignore[override]
-        """Insert many keys; returns how many were new."""
-        return super().add_many(self._keys_array(values))
-
-    def discard_many(self, values) -> int:  # type: ignore[override]
-        """Remove many keys; returns how many were present."""
-        return super().discard_many(self._keys_array(values))
-
-    def contains_many(self, values) -> np.ndarray:  # type: ignore[override]
-        """Membership of many keys (bool array)."""
-        return super().contains_many(self._keys_array(values))
-
-    def pop(self, index: int = -1):
-        key = self._key_at(index)
-        self._remove(key)
-        return key
+    def _like(self) -> SortedSet:
+        """An empty set of the same class, dtype and page policy."""
+        s = type(self).__new__(type(self))
+        _native._Set.__init__(s, self._dtype_name, self._page_mode)
+        return s
 
     def count(self, value) -> int:
+        """1 if value is in the set, else 0."""
         return 1 if value in self else 0
 
     def copy(self) -> SortedSet:
-        s = type(self)(pages=self.pages)
-        s._build(self.to_numpy(), True)
+        """A shallow copy (keys are numbers, so also a deep one)."""
+        s = self._like()
+        s._add_array(self.to_numpy())
         return s
 
-    def __eq__(self, other) -> bool:
-        if isinstance(other, SortedSet):
-            return len(self) == len(other) and bool(np.array_equal(self.to_numpy(), other.to_numpy()))
-        if isinstance(other, (set, frozenset)):
-            return len(self) == len(other) and all(k in self for k in other)
-        return NotImplemented
+    __copy__ = copy
+
+    def __deepcopy__(self, memo) -> SortedSet:
+        s = self.copy()
+        if getattr(self, "__dict__", None):
+            s.__dict__.update(_copy.deepcopy(self.__dict__, memo))
+        return s
+
+    def __reduce__(self):
+        state = getattr(self, "__dict__", None) or None
+        return (_rebuild_set, (type(self), self._dtype_name, self._page_mode, self.to_numpy()), state)
 
     def __repr__(self) -> str:
-        head = list(self.irange())[:10] if len(self) <= 10 else list(self.to_numpy()[:10])
-        more = ", ..." if len(self) > 10 else ""
-        return f"SortedSet([{', '.join(map(repr, head))}{more}], dtype='{self.dtype.name}')"
+        dtype = "" if self._dtype_name == "int64" else f", dtype='{self._dtype_name}'"
+        return f"{type(self).__name__}({list(self)!r}{dtype})"
+
+    # -- batches ----------------------------------------------------------------------------
+
+    def add_many(self, values) -> int:
+        """Insert many keys (an array or any iterable of numbers); returns how many were new."""
+        return self._add_array(self._stored(values))
+
+    def discard_many(self, values) -> int:
+        """Remove many keys; returns how many were present."""
+        keys, _ = self._lookups(values)
+        return self._discard_array(keys)
+
+    # -- set algebra (operands: any iterable) ----------------------------------------------
+
+    def update(self, *iterables) -> SortedSet:
+        """Add the values of every iterable; returns the set."""
+        for it in iterables:
+            self._add_array(self._stored(it))
+        return self
+
+    __ior__ = update
+
+    def union(self, *iterables) -> SortedSet:
+        """A new set with the keys of this one and of every iterable."""
+        return self.copy().update(*iterables)
+
+    __or__ = union
+    __ror__ = union
+
+    def difference_update(self, *iterables) -> SortedSet:
+        """Remove the values of every iterable; returns the set."""
+        for it in iterables:
+            self.discard_many(it)
+        return self
+
+    def __isub__(self, other) -> SortedSet:
+        return self.difference_update(other)
+
+    def difference(self, *iterables) -> SortedSet:
+        """A new set with the keys of this one that are in none of the iterables."""
+        return self.copy().difference_update(*iterables)
+
+    __sub__ = difference
+
+    def __rsub__(self, other) -> SortedSet:
+        if not isinstance(other, cabc.Iterable):
+            return NotImplemented
+        s = self._like()
+        s.update(other)
+        return s.difference_update(self)
+
+    def _common(self, iterables) -> np.ndarray:
+        keys = self.to_numpy()
+        for it in iterables:
+            other, _ = self._lookups(it)
+            other = np.unique(other)
+            keys = other[self._contains_array(other)] if len(other) < len(keys) else keys[np.isin(keys, other)]
+        return keys
+
+    def intersection(self, *iterables) -> SortedSet:
+        """A new set with the keys of this one that are in every iterable."""
+        s = self._like()
+        s._add_array(self._common(iterables))
+        return s
+
+    __and__ = intersection
+    __rand__ = intersection
+
+    def intersection_update(self, *iterables) -> SortedSet:
+        """Keep only the keys that are in every iterable; returns the set."""
+        keys = self._common(iterables)
+        if len(keys) != len(self):
+            self.clear()
+            self._add_array(keys)
+        return self
+
+    def __iand__(self, other) -> SortedSet:
+        return self.intersection_update(other)
+
+    def symmetric_difference_update(self, other) -> SortedSet:
+        """Keep the keys in exactly one of this set and other; returns the set."""
+        keys = np.unique(self._stored(other))
+        present = self._contains_array(keys)
+        self._discard_array(keys[present])
+        self._add_array(keys[~present])
+        return self
+
+    def __ixor__(self, other) -> SortedSet:
+        return self.symmetric_difference_update(other)
+
+    def symmetric_difference(self, other) -> SortedSet:
+        """A new set with the keys in exactly one of this set and other."""
+        return self.copy().symmetric_difference_update(other)
+
+    __xor__ = symmetric_difference
+    __rxor__ = symmetric_difference
+
+    def isdisjoint(self, iterable) -> bool:
+        """True when no value of iterable is in the set."""
+        keys, _ = self._lookups(iterable)
+        return not self._contains_array(keys).any()
+
+    def issubset(self, iterable) -> bool:
+        """True when every key of the set is in iterable."""
+        keys, _ = self._lookups(iterable)
+        return int(np.count_nonzero(self._contains_array(np.unique(keys)))) == len(self)
+
+    def issuperset(self, iterable) -> bool:
+        """True when every value of iterable is in the set."""
+        keys, complete = self._lookups(iterable)
+        return complete and bool(self._contains_array(keys).all())
+
+    # -- comparisons: as sets, with any collections.abc.Set ---------------------------------
+
+    def __eq__(self, other):
+        if isinstance(other, SortedSet) and other._dtype_name == self._dtype_name:
+            return len(self) == len(other) and bool(np.array_equal(self.to_numpy(), other.to_numpy()))
+        if not isinstance(other, cabc.Set):
+            return NotImplemented
+        return len(self) == len(other) and self.issuperset(other)
+
+    def __le__(self, other):
+        if not isinstance(other, cabc.Set):
+            return NotImplemented
+        return len(self) <= len(other) and self.issubset(other)
+
+    def __lt__(self, other):
+        if not isinstance(other, cabc.Set):
+            return NotImplemented
+        return len(self) < len(other) and self.issubset(other)
+
+    def __ge__(self, other):
+        if not isinstance(other, cabc.Set):
+            return NotImplemented
+        return len(self) >= len(other) and self.issuperset(other)
+
+    def __gt__(self, other):
+        if not isinstance(other, cabc.Set):
+            return NotImplemented
+        return len(self) > len(other) and self.issuperset(other)
 
 
-class SortedDict(_Sorted):
-    """An ordered mapping from int64, uint64 or float64 keys (``dtype``) to any Python object."""
+def _rebuild_set(cls, dtype, pages, keys):
+    s = cls.__new__(cls)
+    _native._Set.__init__(s, dtype, pages)
+    s._add_array(keys)
+    return s
+
+
+def _items_of(args, kwargs):
+    """(keys, values) of dict(*args, **kwargs)'s items, in order, repeats kept (last wins)."""
+    if len(args) > 1:
+        raise TypeError(f"expected at most 1 positional argument, got {len(args)}")
+    keys, values = [], []
+    if args:
+        src = args[0]
+        if isinstance(src, SortedDict):
+            keys, values = src.to_numpy(), list(src.values())
+        elif hasattr(src, "keys"):
+            keys = list(src.keys())
+            values = [src[k] for k in keys]
+        else:
+            for i, item in enumerate(src):
+                try:
+                    k, v = item
+                except (TypeError, ValueError) as e:
+                    raise TypeError(f"item {i} is not a (key, value) pair: {item!r}") from e
+                keys.append(k)
+                values.append(v)
+    if kwargs:
+        keys = list(chain(keys.tolist() if isinstance(keys, np.ndarray) else keys, kwargs))
+        values = values + list(kwargs.values())
+    return keys, values
+
+
+@_shared
+class SortedDict(_native._Map):
+    """A mapping from numbers to any objects, kept in key order in a B+ tree (a drop-in for
+    sortedcontainers.SortedDict with numeric keys and no key function).
+
+    ``SortedDict([None,] [mapping or iterable of pairs], *, dtype=None, pages="auto", **kw)``:
+    a leading key function must be None; ``dtype`` is inferred from the keys when not given.
+    ``keys()``, ``values()`` and ``items()`` are live views that also index by position.
+    """
+
+    __hash__ = None  # mutable
+
+    def __init__(self, *args, dtype=None, pages: str = "auto", **kwargs):
+        if args and (args[0] is None or callable(args[0])):
+            if args[0] is not None:
+                raise TypeError("simdex SortedDict orders keys by value; key functions are not supported")
+            args = args[1:]
+        keys, values = _items_of(args, kwargs)
+        if dtype is None:
+            dtype, keys = _infer_dtype(keys)
+        super().__init__(_dtype_name(dtype), pages)
+        if len(keys):
+            self._set_many(self._stored(keys), values)
+
+    def _like(self) -> SortedDict:
+        d = type(self).__new__(type(self))
+        _native._Map.__init__(d, self._dtype_name, self._page_mode)
+        return d
+
+    def keys(self) -> SortedKeysView:
+        """A live view of the keys: a set, and a sequence in key order."""
+        return SortedKeysView(self)
+
+    def values(self) -> SortedValuesView:
+        """A live view of the values, in key order (indexable)."""
+        return SortedValuesView(self)
+
+    def items(self) -> SortedItemsView:
+        """A live view of the (key, value) pairs in key order: a set, and indexable."""
+        return SortedItemsView(self)
+
+    def irange_items(self, minimum=None, maximum=None, inclusive=(True, True), reverse=False):
+        """Like irange, yielding (key, value) pairs."""
+        a, b = self._rank_range(minimum, maximum, bool(inclusive[0]), bool(inclusive[1]))
+        return self._iter(a, b, bool(reverse), _ITEMS)
+
+    def update(self, *args, **kwargs) -> None:
+        """Set items from a mapping or an iterable of pairs, and from keyword arguments."""
+        keys, values = _items_of(args, kwargs)
+        if len(keys):
+            self._set_many(self._stored(keys), values)
+
+    @classmethod
+    def fromkeys(cls, iterable, value=None) -> SortedDict:
+        """A new SortedDict with the keys of iterable, each mapped to value."""
+        keys = list(iterable)
+        return cls(zip(keys, repeat(value)))
+
+    def copy(self) -> SortedDict:
+        """A shallow copy: the same value objects under copies of the keys."""
+        d = self._like()
+        if len(self):
+            d._set_many(self.to_numpy(), list(self.values()))
+        return d
+
+    __copy__ = copy
+
+    def __deepcopy__(self, memo) -> SortedDict:
+        d = self._like()
+        memo[id(self)] = d
+        if len(self):
+            d._set_many(self.to_numpy(), _copy.deepcopy(list(self.values()), memo))
+        if getattr(self, "__dict__", None):
+            d.__dict__.update(_copy.deepcopy(self.__dict__, memo))
+        return d
+
+    def __reduce__(self):
+        state = getattr(self, "__dict__", None) or None
+        args = (type(self), self._dtype_name, self._page_mode, self.to_numpy(), list(self.values()))
+        return (_rebuild_dict, args, state)
+
+    def __eq__(self, other):
+        if not isinstance(other, cabc.Mapping):
+            return NotImplemented
+        if len(self) != len(other):
+            return False
+        missing = object()
+        for k, v in self.items():
+            w = other.get(k, missing)
+            if w is missing or not (w is v or w == v):
+                return False
+        return True
+
+    def __or__(self, other):
+        if not isinstance(other, cabc.Mapping):
+            return NotImplemented
+        d = self.copy()
+        d.update(other)
+        return d
+
+    def __ror__(self, other):
+        if not isinstance(other, cabc.Mapping):
+            return NotImplemented
+        d = self._like()
+        d.update(other)
+        d.update(self)
+        return d
+
+    def __ior__(self, other):
+        self.update(other)
+        return self
+
+    @reprlib.recursive_repr()
+    def __repr__(self) -> str:
+        body = ", ".join(f"{k!r}: {v!r}" for k, v in self.items())
+        dtype = "" if self._dtype_name == "int64" else f", dtype='{self._dtype_name}'"
+        return f"{type(self).__name__}({{{body}}}{dtype})"
+
+
+def _rebuild_dict(cls, dtype, pages, keys, values):
+    d = cls.__new__(cls)
+    _native._Map.__init__(d, dtype, pages)
+    if len(keys):
+        d._set_many(d._stored(keys), values)
+    return d
+
+
+class _PositionalView:
+    """Iteration, reversal and indexing by position for the views of a SortedDict."""
+
+    __slots__ = ()
+    _what = _KEYS  # what the native iterator yields
+
+    def _at(self, i):
+        return self._mapping._key_at(i)
+
+    def __iter__(self):
+        return self._mapping._iter(0, len(self._mapping), False, self._what)
+
+    def __reversed__(self):
+        return self._mapping._iter(0, len(self._mapping), True, self._what)
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [self._at(i) for i in range(*index.indices(len(self._mapping)))]
+        return self._at(index)
+
+
+class SortedKeysView(_PositionalView, cabc.KeysView, cabc.Sequence):
+    """The keys of a SortedDict: a live set that is also a sequence in key order."""
 
     __slots__ = ()
 
-    def __new__(cls, *args, dtype: Any = "int64", pages: str = "2m", **kwargs):
-        if cls is SortedDict:
-            cls = _DICT_CLASSES[_dtype_name(dtype)]
-        return super().__new__(cls)
+    @classmethod
+    def _from_iterable(cls, it):
+        # Results of set operations: a SortedSet when every element is a number.
+        items = list(it)
+        try:
+            return SortedSet(items)
+        except (TypeError, ValueError):
+            return set(items)
 
-    def __init__(self, *args, dtype: Any = "int64", pages: str = "2m", **kwargs):
-        super().__init__(pages)
-        if args or kwargs:
-            self.update(*args, **kwargs)
+    def index(self, value, start=None, stop=None) -> int:
+        return self._mapping.index(value, start, stop)
 
-    def update(self, *args, **kwargs) -> None:
-        items = dict(*args, **kwargs) if (len(args) != 1 or kwargs or not hasattr(args[0], "items")) else args[0]
-        for k, v in items.items():
-            self[k] = v
-
-    def __delitem__(self, key) -> None:
-        self._pop(key)
-
-    def pop(self, key, *default):
-        if key in self or not default:
-            return self._pop(key)
-        return default[0]
-
-    def setdefault(self, key, default=None):
-        if key in self:
-            return self[key]
-        self[key] = default
-        return default
-
-    def keys(self) -> Iterator:
-        return iter(self)
-
-    def values(self) -> Iterator:
-        return self._irange(None, None, True, True, False, _Yield.values)
-
-    def items(self) -> Iterator:
-        return self._irange(None, None, True, True, False, _Yield.items)
-
-    def irange_items(self, minimum=None, maximum=None, inclusive=(True, True), reverse=False) -> Iterator:
-        return self._irange(minimum, maximum, bool(inclusive[0]), bool(inclusive[1]), bool(reverse), _Yield.items)
-
-    def peekitem(self, index: int = -1):
-        return self._key_at(index), self._value_at(index)
-
-    def popitem(self, index: int = -1):
-        key = self._key_at(index)
-        return key, self._pop(key)
-
-    def contains_many(self, values) -> np.ndarray:  # type: ignore[override]
-        return super().contains_many(self._keys_array(values))
-
-    def __eq__(self, other) -> bool:
-        if isinstance(other, (SortedDict, dict)):
-            return len(self) == len(other) and all(k in self and self[k] == v for k, v in other.items())
-        return NotImplemented
-
-    def __repr__(self) -> str:
-        head = [(k, v) for _, (k, v) in zip(range(10), self.items())]
-        more = ", ..." if len(self) > 10 else ""
-        body = ", ".join(f"{k!r}: {v!r}" for k, v in head)
-        return f"SortedDict({{{body}{more}}}, dtype='{self.dtype.name}')"
+    def count(self, value) -> int:
+        return 1 if value in self._mapping else 0
 
 
-def _make(base, prefix: str):
-    classes = {}
-    for name, suffix in _DTYPES.items():
-        native = getattr(_native, prefix + suffix)
-        cls = type(base.__name__, (base, native), {"__slots__": (), "dtype": np.dtype(name), "__module__": __name__})
-        cls.__qualname__ = f"{base.__name__}[{name}]"
-        classes[name] = cls
-    return classes
+class SortedValuesView(_PositionalView, cabc.ValuesView, cabc.Sequence):
+    """The values of a SortedDict, in key order: a live, indexable sequence."""
+
+    __slots__ = ()
+    _what = _VALUES
+
+    def _at(self, i):
+        return self._mapping._value_at(i)
 
 
-_SET_CLASSES = _make(SortedSet, "Set")
-_DICT_CLASSES = _make(SortedDict, "Map")
+class SortedItemsView(_PositionalView, cabc.ItemsView, cabc.Sequence):
+    """The (key, value) pairs of a SortedDict in key order: a live set, and indexable."""
+
+    __slots__ = ()
+    _what = _ITEMS
+
+    def _at(self, i):
+        return self._mapping.peekitem(i)
+
+    @classmethod
+    def _from_iterable(cls, it):
+        return set(it)
+
+    def index(self, item, start=None, stop=None) -> int:
+        key, value = item
+        pos = self._mapping.index(key, start, stop)
+        v = self._mapping._value_at(pos)
+        if v is value or v == value:
+            return pos
+        raise ValueError(f"{item!r} is not in the items")
+
+    def count(self, item) -> int:
+        return 1 if item in self else 0
+
+
+# Both classes are what their abstract bases promise (their methods are all implemented here
+# or natively, so registering adds nothing but isinstance).
+cabc.MutableSet.register(SortedSet)
+cabc.Sequence.register(SortedSet)
+cabc.MutableMapping.register(SortedDict)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 
 
@@ -55,16 +56,59 @@ def _cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _plain(text: str | None) -> str | None:
+    """Help text without reStructuredText markup: ``x`` and :role:`x` read as x."""
+    if not text:
+        return text
+    return re.sub(r"(?::[a-z]+:)?`{1,2}([^`]+)`{1,2}", r"\1", text)
+
+
+def _plain_help(parser: argparse.ArgumentParser) -> None:
+    """Strip markup from every help text of ``parser`` and its subcommands (the component
+    commands take their descriptions from module docstrings written for Python readers)."""
+    parser.description, parser.epilog = _plain(parser.description), _plain(parser.epilog)
+    for action in parser._actions:
+        action.help = _plain(action.help)
+        if isinstance(action, argparse._SubParsersAction):
+            for choice in action._choices_actions:
+                choice.help = _plain(choice.help)
+            for sub in set(action.choices.values()):
+                _plain_help(sub)
+
+
+def _bench_epilog() -> str:
+    from . import bench
+
+    lines = ["components (all by default):"]
+    have = bench.available()
+    missing = bench.missing()
+    for c in bench.COMPONENTS:
+        state = "" if c in have else "  (not in this installation)"
+        lines.append(f"  {c}{state}")
+        for what, why in missing.get(c, []):
+            lines.append(f"      without {what}: {why}")
+    return "\n".join(lines)
+
+
 def build_parser() -> argparse.ArgumentParser:
+    from . import __version__
+
     p = argparse.ArgumentParser(prog="simdex", description=__doc__)
-    sub = p.add_subparsers(dest="command", required=True)
+    p.add_argument("--version", action="version", version=f"simdex {__version__}")
+    p.add_argument("--include-dir", action="store_true", help="print the folder of the C++ headers and exit")
+    p.add_argument("--cmake-dir", action="store_true",
+                   help="print the folder of simdexConfig.cmake (for -Dsimdex_DIR=... and find_package) and exit")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
     info = sub.add_parser("info", help="CPU, detected features, ISA level and kernel per family")
     info.add_argument("--json", action="store_true", help="print as JSON")
     info.set_defaults(func=_cmd_info)
 
-    bench = sub.add_parser("bench", help="run the native benchmarks (all components by default) and write the report")
-    bench.add_argument("components", nargs="*", help="components to run (default: all built)")
+    bench = sub.add_parser("bench", help="run the native benchmarks (all components by default) and write the report",
+                           description="Runs each component's benchmark program with its peers, interleaved and "
+                                       "repeated, writes one JSON file per component and renders REPORT.md and report.html.",
+                           epilog=_bench_epilog(), formatter_class=argparse.RawDescriptionHelpFormatter)
+    bench.add_argument("components", nargs="*", metavar="COMPONENT", help="components to run (default: all in this installation)")
     g = bench.add_mutually_exclusive_group()
     g.add_argument("--quick", action="store_true", help="small sizes, 5 repetitions (default)")
     g.add_argument("--full", action="store_true", help="every regime, 1 GiB working sets included, 10 repetitions")
@@ -75,8 +119,11 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--no-report", action="store_true", help="do not render REPORT.md / report.html")
     bench.set_defaults(func=_cmd_bench)
 
-    report = sub.add_parser("report", help="render REPORT.md and report.html from a directory of bench JSON")
-    report.add_argument("dir")
+    report = sub.add_parser("report", help="render REPORT.md and report.html from a directory of bench JSON",
+                            description="Renders REPORT.md and report.html (a summary table per component, the machine's "
+                                        "limits, then every workload's table and chart) from the JSON files that "
+                                        "`simdex bench` wrote into DIR. Every figure printed comes from those files.")
+    report.add_argument("dir", metavar="DIR", help="the folder given to `simdex bench --out` (default there: bench-results)")
     report.add_argument("--readme", metavar="FILE", help="also replace the generated results table in FILE (README.md)")
     report.add_argument("--command-text", default="bash scripts/bench.sh",
                         help="the command that produced DIR, quoted in the README table (default: %(default)s)")
@@ -88,11 +135,25 @@ def build_parser() -> argparse.ArgumentParser:
         mod = components.part("commands", name)
         if mod is not None:
             mod.register(sub)
+    _plain_help(p)
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.include_dir or args.cmake_dir:
+        from . import get_cmake_dir, get_include
+
+        try:
+            print(get_include() if args.include_dir else get_cmake_dir())
+        except FileNotFoundError as e:
+            print(f"simdex: {e}", file=sys.stderr)
+            return 1
+        return 0
+    if args.command is None:
+        parser.print_help()
+        return 0
     try:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:

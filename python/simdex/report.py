@@ -6,15 +6,15 @@ from __future__ import annotations
 
 import html
 import json
-import math
+import re
 from collections import OrderedDict
 from pathlib import Path
 
-from . import components
+from . import components, headlines, plots
 
 SCHEMA = "simdex-bench/1"
 ORDER = components.ALL
-PALETTE = ("#4269d0", "#efb118", "#ff725c", "#6cc5b0", "#3ca951", "#ff8ab7", "#a463f2", "#97bbf5", "#9c6b4e", "#9498a0")
+PALETTE = plots.PALETTE
 
 
 def load(directory: str | Path) -> list[dict]:
@@ -52,8 +52,33 @@ def fmt(x) -> str:
     return f"{x:.3g}"
 
 
+def fmt_bytes(n: float) -> str:
+    """A byte count as B, KiB, MiB or GiB (exact where it divides, else three digits)."""
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if abs(n) >= size:
+            v = n / size
+            return f"{v:.0f} {unit}" if v == int(v) else f"{v:.3g} {unit}"
+    return f"{n:g} B"
+
+
+def is_size_param(key: str) -> bool:
+    return key == "bytes" or key.endswith("_bytes")
+
+
+def param_value(key: str, v) -> str:
+    if isinstance(v, (list, tuple)):  # a plot's "any of these" (headlines.py)
+        return " or ".join(param_value(key, x) for x in v)
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return str(v)
+    if is_size_param(key):
+        return fmt_bytes(v)
+    if isinstance(v, int) and abs(v) >= 10000:
+        return f"{v:,}"
+    return str(v)
+
+
 def param_label(params: dict) -> str:
-    return ", ".join(f"{k}={v}" for k, v in params.items()) or "–"
+    return ", ".join(f"{k}={param_value(k, v)}" for k, v in params.items()) or "–"
 
 
 def tables(doc: dict):
@@ -81,7 +106,15 @@ def cell(r: dict | None) -> str:
     return s
 
 
-def env_rows(doc: dict) -> list[tuple[str, str]]:
+def run_span(docs: list[dict]) -> str:
+    """From the first component's start to the last one's finish (ISO times sort as strings)."""
+    starts = [d["started"] for d in docs if d.get("started")]
+    ends = [d["finished"] for d in docs if d.get("finished")]
+    return f"{min(starts) if starts else '?'} – {max(ends) if ends else '?'}"
+
+
+def env_rows(doc: dict, docs: list[dict] | None = None) -> list[tuple[str, str]]:
+    docs = docs or [doc]
     e = doc.get("environment", {})
     caches = ", ".join(f"L{c['level']} {c['type'].lower()} {c['size']}" for c in e.get("caches", []))
     return [
@@ -93,7 +126,8 @@ def env_rows(doc: dict) -> list[tuple[str, str]]:
         ("compiler", f"{e.get('compiler', '?')} {e.get('build_type', '')}".strip()),
         ("simdex", f"{e.get('simdex_version', '?')} commit {e.get('simdex_commit', '?')}"),
         ("ISA", f"detected {e.get('isa_detected', '?')}, active {e.get('isa_active', '?')}"),
-        ("run", f"{doc.get('mode')} mode, {doc.get('repetitions')} repetitions, {doc.get('started')} – {doc.get('finished')}"),
+        ("run", f"{doc.get('mode')} mode, {doc.get('repetitions')} repetitions, {run_span(docs)}"
+                + (f" ({len(docs)} components)" if len(docs) > 1 else "")),
     ]
 
 
@@ -107,7 +141,7 @@ def machine_rows(docs: list[dict]) -> list[list[str]]:
         g = lambda page, chains: fmt(lat.get(page, {}).get(f"chains_{chains}", {}).get("median"))  # noqa: E731
         mc = m.get("memcpy_gib_s", {})
         rows.append([doc["component"], fmt(mc.get("4k", {}).get("median")), fmt(mc.get("2m", {}).get("median")), g("4k", 1), g("2m", 1),
-                     g("4k", 16), g("2m", 16), fmt(m.get("ghz_estimate")), f"{m.get('probe_bytes', 0) / 2**20:.0f} MiB"])
+                     g("4k", 16), g("2m", 16), fmt(m.get("ghz_estimate")), fmt_bytes(m.get("probe_bytes", 0))])
     return rows
 
 
@@ -128,10 +162,107 @@ def md_table(head: list[str], rows: list[list[str]]) -> str:
     return "\n".join(out)
 
 
-def render_markdown(docs: list[dict]) -> str:
+# --- the summary at the top ------------------------------------------------------------------
+
+SUMMARY_HEAD = ["component", "workload", "params", "simdex", "best peer", "ratio", "machine limit"]
+SUMMARY_NOTE = ("ratio > 1: simdex is better than the best peer in that row (same run, same inputs); "
+                "where a row has no peer the comparison is with its reference, marked (reference).")
+
+
+def _figure(f: headlines.Figure, unit: str = "") -> str:
+    return f"{f.contender} {fmt(f.median)}{'~' if f.noisy else ''}" + (f" {unit}" if unit else "")
+
+
+def summary_rows(heads: list[headlines.Headline]) -> list[list[str]]:
+    rows = []
+    for h in heads:
+        peer = "–" if h.peer is None else _figure(h.peer) + (" (reference)" if h.peer_is_reference else "")
+        limit = f"{h.limit[0]} {fmt(h.limit[2])} {h.limit[1]}" if h.limit else "–"
+        rows.append([h.component, h.workload, param_label(h.params), _figure(h.simdex, h.unit), peer,
+                     f"{fmt(h.ratio)}×" if h.ratio else "–", limit])
+    return rows
+
+
+def summary_chart(heads: list[headlines.Headline]) -> str:
+    rows = [(f"{h.component} {h.workload}", h.ratio, f"{fmt(h.ratio)}× vs {h.peer.contender}")
+            for h in heads if h.ratio and h.peer is not None]
+    return plots.ratio_chart("simdex against the best peer, headline workloads", rows)
+
+
+# --- charts --------------------------------------------------------------------------------------
+
+def report_colours(docs: list[dict]) -> plots.Colours:
+    """Every chart's contenders, so that each keeps one colour across the report."""
+    together = [g["contenders"] for doc in docs for g in tables(doc).values()]
+    together += [list(s.series) for doc in docs for s in headlines.scalings(doc, doc.get("machine"))]
+    return plots.Colours(together)
+
+
+def _ratio_reference(g: dict) -> str | None:
+    return next((r.get("ratio", {}).get("reference") for row in g["rows"].values() for r in row.values() if r.get("ratio")), None)
+
+
+def svg_chart(workload: str, g: dict, width: int = 820, colours: plots.Colours | None = None) -> str:
+    """Grouped horizontal bars for one workload (a group of :func:`tables`): one group per
+    parameter row, one bar per contender, each labelled with its median and ratio."""
+    colours = colours or plots.Colours([g["contenders"]])
+    groups = []
+    for label, row in g["rows"].items():
+        bars = [plots.Bar(c, row[c]["median"], cell(row[c]),
+                          f"{c}: {fmt(row[c]['median'])} {g['unit']} (min {fmt(row[c]['min'])}, max {fmt(row[c]['max'])})")
+                for c in g["contenders"] if c in row and row[c].get("median")]
+        groups.append((label, bars))
+    ref = _ratio_reference(g)
+    title = workload + (f" (ratios vs {ref})" if ref else "")
+    return plots.bar_chart(title, f"{g['unit']}, {g['better']} is better", groups, colours, width)
+
+
+def _size_format(key: str):
+    return fmt_bytes if is_size_param(key) else (lambda v: param_value(key, int(v)))
+
+
+def scaling_svg(s: headlines.Scaling, colours: plots.Colours) -> str:
+    fixed = f" ({param_label(s.params)})" if s.params else ""
+    return plots.line_chart(s.title + fixed, s.x, f"{s.unit}, {s.better} is better", s.series, colours,
+                            x_format=_size_format(s.x), limits=s.limits)
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", text).strip("-")
+
+
+def write_plots(docs: list[dict], directory: Path, colours: plots.Colours) -> dict[str, list[str]]:
+    """The summary chart and every scaling plot as SVG files under DIR/plots, for REPORT.md to
+    show; returns component -> relative paths ("" for the summary)."""
+    out: dict[str, list[str]] = {}
+    d = directory / "plots"
+    svgs: list[tuple[str, str, str]] = []
+    chart = summary_chart(headlines.headlines(docs))
+    if chart:
+        svgs.append(("", "summary.svg", chart))
+    for doc in docs:
+        for s in headlines.scalings(doc, doc.get("machine") or headlines.run_machine(docs)):
+            name = _slug(f"{doc['component']}-{s.title}-{param_label(s.params)}") + ".svg"
+            svgs.append((doc["component"], name, scaling_svg(s, colours)))
+    if svgs:
+        d.mkdir(exist_ok=True)
+    for component, name, svg in svgs:
+        (d / name).write_text(svg + "\n")
+        out.setdefault(component, []).append(f"plots/{name}")
+    return out
+
+
+# --- the two documents ---------------------------------------------------------------------------
+
+def render_markdown(docs: list[dict], plot_files: dict[str, list[str]] | None = None) -> str:
+    plot_files = plot_files or {}
     first = docs[0]
     parts = ["# simdex benchmark report", ""]
-    parts.append(md_table(["", ""], [[k, v] for k, v in env_rows(first)]))
+    heads = headlines.headlines(docs)
+    if heads:
+        parts += ["## Summary", "", SUMMARY_NOTE, "", md_table(SUMMARY_HEAD, summary_rows(heads)), ""]
+        parts += [f"![simdex against the best peer]({p})" for p in plot_files.get("", [])] + [""]
+    parts += ["## Environment", "", md_table(["", ""], [[k, v] for k, v in env_rows(first, docs)])]
     parts += ["", "Medians of interleaved repetitions; `~` marks a noisy figure (max/min > 1.5); "
               "`(N×)` is the ratio to the group's reference contender, measured in the same run "
               "(> 1 means better than the reference); `!` marks a time under one core cycle per "
@@ -145,8 +276,10 @@ def render_markdown(docs: list[dict]) -> str:
             parts.append(f"- {n}")
         if doc.get("notes"):
             parts.append("")
+        for p in plot_files.get(doc["component"], []):
+            parts += [f"![{doc['component']} scaling]({p})", ""]
         for workload, g in tables(doc).items():
-            ref = next((r.get("ratio", {}).get("reference") for row in g["rows"].values() for r in row.values() if r.get("ratio")), None)
+            ref = _ratio_reference(g)
             parts.append(f"### {workload} ({g['unit']}, {g['better']} is better" + (f"; ratios vs {ref}" if ref else "") + ")")
             parts.append("")
             rows = [[label] + [cell(row.get(c)) for c in g["contenders"]] for label, row in g["rows"].items()]
@@ -157,52 +290,6 @@ def render_markdown(docs: list[dict]) -> str:
     return "\n".join(parts) + "\n"
 
 
-def svg_chart(workload: str, g: dict, width: int = 760) -> str:
-    """Grouped horizontal bars: one group per parameter row, one bar per contender."""
-    contenders = g["contenders"]
-    rows = list(g["rows"].items())
-    values = [r["median"] for _, row in rows for r in row.values() if r.get("median")]
-    if not values:
-        return ""
-    vmax, vmin = max(values), min(v for v in values if v > 0)
-    log = vmax / vmin > 50
-    bar_h, gap, left, right, top = 9, 8, 170, 70, 24
-    height = top + len(rows) * (len(contenders) * bar_h + gap) + 20 + 16 * ((len(contenders) + 3) // 4)
-    plot_w = width - left - right
-
-    def scale(v: float) -> float:
-        if v <= 0:
-            return 0
-        if log:
-            lo = math.log10(vmin) - 0.3
-            return plot_w * (math.log10(v) - lo) / (math.log10(vmax) - lo)
-        return plot_w * v / vmax
-
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="sans-serif" font-size="11">',
-           f'<text x="4" y="14" font-weight="bold">{html.escape(workload)} — {html.escape(g["unit"])}'
-           f'{" (log scale)" if log else ""}, {g["better"]} is better</text>']
-    y = top
-    for label, row in rows:
-        out.append(f'<text x="{left - 6}" y="{y + len(contenders) * bar_h / 2 + 4}" text-anchor="end">{html.escape(label[:28])}</text>')
-        for i, c in enumerate(contenders):
-            r = row.get(c)
-            if r and r.get("median"):
-                w = max(scale(r["median"]), 1)
-                out.append(f'<rect x="{left}" y="{y}" width="{w:.1f}" height="{bar_h - 1}" fill="{PALETTE[i % len(PALETTE)]}">'
-                           f'<title>{html.escape(c)}: {fmt(r["median"])} {html.escape(g["unit"])} (min {fmt(r["min"])}, max {fmt(r["max"])})</title></rect>')
-                out.append(f'<text x="{left + w + 3:.1f}" y="{y + bar_h - 1}" font-size="9">{fmt(r["median"])}</text>')
-            y += bar_h
-        y += gap
-    y += 6
-    for i, c in enumerate(contenders):
-        x = 4 + (i % 4) * (width // 4)
-        yy = y + 16 * (i // 4)
-        out.append(f'<rect x="{x}" y="{yy}" width="10" height="10" fill="{PALETTE[i % len(PALETTE)]}"/>'
-                   f'<text x="{x + 14}" y="{yy + 9}">{html.escape(c)}</text>')
-    out.append("</svg>")
-    return "\n".join(out)
-
-
 def html_table(head: list[str], rows: list[list[str]]) -> str:
     h = "".join(f"<th>{html.escape(x)}</th>" for x in head)
     b = "".join("<tr>" + "".join(f"<td>{html.escape(x)}</td>" for x in r) + "</tr>" for r in rows)
@@ -210,23 +297,31 @@ def html_table(head: list[str], rows: list[list[str]]) -> str:
 
 
 def render_html(docs: list[dict]) -> str:
+    colours = report_colours(docs)
     parts = ["<!doctype html><html><head><meta charset='utf-8'><title>simdex benchmark report</title><style>",
-             "body{font-family:sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}",
+             "body{font-family:sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222}",
              "table{border-collapse:collapse;margin:.5em 0 1.5em}td,th{border:1px solid #ccc;padding:2px 8px;text-align:right;font-size:13px}",
-             "th{background:#f3f3f3}td:first-child{text-align:left}h2{border-bottom:2px solid #4269d0}",
+             "th{background:#f3f3f3}td:first-child{text-align:left}h2{border-bottom:2px solid #4269d0}svg{display:block;margin:.5em 0}",
              "</style></head><body><h1>simdex benchmark report</h1>"]
-    parts.append(html_table(["", ""], [[k, v] for k, v in env_rows(docs[0])]))
+    heads = headlines.headlines(docs)
+    if heads:
+        parts += ["<h2>Summary</h2>", f"<p>{html.escape(SUMMARY_NOTE)}</p>", html_table(SUMMARY_HEAD, summary_rows(heads)),
+                  summary_chart(heads)]
+    parts += ["<h2>Environment</h2>", html_table(["", ""], [[k, v] for k, v in env_rows(docs[0], docs)])]
     parts.append("<p>Medians of interleaved repetitions; ~ marks a noisy figure (max/min &gt; 1.5); (N×) is the ratio "
                  "to the group's reference contender from the same run (&gt; 1 means better).</p>")
     mrows = machine_rows(docs)
     if mrows:
         parts += ["<h2>Machine limits</h2>", html_table(MACHINE_HEAD, mrows)]
+    fallback = headlines.run_machine(docs)
     for doc in docs:
         parts.append(f"<h2>{html.escape(doc['component'])}</h2>")
         if doc.get("notes"):
             parts.append("<ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in doc["notes"]) + "</ul>")
+        for s in headlines.scalings(doc, doc.get("machine") or fallback):
+            parts.append(scaling_svg(s, colours))
         for workload, g in tables(doc).items():
-            parts.append(svg_chart(workload, g))
+            parts.append(svg_chart(workload, g, colours=colours))
             rows = [[label] + [cell(row.get(c)) for c in g["contenders"]] for label, row in g["rows"].items()]
             parts.append(html_table(["params"] + g["contenders"], rows))
         hook = section_hook(doc["component"], "html_section")
@@ -240,22 +335,15 @@ README_BEGIN = "<!-- results:begin (generated by `simdex report DIR --readme REA
 README_END = "<!-- results:end -->"
 
 
-def readme_block(docs: list[dict], command: str, per_component: int = 6) -> str:
-    """A short summary for the README: the largest-parameter row of the first workloads of
-    each component, every contender's median with its ratio, plus date, machine and command."""
+def readme_block(docs: list[dict], command: str) -> str:
+    """The README's summary: each component's headline rows (as the report's summary table),
+    with the date, machine and command."""
     e = docs[0].get("environment", {})
     lines = [README_BEGIN, "",
              f"Measured {docs[0].get('started', '?')[:10]} on {e.get('cpu_model', '?')} ({e.get('cores', '?')} cores, "
              f"{'KVM guest, ' if e.get('hypervisor') else ''}THP {e.get('thp', '?')}), commit {e.get('simdex_commit', '?')}, "
-             f"by `{command}`; medians, `(N×)` = ratio to the reference named in the row, same run.", "",
-             "| component | workload | params | figures (unit) | reference |", "|---|---|---|---|---|"]
-    for doc in docs:
-        for workload, g in list(tables(doc).items())[:per_component]:
-            label, row = list(g["rows"].items())[-1]
-            ref = next((r["ratio"]["reference"] for r in row.values() if r.get("ratio")), "–")
-            figs = "; ".join(f"{c} {cell(row.get(c))}" for c in g["contenders"] if c in row)
-            lines.append(f"| {doc['component']} | {workload} | {label} | {figs} ({g['unit']}) | {ref} |")
-    lines += ["", README_END]
+             f"by `{command}` ({docs[0].get('mode', '?')} mode); medians, `~` noisy; {SUMMARY_NOTE}", "",
+             md_table(SUMMARY_HEAD, summary_rows(headlines.headlines(docs))), "", README_END]
     return "\n".join(lines)
 
 
@@ -273,6 +361,7 @@ def render(directory: str | Path) -> tuple[Path, Path]:
     docs = load(directory)
     d = Path(directory)
     md, page = d / "REPORT.md", d / "report.html"
-    md.write_text(render_markdown(docs))
+    files = write_plots(docs, d, report_colours(docs))
+    md.write_text(render_markdown(docs, files))
     page.write_text(render_html(docs))
     return md, page

@@ -96,8 +96,8 @@ def test_floats_and_errors():
     for x in (0.0, -0.0, math.inf, -math.inf, 1.5):
         f.add(x)
     got = list(f)
-    assert got[0] == -math.inf and got[-1] == math.inf
-    assert math.copysign(1, got[1]) == -1 and math.copysign(1, got[2]) == 1
+    assert got == [-math.inf, 0.0, 1.5, math.inf]  # -0.0 == 0.0: one key, as in a Python set
+    assert math.copysign(1, got[1]) == 1
     with pytest.raises(ValueError, match="NaN"):
         f.add(float("nan"))
     with pytest.raises(ValueError, match="NaN"):

@@ -366,6 +366,22 @@ std::vector<column_schema> schema_leaves(thrift::reader& r,
   return leaves;
 }
 
+// Statistics {3: null_count, 5: max_value, 6: min_value}; the rest is skipped.
+void read_statistics(thrift::reader& r, column_chunk_info& c) {
+  int last = 0;
+  for (auto f = r.next_field(last); f.type != thrift::kStop; f = r.next_field(last)) {
+    if (f.id == 3 && f.type == thrift::kI64) {
+      c.null_count = r.i64();
+    } else if ((f.id == 5 || f.id == 6) && f.type == thrift::kBinary) {
+      std::string_view v = r.binary();
+      (f.id == 5 ? c.max_value : c.min_value).assign(v.data(), v.size());
+      (f.id == 5 ? c.has_max : c.has_min) = true;
+    } else {
+      r.skip(f.type);
+    }
+  }
+}
+
 void read_column_meta(thrift::reader& r, column_chunk_info& c) {
   int last = 0;
   for (auto f = r.next_field(last); f.type != thrift::kStop; f = r.next_field(last)) {
@@ -385,6 +401,8 @@ void read_column_meta(thrift::reader& r, column_chunk_info& c) {
       c.bloom_offset = r.i64();
     } else if (f.id == 15 && f.type == thrift::kI32) {
       c.bloom_length = r.i32();
+    } else if (f.id == 12 && f.type == thrift::kStruct) {
+      read_statistics(r, c);
     } else {
       r.skip(f.type);
     }
@@ -417,13 +435,16 @@ void read_row_group(thrift::reader& r, int rg, chunk_sink& sink) {
       c.column = static_cast<int>(i);
       int clast = 0;
       for (auto cf = r.next_field(clast); cf.type != thrift::kStop; cf = r.next_field(clast)) {
-        if (cf.id == 3 && cf.type == thrift::kStruct)
+        if (cf.id == 3 && cf.type == thrift::kStruct) {
           read_column_meta(r, c);  // meta_data
-        else
+        } else {
+          if (cf.id == 8 || cf.id == 9) c.encrypted = true;  // crypto / encrypted metadata
           r.skip(cf.type);
+        }
       }
       if (sink.keep && !sink.keep(c, sink.ctx)) continue;
-      if (c.path.capacity() > 15) sink.b.charge(r, c.path.capacity(), "column chunks");
+      for (const std::string* s : {&c.path, &c.min_value, &c.max_value})
+        if (s->capacity() > 15) sink.b.charge(r, s->capacity(), "column chunks");
       sink.b.push(r, sink.out, std::move(c), "column chunks");
     }
   }
@@ -453,6 +474,9 @@ footer_info parse_file_metadata(const void* data, std::size_t size, chunk_select
       have_schema = true;
     } else if (f.id == 3 && f.type == thrift::kI64) {  // num_rows
       info.num_rows = r.i64();
+    } else if (f.id == 8) {  // encryption_algorithm
+      info.encrypted = true;
+      r.skip(f.type);
     } else if (f.id == 4 && f.type == thrift::kList) {  // row_groups
       if (have_row_groups) r.fail("file metadata has two row_groups fields");
       auto h = r.list();
@@ -517,6 +541,8 @@ parquet_file::parquet_file(const std::string& path, chunk_selector keep, const v
       throw parse_error(path + ": footer length " + std::to_string(len) + " exceeds the file",
                         size_ - 8);
     const std::uint64_t start = size_ - 8 - len;
+    footer_offset_ = start;
+    footer_length_ = len;
     std::vector<std::uint8_t> meta(len);
     read_at(start, meta.data(), len);
     try {

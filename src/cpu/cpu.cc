@@ -37,61 +37,71 @@ std::uint64_t xgetbv0() {
   return (static_cast<std::uint64_t>(hi) << 32) | lo;
 }
 
-bool bit(unsigned v, int n) { return (v >> n) & 1u; }
+// Where each feature flag lives: cpuid leaf (subleaf 0), register, bit (Intel SDM vol. 2A,
+// table 3-8 and leaf 7; AMD APM vol. 3, appendix E for 0x80000001).
+struct feature_bit {
+  bool cpu_features::*flag;
+  unsigned leaf;
+  unsigned regs::*reg;
+  int bit;
+};
+constexpr unsigned regs::*kB = &regs::b;
+constexpr unsigned regs::*kC = &regs::c;
+constexpr unsigned regs::*kD = &regs::d;
+constexpr feature_bit kFeatureBits[] = {
+    {&cpu_features::sse2, 1, kD, 26},
+    {&cpu_features::ssse3, 1, kC, 9},
+    {&cpu_features::sse41, 1, kC, 19},
+    {&cpu_features::sse42, 1, kC, 20},
+    {&cpu_features::popcnt, 1, kC, 23},
+    {&cpu_features::fma, 1, kC, 12},
+    {&cpu_features::avx, 1, kC, 28},
+    {&cpu_features::hypervisor, 1, kC, 31},
+    {&cpu_features::bmi1, 7, kB, 3},
+    {&cpu_features::avx2, 7, kB, 5},
+    {&cpu_features::bmi2, 7, kB, 8},
+    {&cpu_features::avx512f, 7, kB, 16},
+    {&cpu_features::avx512dq, 7, kB, 17},
+    {&cpu_features::avx512cd, 7, kB, 28},
+    {&cpu_features::avx512bw, 7, kB, 30},
+    {&cpu_features::avx512vl, 7, kB, 31},
+    {&cpu_features::avx512vbmi, 7, kC, 1},
+    {&cpu_features::avx512vbmi2, 7, kC, 6},
+    {&cpu_features::lzcnt, 0x80000001u, kC, 5},
+};
+
+// The 12 (or 48) characters of a string cpuid returns in the listed registers, in order.
+template <std::size_t N>
+std::string cpuid_chars(const regs& r, const unsigned regs::*const (&order)[N]) {
+  std::string s(4 * N, '\0');
+  for (std::size_t i = 0; i < N; ++i) std::memcpy(s.data() + 4 * i, &(r.*order[i]), 4);
+  return s;
+}
 
 cpu_features detect() {
   cpu_features f;
-  regs r0 = cpuid(0);
-  char vendor[13] = {};
-  std::memcpy(vendor + 0, &r0.b, 4);
-  std::memcpy(vendor + 4, &r0.d, 4);
-  std::memcpy(vendor + 8, &r0.c, 4);
-  f.vendor = vendor;
-  unsigned max_leaf = r0.a;
-
-  regs r1 = cpuid(1);
-  f.sse2 = bit(r1.d, 26);
-  f.ssse3 = bit(r1.c, 9);
-  f.sse41 = bit(r1.c, 19);
-  f.sse42 = bit(r1.c, 20);
-  f.popcnt = bit(r1.c, 23);
-  f.fma = bit(r1.c, 12);
-  f.avx = bit(r1.c, 28);
-  f.hypervisor = bit(r1.c, 31);
-  bool osxsave = bit(r1.c, 27);
-  if (osxsave) {
-    std::uint64_t xcr0 = xgetbv0();
+  const regs r0 = cpuid(0);
+  constexpr const unsigned regs::*kVendorOrder[] = {&regs::b, &regs::d, &regs::c};
+  f.vendor = cpuid_chars(r0, kVendorOrder);
+  const unsigned max_ext = cpuid(0x80000000u).a;
+  for (const feature_bit& fb : kFeatureBits) {
+    const unsigned max = fb.leaf >= 0x80000000u ? max_ext : r0.a;
+    if (fb.leaf <= max) f.*fb.flag = (cpuid(fb.leaf).*fb.reg >> fb.bit) & 1u;
+  }
+  // xgetbv is legal only when the OS enabled it (OSXSAVE, leaf 1 ecx bit 27).
+  if ((cpuid(1).c >> 27) & 1u) {
+    const std::uint64_t xcr0 = xgetbv0();
     f.os_avx = (xcr0 & 0x6) == 0x6;       // SSE + YMM
     f.os_avx512 = (xcr0 & 0xe6) == 0xe6;  // + opmask, ZMM_Hi256, Hi16_ZMM
   }
-  if (max_leaf >= 7) {
-    regs r7 = cpuid(7, 0);
-    f.bmi1 = bit(r7.b, 3);
-    f.avx2 = bit(r7.b, 5);
-    f.bmi2 = bit(r7.b, 8);
-    f.avx512f = bit(r7.b, 16);
-    f.avx512dq = bit(r7.b, 17);
-    f.avx512cd = bit(r7.b, 28);
-    f.avx512bw = bit(r7.b, 30);
-    f.avx512vl = bit(r7.b, 31);
-    f.avx512vbmi = bit(r7.c, 1);
-    f.avx512vbmi2 = bit(r7.c, 6);
-  }
-  regs e0 = cpuid(0x80000000u);
-  if (e0.a >= 0x80000001u) f.lzcnt = bit(cpuid(0x80000001u).c, 5);
-  if (e0.a >= 0x80000004u) {
-    char brand[49] = {};
-    for (unsigned i = 0; i < 3; ++i) {
-      regs r = cpuid(0x80000002u + i);
-      std::memcpy(brand + 16 * i + 0, &r.a, 4);
-      std::memcpy(brand + 16 * i + 4, &r.b, 4);
-      std::memcpy(brand + 16 * i + 8, &r.c, 4);
-      std::memcpy(brand + 16 * i + 12, &r.d, 4);
-    }
-    std::string s = brand;
-    while (!s.empty() && s.back() == ' ') s.pop_back();
-    f.brand =
-        s.substr(s.find_first_not_of(' ') == std::string::npos ? 0 : s.find_first_not_of(' '));
+  if (max_ext >= 0x80000004u) {
+    constexpr const unsigned regs::*kBrandOrder[] = {&regs::a, &regs::b, &regs::c, &regs::d};
+    std::string s;
+    for (unsigned i = 0; i < 3; ++i) s += cpuid_chars(cpuid(0x80000002u + i), kBrandOrder);
+    s.resize(std::strlen(s.c_str()));
+    const std::size_t first = s.find_first_not_of(' ');
+    const std::size_t last = s.find_last_not_of(' ');
+    f.brand = first == std::string::npos ? "" : s.substr(first, last - first + 1);
   }
   return f;
 }

@@ -8,9 +8,11 @@
 #include <random>
 
 #include "bloom/thrift.h"
+#include "footer_builder.h"
 #include "simdex/bloom.h"
 
 using namespace simdex::bloom;
+using namespace simdex::bloom::test;
 
 namespace {
 
@@ -18,123 +20,6 @@ filter sample_filter(std::size_t bytes, int n) {
   filter f(bytes);
   for (int i = 0; i < n; ++i) f.insert(hash_int64(i));
   return f;
-}
-
-// Minimal compact-protocol writer for building footers in tests.
-struct writer {
-  std::vector<std::uint8_t> out;
-  std::vector<int> last{0};
-  void field(int id, int type) {
-    int d = id - last.back();
-    if (d > 0 && d <= 15) {
-      out.push_back(static_cast<std::uint8_t>(d << 4 | type));
-    } else {
-      out.push_back(static_cast<std::uint8_t>(type));
-      thrift::write_varint(out, static_cast<std::uint64_t>(id) << 1);
-    }
-    last.back() = id;
-  }
-  void zz(std::int64_t v) {
-    thrift::write_varint(
-        out, (static_cast<std::uint64_t>(v) << 1) ^ static_cast<std::uint64_t>(v >> 63));
-  }
-  void i32(int id, std::int32_t v) {
-    field(id, thrift::kI32);
-    zz(v);
-  }
-  void i64(int id, std::int64_t v) {
-    field(id, thrift::kI64);
-    zz(v);
-  }
-  void str(int id, const std::string& s) {
-    field(id, thrift::kBinary);
-    raw_str(s);
-  }
-  void raw_str(const std::string& s) {
-    thrift::write_varint(out, s.size());
-    out.insert(out.end(), s.begin(), s.end());
-  }
-  void begin_struct(int id) {
-    field(id, thrift::kStruct);
-    last.push_back(0);
-  }
-  void begin_elem() { last.push_back(0); }
-  void end_struct() {
-    out.push_back(0);
-    last.pop_back();
-  }
-  void list(int id, int elem_type, std::size_t n) {
-    field(id, thrift::kList);
-    if (n < 15)
-      out.push_back(static_cast<std::uint8_t>(n << 4 | elem_type));
-    else {
-      out.push_back(static_cast<std::uint8_t>(0xf0 | elem_type));
-      thrift::write_varint(out, n);
-    }
-  }
-};
-
-// schema: root{a: INT64, g{b: FLBA(16)}}; two row groups, column a with a filter.
-std::vector<std::uint8_t> sample_footer() {
-  writer w;
-  w.i32(1, 2);
-  w.list(2, thrift::kStruct, 4);
-  w.begin_elem();
-  w.str(4, "schema");
-  w.i32(5, 2);
-  w.end_struct();
-  w.begin_elem();
-  w.i32(1, 2);
-  w.str(4, "a");
-  w.end_struct();
-  w.begin_elem();
-  w.str(4, "g");
-  w.i32(5, 1);
-  w.end_struct();
-  w.begin_elem();
-  w.i32(1, 7);
-  w.i32(2, 16);
-  w.str(4, "b");
-  w.end_struct();
-  w.i64(3, 100);
-  w.list(4, thrift::kStruct, 2);
-  for (int rg = 0; rg < 2; ++rg) {
-    w.begin_elem();
-    w.list(1, thrift::kStruct, 2);
-    for (int c = 0; c < 2; ++c) {
-      w.begin_elem();
-      w.i64(2, 4);
-      w.begin_struct(3);
-      w.i32(1, c == 0 ? 2 : 7);
-      w.list(2, thrift::kI32, 1);
-      w.zz(0);
-      w.list(3, thrift::kBinary, c == 0 ? 1 : 2);
-      if (c == 0)
-        w.raw_str("a");
-      else {
-        w.raw_str("g");
-        w.raw_str("b");
-      }
-      w.i32(4, 0);
-      w.i64(5, 50);
-      w.field(12, thrift::kStruct);
-      w.last.push_back(0);
-      w.str(1, "max");
-      w.end_struct();  // skipped
-      if (c == 0) {
-        w.i64(14, 1000 + rg);
-        w.i32(15, 49);
-      }
-      w.end_struct();
-      w.end_struct();
-    }
-    w.i64(2, 10);
-    w.i64(3, 50);
-    w.end_struct();
-  }
-  w.str(6, "simdex test");
-  w.out.push_back(0);
-  return w.out;
 }
 
 }  // namespace
@@ -247,33 +132,13 @@ TEST(BloomParquet, ReadFiltersFromFile) {
   std::vector<std::uint8_t> file = {'P', 'A', 'R', '1'};
   file.insert(file.end(), blob.begin(), blob.end());
   writer w;
-  w.list(2, thrift::kStruct, 2);
-  w.begin_elem();
-  w.str(4, "schema");
-  w.i32(5, 1);
-  w.end_struct();
-  w.begin_elem();
-  w.i32(1, 2);
-  w.str(4, "x");
-  w.end_struct();
-  w.list(4, thrift::kStruct, 1);
-  w.begin_elem();
-  w.list(1, thrift::kStruct, 1);
-  w.begin_elem();
-  w.begin_struct(3);
-  w.i32(1, 2);
-  w.list(3, thrift::kBinary, 1);
-  w.raw_str("x");
+  one_column_schema(w, 2, "x");
+  open_single_chunk(w, "x");
   w.i64(14, 4);
   w.i32(15, static_cast<std::int32_t>(blob.size()));
-  w.end_struct();
-  w.end_struct();
-  w.end_struct();
+  close_single_chunk(w);
   w.out.push_back(0);
-  file.insert(file.end(), w.out.begin(), w.out.end());
-  std::uint32_t len = static_cast<std::uint32_t>(w.out.size());
-  for (int i = 0; i < 4; ++i) file.push_back(static_cast<std::uint8_t>(len >> (8 * i)));
-  for (char c : std::string("PAR1")) file.push_back(static_cast<std::uint8_t>(c));
+  append_footer(file, w.out);
   std::string path = ::testing::TempDir() + "/simdex_bloom_test.parquet";
   std::ofstream(path, std::ios::binary)
       .write(reinterpret_cast<const char*>(file.data()), static_cast<std::streamsize>(file.size()));
@@ -398,33 +263,14 @@ TEST(BloomParquet, FileErrorsNameFileAndColumnOnce) {
   std::vector<std::uint8_t> file = {'P', 'A', 'R', '1'};
   file.insert(file.end(), blob.begin(), blob.end());
   writer w;
-  w.list(2, thrift::kStruct, 2);
-  w.begin_elem();
-  w.str(4, "schema");
-  w.i32(5, 1);
-  w.end_struct();
-  w.begin_elem();
-  w.i32(1, 2);
-  w.str(4, "x");
-  w.end_struct();
-  w.list(4, thrift::kStruct, 1);
-  w.begin_elem();
-  w.list(1, thrift::kStruct, 1);
-  w.begin_elem();
-  w.begin_struct(3);
-  w.list(3, thrift::kBinary, 1);
-  w.raw_str("x");
+  one_column_schema(w, 2, "x");
+  open_single_chunk(w, "x");
   w.i64(14, 4);
-  w.end_struct();
-  w.end_struct();
-  w.end_struct();
+  close_single_chunk(w);
   w.out.push_back(0);
   auto write = [&](const std::vector<std::uint8_t>& footer) {
     auto bytes = file;
-    bytes.insert(bytes.end(), footer.begin(), footer.end());
-    auto len = static_cast<std::uint32_t>(footer.size());
-    for (int i = 0; i < 4; ++i) bytes.push_back(static_cast<std::uint8_t>(len >> (8 * i)));
-    for (char c : std::string("PAR1")) bytes.push_back(static_cast<std::uint8_t>(c));
+    append_footer(bytes, footer);
     std::string path = ::testing::TempDir() + "/simdex_bloom_errors.parquet";
     std::ofstream(path, std::ios::binary | std::ios::trunc)
         .write(reinterpret_cast<const char*>(bytes.data()),

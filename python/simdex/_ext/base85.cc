@@ -39,11 +39,26 @@ class out_bytes {
     if (!obj_) throw nb::python_error();
   }
   ~out_bytes() { Py_XDECREF(obj_); }
+#ifdef Py_LIMITED_API
+  // The stable ABI (abi3 wheels) has neither the macro nor an in-place resize: a result shorter
+  // than the capacity is copied into a bytes object of its own size.
+  char* data() { return PyBytes_AsString(obj_); }
+  nb::bytes finish(std::size_t n) {
+    if (static_cast<Py_ssize_t>(n) != PyBytes_Size(obj_)) {
+      PyObject* exact = PyBytes_FromStringAndSize(data(), static_cast<Py_ssize_t>(n));
+      if (!exact) throw nb::python_error();
+      Py_DECREF(obj_);
+      obj_ = exact;
+    }
+    return nb::steal<nb::bytes>(std::exchange(obj_, nullptr));
+  }
+#else
   char* data() { return PyBytes_AS_STRING(obj_); }
   nb::bytes finish(std::size_t n) {
     if (_PyBytes_Resize(&obj_, static_cast<Py_ssize_t>(n)) != 0) throw nb::python_error();
     return nb::steal<nb::bytes>(std::exchange(obj_, nullptr));
   }
+#endif
 
  private:
   PyObject* obj_ = nullptr;

@@ -5,6 +5,7 @@
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
 #include <algorithm>
@@ -20,6 +21,10 @@ namespace {
 
 using namespace simdex::bloom;
 using hashes_in = array_in<std::uint64_t>;
+
+nb::bytes as_bytes(const void* p, std::size_t n) {
+  return nb::bytes(static_cast<const char*>(p), n);
+}
 
 template <class T, class Fn>
 nb::object hash_array(array_in<T> v, Fn fn) {
@@ -39,6 +44,10 @@ nb::dict chunk_dict(const column_chunk_info& c, const footer_info& info) {
   d["num_values"] = c.num_values;
   d["bloom_filter_offset"] = c.bloom_offset;
   d["bloom_filter_length"] = c.bloom_length;
+  d["null_count"] = c.null_count;
+  d["min"] = c.has_min ? nb::object(as_bytes(c.min_value.data(), c.min_value.size())) : nb::none();
+  d["max"] = c.has_max ? nb::object(as_bytes(c.max_value.data(), c.max_value.size())) : nb::none();
+  d["encrypted"] = c.encrypted;
   const auto col = static_cast<std::size_t>(c.column);
   d["logical_type"] = col < info.columns.size() ? info.columns[col].logical : std::string();
   return d;
@@ -58,6 +67,7 @@ nb::dict footer_dict(const footer_info& info) {
   nb::dict d;
   d["num_rows"] = info.num_rows;
   d["num_row_groups"] = info.num_row_groups;
+  d["encrypted"] = info.encrypted;
   d["columns"] = columns;
   d["chunks"] = chunks;
   return d;
@@ -84,10 +94,6 @@ struct py_parquet_file {
   chunk_request request;
   std::unique_ptr<parquet_file> file;
 };
-
-nb::bytes as_bytes(const void* p, std::size_t n) {
-  return nb::bytes(static_cast<const char*>(p), n);
-}
 
 }  // namespace
 
@@ -215,6 +221,26 @@ void bind_bloom(nb::module_& m) {
       },
       nb::arg("values"));
   b.def("hash_bool", &hash_bool, nb::arg("value"));
+  b.def(
+      "hash_offsets",
+      [](array_in<std::uint8_t> data,
+         nb::ndarray<const std::int64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu> offsets) {
+        const std::size_t n = offsets.shape(0) ? offsets.shape(0) - 1 : 0;
+        const std::int64_t* o = offsets.data();
+        for (std::size_t i = 0; i < n; ++i)
+          if (o[i] < 0 || o[i] > o[i + 1] || static_cast<std::uint64_t>(o[i + 1]) > data.shape(0))
+            throw nb::value_error("offsets out of order or past the data");
+        std::uint64_t* out;
+        auto arr = new_array<std::uint64_t>(n, &out);
+        {
+          nb::gil_scoped_release rel;
+          for (std::size_t i = 0; i < n; ++i)
+            out[i] = hash_bytes(data.data() + o[i], static_cast<std::size_t>(o[i + 1] - o[i]));
+        }
+        return arr;
+      },
+      nb::arg("data"), nb::arg("offsets"),
+      "XXH64 of value i = data[offsets[i]:offsets[i+1]] (an Arrow binary array's buffers).");
 
   b.def("arrow_num_bytes", &arrow_num_bytes, nb::arg("ndv"), nb::arg("fpp"));
   b.def("model_num_bytes", &model_num_bytes, nb::arg("ndv"), nb::arg("fpp"));
@@ -236,6 +262,7 @@ void bind_bloom(nb::module_& m) {
             p->request.columns = columns.value_or(std::vector<std::string>{});
             p->request.row_groups = row_groups.value_or(std::vector<int>{});
             p->request.with_filter_only = with_filter_only;
+            nb::gil_scoped_release rel;  // footer reads of many files run in parallel threads
             p->file = std::make_unique<parquet_file>(path, &chunk_request::keep, &p->request);
           },
           nb::arg("path"), nb::arg("columns") = nb::none(), nb::arg("row_groups") = nb::none(),
@@ -258,7 +285,49 @@ void bind_bloom(nb::module_& m) {
             auto r = f.file->locate_filter(chunks[i]);
             return nb::make_tuple(r.offset, r.size);
           },
-          nb::arg("index"), "(offset, size) of chunk `index`'s bitset, its header checked.");
+          nb::arg("index"), "(offset, size) of chunk `index`'s bitset, its header checked.")
+      .def(
+          "probe",
+          [](const py_parquet_file& f, const std::vector<std::size_t>& indices, hashes_in h) {
+            const auto& chunks = f.file->footer().chunks;
+            std::vector<const column_chunk_info*> sel;
+            for (std::size_t i : indices) {
+              if (i >= chunks.size()) throw nb::index_error("chunk index out of range");
+              sel.push_back(&chunks[i]);
+            }
+            std::uint8_t* out;
+            auto arr = new_array<std::uint8_t>(sel.size() * h.shape(0), &out);
+            std::vector<std::string> errors;
+            parquet_file::probe_stats st;
+            {
+              nb::gil_scoped_release rel;
+              st = f.file->probe(sel, {h.data(), h.shape(0)}, out, errors);
+            }
+            nb::list errs;
+            for (auto& e : errors) errs.append(e);
+            return nb::make_tuple(arr, errs, st.reads, st.bytes);
+          },
+          nb::arg("indices"), nb::arg("hashes"),
+          "Probe the filters of chunks `indices` with `hashes`, reading only the blocks needed: "
+          "(uint8 array len(indices) * len(hashes), per-chunk error texts, reads, bytes read).")
+      .def_prop_ro("footer_offset",
+                   [](const py_parquet_file& f) { return f.file->footer_offset(); })
+      .def_prop_ro("footer_length",
+                   [](const py_parquet_file& f) { return f.file->footer_length(); })
+      .def_prop_ro("file_size", [](const py_parquet_file& f) { return f.file->file_size(); });
+
+  b.def(
+      "set_bloom_locations",
+      [](nb::bytes footer,
+         const std::vector<std::tuple<int, int, std::int64_t, std::int32_t>>& locs) {
+        std::vector<bloom_location> l;
+        for (auto& [rg, col, off, len] : locs) l.push_back({rg, col, off, len});
+        auto v = set_bloom_locations(footer.c_str(), footer.size(), l);
+        return as_bytes(v.data(), v.size());
+      },
+      nb::arg("footer"), nb::arg("locations"),
+      "The FileMetaData with bloom_filter_offset/length set for (row_group, column, offset, "
+      "length) entries; every other byte copied through.");
 }
 
 }  // namespace simdex::py

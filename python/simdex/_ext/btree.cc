@@ -1,18 +1,25 @@
-// Python binding of simdex::btree_set / btree_map: thin native classes (one per key dtype)
-// that python/simdex/btree.py subclasses into SortedSet / SortedDict. Scalar calls do no
-// allocation; batch calls take and return numpy arrays. Iterators check a modification
-// counter, so changing a container while iterating raises instead of reading freed pages.
+// Python binding of simdex::btree_set / btree_map: the native bases _Set and _Map that
+// simdex.btree.SortedSet / SortedDict derive from. One class each; the key dtype (int64,
+// uint64, float64) is chosen per instance and held as a variant of trees. The hot operations
+// (in, len, [], del, iteration) are type slots, so they cost no method dispatch; Python
+// numbers become keys by value (btree_keys.h). Iterators check a modification counter, so
+// changing a container while iterating raises instead of reading freed pages.
 #include "simdex/btree.h"
 
 #include <nanobind/ndarray.h>
-#include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 
+#include <algorithm>
 #include <cstdint>
-#include <memory>
+#include <numeric>
+#include <span>
+#include <string>
+#include <type_traits>
+#include <variant>
 #include <vector>
 
 #include "bind.h"
+#include "btree_keys.h"
 
 namespace simdex::py {
 namespace {
@@ -20,53 +27,109 @@ namespace {
 // What an iterator yields; maps offer all three.
 enum class yield_kind { keys, values, items };
 
-btree_options options(const std::string& pages) {
-  if (pages == "2m" || pages == "huge") return {.pages = page_size::huge};
-  if (pages == "4k" || pages == "small") return {.pages = page_size::small};
-  throw nb::value_error("pages must be '2m' or '4k'");
+// "auto" starts on 4 KiB pages, so a small container costs a few pages, and moves the tree
+// to 2 MiB pages once its arena outgrows its first 2 MiB region (or builds there directly
+// from a large input); "2m" and "4k" fix the backing.
+enum class page_mode { automatic, huge, small };
+constexpr std::size_t kRegionBytes = std::size_t{2} << 20;
+constexpr std::size_t kBuildHugeKeys = std::size_t{1} << 16;
+
+page_mode parse_pages(const std::string& pages) {
+  if (pages == "auto") return page_mode::automatic;
+  if (pages == "2m" || pages == "huge") return page_mode::huge;
+  if (pages == "4k" || pages == "small") return page_mode::small;
+  throw nb::value_error("pages must be 'auto', '2m' or '4k'");
 }
 
-// The common part of sets and maps: Tree is btree_set<K> or btree_map<K, uint64_t>.
-template <class K, class Tree>
-struct container {
-  using iterator = typename Tree::iterator;
-  explicit container(const std::string& pages) : t(options(pages)) {}
-  Tree t;
-  std::uint64_t version = 0;  // bumped by every modification; iterators compare it
-  // The tree, for a modification: live iterators will see the new version and stop.
-  Tree& edit() {
-    ++version;
-    return t;
+template <class K>
+using set_tree = btree_set<K>;
+template <class K>
+using map_tree = btree_map<K, std::uint64_t>;  // key -> slot of the value (py_map::slots)
+
+template <class T>
+using key_of = typename std::decay_t<T>::key_type;
+template <class T>
+constexpr bool is_map = !std::is_same_v<std::decay_t<T>, set_tree<key_of<T>>>;
+
+// A sorted container of one key dtype: the tree, its page policy and a modification counter.
+template <template <class> class Tree>
+struct holder {
+  using trees = std::variant<Tree<std::int64_t>, Tree<std::uint64_t>, Tree<double>>;
+  trees t;
+  page_mode mode;
+  std::uint64_t version = 0;  // bumped by every change of the key set; iterators compare it
+
+  holder(const std::string& dtype, const std::string& pages)
+      : t(make(dtype, parse_pages(pages))), mode(parse_pages(pages)) {}
+
+  static trees make(const std::string& dtype, page_mode m) {
+    btree_options o{.pages = m == page_mode::huge ? page_size::huge : page_size::small};
+    if (dtype == "int64") return trees(std::in_place_index<0>, o);
+    if (dtype == "uint64") return trees(std::in_place_index<1>, o);
+    if (dtype == "float64") return trees(std::in_place_index<2>, o);
+    throw nb::value_error("dtype must be 'int64', 'uint64' or 'float64'");
+  }
+  template <class F>
+  decltype(auto) visit(F&& f) {
+    return std::visit(std::forward<F>(f), t);
+  }
+  // Empties the tree; an "auto" one starts over on 4 KiB pages.
+  void reset() {
+    visit([&](auto& tree) {
+      using T = std::decay_t<decltype(tree)>;
+      if (mode == page_mode::automatic)
+        tree = T(btree_options{.pages = page_size::small});
+      else
+        tree.clear();
+    });
+  }
+  // The backing a tree about to hold n keys should start on.
+  page_size pages_for(std::size_t n) const {
+    if (mode == page_mode::huge) return page_size::huge;
+    if (mode == page_mode::small) return page_size::small;
+    return n >= kBuildHugeKeys ? page_size::huge : page_size::small;
   }
 };
 
-// Iteration over [cur, stop) forwards, or backwards from stop down to cur.
-template <class C>
-struct py_iter {
-  nb::object owner_ref;
-  C* owner;
-  typename C::iterator cur, stop;
-  std::uint64_t version;
-  bool reverse;
-  yield_kind what;
-};
-
-template <class C>
-py_iter<C> make_iter(nb::handle self, typename C::iterator a, typename C::iterator b, bool reverse,
-                     yield_kind what) {
-  C* c = nb::inst_ptr<C>(self);
-  return py_iter<C>{nb::borrow(self), c, a, b, c->version, reverse, what};
+// Rebuilds tree on `pages` from its own keys (and value slots); the key set is unchanged.
+template <class T>
+void rebuild(T& tree, page_size pages) {
+  using K = key_of<T>;
+  std::vector<K> keys;
+  keys.reserve(tree.size());
+  std::vector<std::uint64_t> vals;
+  if constexpr (is_map<T>) vals.reserve(tree.size());
+  for (auto it = tree.begin(); it != tree.end(); ++it) {
+    keys.push_back(it.key());
+    if constexpr (is_map<T>) vals.push_back(it.value());
+  }
+  T fresh(btree_options{.pages = pages});
+  if constexpr (is_map<T>)
+    fresh.build_sorted(keys, vals);
+  else
+    fresh.build_sorted(keys);
+  tree = std::move(fresh);
 }
 
-template <class K>
-struct py_set : container<K, btree_set<K>> {
-  using container<K, btree_set<K>>::container;
+// After growth: an "auto" tree whose 4 KiB-page arena needs a second region moves to 2 MiB
+// pages (once; about 2 MiB of nodes by then, so the huge page is mostly used).
+template <class H, class T>
+void maybe_grow_pages(H& h, T& tree) {
+  if (h.mode != page_mode::automatic || tree.pages() != page_size::small) return;
+  if (tree.memory_usage() < 2 * kRegionBytes) return;
+  ++h.version;
+  rebuild(tree, page_size::huge);
+}
+
+struct py_set : holder<set_tree> {
+  using holder::holder;
 };
 
-// Values are Python objects kept in a slot table; the tree maps key -> slot index.
-template <class K>
-struct py_map : container<K, btree_map<K, std::uint64_t>> {
-  using container<K, btree_map<K, std::uint64_t>>::container;
+// Values are Python objects in a slot table; the tree maps key -> slot index. The table is
+// visited by the garbage collector (tp_traverse), so values referring back to the dict are
+// collected.
+struct py_map : holder<map_tree> {
+  using holder::holder;
   std::vector<nb::object> slots;
   std::vector<std::uint64_t> free_slots;
   std::uint64_t put(nb::object v) {
@@ -79,230 +142,940 @@ struct py_map : container<K, btree_map<K, std::uint64_t>> {
     slots.push_back(std::move(v));
     return slots.size() - 1;
   }
-  void drop(std::uint64_t s) {
-    slots[s] = nb::object();
+  nb::object take(std::uint64_t s) {
+    nb::object v = std::move(slots[s]);
     free_slots.push_back(s);
+    return v;
+  }
+  void clear_all() {
+    ++version;
+    reset();
+    std::vector<nb::object> old;
+    old.swap(slots);  // values die after the container is consistent (their __del__ may look)
+    free_slots.clear();
   }
 };
 
-template <class C>
-nb::object iter_value(C& c, const typename C::iterator& it, yield_kind what) {
-  if constexpr (requires { c.slots; }) {
-    if (what == yield_kind::values) return c.slots[it.value()];
-    if (what == yield_kind::items) return nb::make_tuple(it.key(), c.slots[it.value()]);
+// ---- helpers shared by slots and methods -------------------------------------------------
+
+template <class H>
+H* self_of(PyObject* self) {
+  if (!nb::inst_ready(self)) {
+    PyErr_SetString(PyExc_TypeError, "container is not initialized (its __init__ did not run)");
+    return nullptr;
   }
-  (void)what;
-  return nb::cast(it.key());
+  return nb::inst_ptr<H>(self);
 }
 
-template <class C>
-void bind_iter(nb::module_& m, const char* name) {
-  using I = py_iter<C>;
-  nb::class_<I>(m, name)
-      .def("__iter__", [](nb::handle self) { return nb::borrow(self); })
-      .def("__next__", [](I& s) -> nb::object {
-        if (s.owner->version != s.version)
-          throw std::runtime_error("container changed during iteration");
-        if (s.cur == s.stop) throw nb::stop_iteration();
-        if (s.reverse) {
-          --s.stop;
-          return iter_value(*s.owner, s.stop, s.what);
+// A C++ exception escaping into a slot becomes a Python error.
+template <class R, class F>
+R guarded(R fail, F&& f) {
+  try {
+    return f();
+  } catch (nb::python_error& e) {
+    e.restore();
+  } catch (const nb::builtin_exception& e) {
+    using et = nb::exception_type;
+    PyObject* type = e.type() == et::value_error   ? PyExc_ValueError
+                     : e.type() == et::index_error ? PyExc_IndexError
+                     : e.type() == et::key_error   ? PyExc_KeyError
+                     : e.type() == et::type_error  ? PyExc_TypeError
+                                                   : PyExc_RuntimeError;
+    PyErr_SetString(type, e.what());
+  } catch (const std::bad_alloc&) {
+    PyErr_NoMemory();
+  } catch (const std::exception& e) {
+    PyErr_SetString(PyExc_RuntimeError, e.what());
+  }
+  return fail;
+}
+
+// Position i (negative counts from the end) checked against n; -1 with IndexError if outside.
+Py_ssize_t position(Py_ssize_t i, std::size_t n, const char* what) {
+  Py_ssize_t sn = static_cast<Py_ssize_t>(n);
+  if (i < 0) i += sn;
+  if (i < 0 || i >= sn) {
+    PyErr_Format(PyExc_IndexError, "%s index out of range", what);
+    return -1;
+  }
+  return i;
+}
+
+void raise_key_error(PyObject* key) {
+  PyObject* t = PyTuple_Pack(1, key);  // KeyError(key), even when key is a tuple
+  if (t == nullptr) return;
+  PyErr_SetObject(PyExc_KeyError, t);
+  Py_DECREF(t);
+}
+
+// Number of keys < x (right: <= x) for any real number x, by value.
+template <class T>
+bool bisect(const T& tree, PyObject* x, bool right, std::size_t& out) {
+  using K = key_of<T>;
+  place<K> p = locate<K>(x);
+  switch (p.where) {
+    case spot::exact:
+      out = tree.rank(p.at) + (right && tree.contains(p.at) ? 1 : 0);
+      return true;
+    case spot::before:
+      out = tree.rank(p.at);
+      return true;
+    case spot::below:
+      out = 0;
+      return true;
+    case spot::above:
+      out = tree.size();
+      return true;
+    case spot::nan:
+      PyErr_SetString(PyExc_ValueError, "NaN has no place in a sorted container");
+      return false;
+    case spot::not_number:
+      PyErr_Format(PyExc_TypeError, "'<' not supported between %s keys and %R", dtype_name<K>(), x);
+      return false;
+    default:
+      return false;
+  }
+}
+
+// The tree's key at a lookup value, if the value can be a key: exact place and present.
+template <class T>
+int find_key(const T& tree, PyObject* x, typename T::iterator& it) {
+  using K = key_of<T>;
+  place<K> p = locate<K>(x);
+  if (p.where == spot::error) return -1;
+  if (p.where != spot::exact) return 0;
+  it = tree.find(p.at);
+  return it != tree.end() ? 1 : 0;
+}
+
+template <class K>
+nb::object key_obj(K k) {
+  return nb::steal(key_object(k));
+}
+
+// A numpy array of the tree's key type, or TypeError.
+using any_array = nb::ndarray<nb::ro, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+template <class K>
+std::span<const K> keys_of(const any_array& a) {
+  if (a.dtype() != nb::dtype<K>())
+    throw nb::type_error((std::string("expected a ") + dtype_name<K>() + " array").c_str());
+  return {static_cast<const K*>(a.data()), a.shape(0)};
+}
+
+// ---- iterators -----------------------------------------------------------------------------
+
+template <class T>
+struct span_of {
+  typename T::iterator cur, stop;
+};
+
+template <class H>
+struct py_iter {
+  nb::object owner;  // keeps the container alive
+  H* h;
+  std::uint64_t version;
+  bool reverse;
+  yield_kind what;
+  std::variant<std::monostate, span_of<std::variant_alternative_t<0, typename H::trees>>,
+               span_of<std::variant_alternative_t<1, typename H::trees>>,
+               span_of<std::variant_alternative_t<2, typename H::trees>>>
+      span;
+};
+
+template <class H, class It>
+PyObject* yielded(H& h, const It& it, yield_kind what) {
+  if constexpr (std::is_same_v<H, py_map>) {
+    if (what == yield_kind::values) return nb::object(h.slots[it.value()]).release().ptr();
+    if (what == yield_kind::items)
+      return nb::make_tuple(key_obj(it.key()), h.slots[it.value()]).release().ptr();
+  }
+  return key_object(it.key());
+}
+
+template <class H>
+PyObject* iter_next(PyObject* self) {
+  auto* s = nb::inst_ptr<py_iter<H>>(self);
+  if (s->h->version != s->version) {
+    PyErr_SetString(PyExc_RuntimeError, "container changed during iteration");
+    return nullptr;
+  }
+  return std::visit(
+      [&](auto& sp) -> PyObject* {
+        if constexpr (std::is_same_v<std::decay_t<decltype(sp)>, std::monostate>) {
+          return nullptr;
+        } else {
+          if (sp.cur == sp.stop) return nullptr;  // StopIteration
+          if (s->reverse) {
+            --sp.stop;
+            return yielded(*s->h, sp.stop, s->what);
+          }
+          PyObject* r = yielded(*s->h, sp.cur, s->what);
+          ++sp.cur;
+          return r;
         }
-        nb::object r = iter_value(*s.owner, s.cur, s.what);
-        ++s.cur;
-        return r;
-      });
+      },
+      s->span);
 }
 
-// Methods shared by sets and maps: lookups, order queries, batches, introspection.
-template <class K, class C, class Cls>
-void bind_common(Cls& cls) {
-  using It = typename C::iterator;
-  cls.def("__len__", [](const C& c) { return c.t.size(); })
-      .def("__contains__", [](const C& c, K k) { return c.t.contains(k); })
+// An iterator over the positions [a, b) of the container `self`.
+template <class H>
+nb::object make_iter(nb::handle self, std::size_t a, std::size_t b, bool reverse, yield_kind what) {
+  H& h = *nb::inst_ptr<H>(self);
+  py_iter<H> it{nb::borrow(self), &h, h.version, reverse, what, {}};
+  h.visit([&](auto& t) {
+    using T = std::decay_t<decltype(t)>;
+    if (b < a) b = a;
+    it.span.template emplace<span_of<T>>(span_of<T>{t.nth(a), t.nth(b)});
+  });
+  return nb::cast(std::move(it));
+}
+
+template <class H>
+void bind_iter(nb::module_& m, const char* name) {
+  static PyType_Slot slots[] = {{Py_tp_iter, reinterpret_cast<void*>(PyObject_SelfIter)},
+                                {Py_tp_iternext, reinterpret_cast<void*>(iter_next<H>)},
+                                {0, nullptr}};
+  nb::class_<py_iter<H>>(m, name, nb::type_slots(slots));
+}
+
+// Slice positions of a container of n keys: start, step and count, as list slicing has them.
+struct slice_pos {
+  Py_ssize_t start, step, count;
+};
+bool unpack_slice(PyObject* s, std::size_t n, slice_pos& out) {
+  Py_ssize_t start, stop, step;
+  if (PySlice_Unpack(s, &start, &stop, &step) < 0) return false;
+  out.count = PySlice_AdjustIndices(static_cast<Py_ssize_t>(n), &start, &stop, step);
+  out.start = start;
+  out.step = step;
+  return true;
+}
+
+// The keys at the positions of a slice, as a list.
+template <class T>
+PyObject* slice_keys(const T& tree, const slice_pos& s) {
+  PyObject* list = PyList_New(s.count);
+  if (list == nullptr || s.count == 0) return list;
+  auto it = tree.nth(static_cast<std::size_t>(s.start));
+  for (Py_ssize_t i = 0; i < s.count; ++i) {
+    PyObject* k = key_object(it.key());
+    if (k == nullptr) {
+      Py_DECREF(list);
+      return nullptr;
+    }
+    PyList_SetItem(list, i, k);
+    if (i + 1 == s.count) break;
+    if (s.step > 0)
+      for (Py_ssize_t j = 0; j < s.step; ++j) ++it;
+    else
+      for (Py_ssize_t j = 0; j < -s.step; ++j) --it;
+  }
+  return list;
+}
+
+// Erases the keys at the positions of a slice (or one position when count is 1).
+template <class T>
+void erase_positions(T& tree, const slice_pos& s, std::vector<std::uint64_t>* freed) {
+  if (s.count <= 0) return;
+  Py_ssize_t lo = s.step > 0 ? s.start : s.start + (s.count - 1) * s.step;
+  Py_ssize_t step = s.step > 0 ? s.step : -s.step;
+  auto first = tree.nth(static_cast<std::size_t>(lo));
+  if (step == 1 || s.count == 1) {
+    auto last = tree.nth(static_cast<std::size_t>(lo + s.count));
+    if constexpr (is_map<T>)
+      for (auto it = first; it != last; ++it) freed->push_back(it.value());
+    tree.erase(first, last);
+    return;
+  }
+  std::vector<key_of<T>> keys;
+  keys.reserve(static_cast<std::size_t>(s.count));
+  auto it = first;
+  for (Py_ssize_t i = 0; i < s.count; ++i) {
+    keys.push_back(it.key());
+    if constexpr (is_map<T>) freed->push_back(it.value());
+    if (i + 1 < s.count)
+      for (Py_ssize_t j = 0; j < step; ++j) ++it;
+  }
+  tree.erase_batch(keys);
+}
+
+// ---- type slots ----------------------------------------------------------------------------
+
+template <class H>
+Py_ssize_t slot_len(PyObject* self) {
+  H* h = self_of<H>(self);
+  if (h == nullptr) return -1;
+  return h->visit([](auto& t) { return static_cast<Py_ssize_t>(t.size()); });
+}
+
+template <class H>
+int slot_contains(PyObject* self, PyObject* key) {
+  H* h = self_of<H>(self);
+  if (h == nullptr) return -1;
+  return h->visit([&](auto& t) -> int {
+    using K = key_of<decltype(t)>;
+    place<K> p = locate<K>(key);
+    if (p.where == spot::error) return -1;
+    return p.where == spot::exact && t.contains(p.at);
+  });
+}
+
+template <class H>
+PyObject* slot_iter(PyObject* self) {
+  H* h = self_of<H>(self);
+  if (h == nullptr) return nullptr;
+  return guarded<PyObject*>(nullptr, [&] {
+    std::size_t n = h->visit([](auto& t) { return t.size(); });
+    return make_iter<H>(self, 0, n, false, yield_kind::keys).release().ptr();
+  });
+}
+
+// s[i] -> key, s[a:b:c] -> list of keys.
+PyObject* set_subscript(PyObject* self, PyObject* index) {
+  py_set* h = self_of<py_set>(self);
+  if (h == nullptr) return nullptr;
+  return h->visit([&](auto& t) -> PyObject* {
+    if (PySlice_Check(index)) {
+      slice_pos s;
+      if (!unpack_slice(index, t.size(), s)) return nullptr;
+      return slice_keys(t, s);
+    }
+    Py_ssize_t i = PyNumber_AsSsize_t(index, PyExc_IndexError);
+    if (i == -1 && PyErr_Occurred()) return nullptr;
+    i = position(i, t.size(), "SortedSet");
+    if (i < 0) return nullptr;
+    return key_object(t.nth(static_cast<std::size_t>(i)).key());
+  });
+}
+
+// del s[i], del s[a:b:c].
+int set_ass_subscript(PyObject* self, PyObject* index, PyObject* value) {
+  py_set* h = self_of<py_set>(self);
+  if (h == nullptr) return -1;
+  if (value != nullptr) {
+    PyErr_SetString(PyExc_TypeError, "SortedSet does not support item assignment; use add()");
+    return -1;
+  }
+  return guarded(-1, [&] {
+    return h->visit([&](auto& t) -> int {
+      slice_pos s{0, 1, 1};
+      if (PySlice_Check(index)) {
+        if (!unpack_slice(index, t.size(), s)) return -1;
+      } else {
+        Py_ssize_t i = PyNumber_AsSsize_t(index, PyExc_IndexError);
+        if (i == -1 && PyErr_Occurred()) return -1;
+        s.start = position(i, t.size(), "SortedSet");
+        if (s.start < 0) return -1;
+      }
+      ++h->version;
+      erase_positions(t, s, nullptr);
+      return 0;
+    });
+  });
+}
+
+PyObject* map_subscript(PyObject* self, PyObject* key) {
+  py_map* h = self_of<py_map>(self);
+  if (h == nullptr) return nullptr;
+  return h->visit([&](auto& t) -> PyObject* {
+    typename std::decay_t<decltype(t)>::iterator it;
+    int r = find_key(t, key, it);
+    if (r < 0) return nullptr;
+    if (r == 0) {
+      raise_key_error(key);
+      return nullptr;
+    }
+    return nb::object(h->slots[it.value()]).release().ptr();
+  });
+}
+
+// d[k] = v: a new key takes a slot; an existing one has its value replaced (iterators live on).
+template <class T>
+void map_assign(py_map& h, T& t, key_of<T> k, nb::object v) {
+  auto it = t.find(k);
+  if (it != t.end()) {
+    h.slots[it.value()] = std::move(v);
+    return;
+  }
+  ++h.version;
+  std::uint64_t s = h.put(std::move(v));
+  try {
+    t.insert(k, s);
+  } catch (...) {
+    h.take(s);
+    throw;
+  }
+  maybe_grow_pages(h, t);
+}
+
+int map_ass_subscript(PyObject* self, PyObject* key, PyObject* value) {
+  py_map* h = self_of<py_map>(self);
+  if (h == nullptr) return -1;
+  return guarded(-1, [&] {
+    return h->visit([&](auto& t) -> int {
+      using K = key_of<decltype(t)>;
+      if (value != nullptr) {
+        K k;
+        if (!to_stored_key<K>(key, k, "SortedDict")) return -1;
+        map_assign(*h, t, k, nb::borrow(value));
+        return 0;
+      }
+      typename std::decay_t<decltype(t)>::iterator it;
+      int r = find_key(t, key, it);
+      if (r <= 0) {
+        if (r == 0) raise_key_error(key);
+        return -1;
+      }
+      std::uint64_t s = it.value();
+      ++h->version;
+      t.erase(it.key());
+      nb::object old = h->take(s);  // released after the tree is consistent
+      return 0;
+    });
+  });
+}
+
+int map_traverse(PyObject* self, visitproc visit, void* arg) {
+  Py_VISIT(Py_TYPE(self));
+  if (!nb::inst_ready(self)) return 0;
+  for (const nb::object& v : nb::inst_ptr<py_map>(self)->slots) Py_VISIT(v.ptr());
+  return 0;
+}
+
+int map_clear(PyObject* self) {
+  if (nb::inst_ready(self)) nb::inst_ptr<py_map>(self)->clear_all();
+  return 0;
+}
+
+// ---- methods -------------------------------------------------------------------------------
+
+// Keys from any iterable of Python numbers, as stored keys (errors name the position).
+template <class K>
+std::vector<K> stored_keys(nb::handle iterable, const char* what) {
+  std::vector<K> out;
+  nb::object it = nb::steal(PyObject_GetIter(iterable.ptr()));
+  if (!it.is_valid()) throw nb::python_error();
+  long long pos = 0;
+  while (PyObject* item = PyIter_Next(it.ptr())) {
+    K k;
+    bool ok = to_stored_key<K>(item, k, what, pos++);
+    Py_DECREF(item);
+    if (!ok) throw nb::python_error();
+    out.push_back(k);
+  }
+  if (PyErr_Occurred()) throw nb::python_error();
+  return out;
+}
+
+template <class K>
+nb::object to_array(const std::vector<K>& v) {
+  K* out;
+  auto a = new_array<K>(v.size(), &out);
+  std::copy(v.begin(), v.end(), out);
+  return nb::cast(std::move(a));
+}
+
+// Float keys compare as Python floats: -0.0 is stored and looked up as 0.0. Returns keys, or
+// a normalized copy in `copy` when it holds a -0.0.
+template <class K>
+std::span<const K> normalized(std::span<const K> keys, std::vector<K>& copy) {
+  if constexpr (std::is_same_v<K, double>) {
+    bool neg_zero = false;
+    for (double k : keys) neg_zero |= (k == 0.0) & std::signbit(k);
+    if (neg_zero) {
+      copy.assign(keys.begin(), keys.end());
+      for (double& k : copy) k = k == 0.0 ? 0.0 : k;
+      return copy;
+    }
+  }
+  return keys;
+}
+
+// Checks a float64 array for NaN before it reaches the tree (which would throw deep inside).
+template <class K>
+void check_no_nan(std::span<const K> keys) {
+  if constexpr (std::is_same_v<K, double>) {
+    for (std::size_t i = 0; i < keys.size(); ++i)
+      if (std::isnan(keys[i]))
+        throw nb::value_error(
+            ("NaN cannot be a key (at position " + std::to_string(i) + ")").c_str());
+  }
+}
+
+template <class H, class Cls>
+void bind_common(Cls& cls, const char* kind) {
+  cls.def(nb::init<const std::string&, const std::string&>(), nb::arg("dtype") = "int64",
+          nb::arg("pages") = "auto")
+      .def_prop_ro(
+          "_dtype_name",
+          [](H& h) { return h.visit([](auto& t) { return dtype_name<key_of<decltype(t)>>(); }); })
       .def(
-          "bisect_left", [](const C& c, K k) { return c.t.rank(k); }, nb::arg("value"))
+          "bisect_left",
+          [](H& h, nb::handle x) {
+            return h.visit([&](auto& t) {
+              std::size_t r;
+              if (!bisect(t, x.ptr(), false, r)) throw nb::python_error();
+              return r;
+            });
+          },
+          nb::arg("value").none(),
+          "Position where value would be inserted before equal keys: the number of keys < "
+          "value (any real number, placed by value).")
       .def(
-          "bisect_right", [](const C& c, K k) { return c.t.rank(k) + (c.t.contains(k) ? 1 : 0); },
-          nb::arg("value"))
-      .def("_key_at",
-           [](const C& c, std::int64_t i) {
-             std::int64_t n = static_cast<std::int64_t>(c.t.size());
-             if (i < 0) i += n;
-             if (i < 0 || i >= n) throw nb::index_error("index out of range");
-             return c.t.nth(static_cast<std::size_t>(i)).key();
-           })
-      .def("__iter__",
-           [](nb::handle self) {
-             C& c = *nb::inst_ptr<C>(self);
-             return make_iter<C>(self, c.t.begin(), c.t.end(), false, yield_kind::keys);
-           })
+          "bisect_right",
+          [](H& h, nb::handle x) {
+            return h.visit([&](auto& t) {
+              std::size_t r;
+              if (!bisect(t, x.ptr(), true, r)) throw nb::python_error();
+              return r;
+            });
+          },
+          nb::arg("value").none(), "The number of keys <= value.")
+      .def(
+          "_rank_range",
+          [](H& h, nb::handle lo, nb::handle hi, bool lo_in, bool hi_in) {
+            return h.visit([&](auto& t) {
+              std::size_t a = 0, b = t.size();
+              if (!lo.is_none() && !bisect(t, lo.ptr(), !lo_in, a)) throw nb::python_error();
+              if (!hi.is_none() && !bisect(t, hi.ptr(), hi_in, b)) throw nb::python_error();
+              return nb::make_tuple(a, std::max(a, b));
+            });
+          },
+          nb::arg("lo").none(), nb::arg("hi").none(), nb::arg("lo_in"), nb::arg("hi_in"),
+          "Positions [a, b) of the keys between lo and hi (None: open), per the inclusive "
+          "flags.")
+      .def(
+          "_iter",
+          [](nb::handle self, std::size_t a, std::size_t b, bool reverse, int what) {
+            return make_iter<H>(self, a, b, reverse, static_cast<yield_kind>(what));
+          },
+          "Iterator over positions [a, b): 0 keys, 1 values, 2 items.")
       .def("__reversed__",
            [](nb::handle self) {
-             C& c = *nb::inst_ptr<C>(self);
-             return make_iter<C>(self, c.t.begin(), c.t.end(), true, yield_kind::keys);
-           })
-      // Keys in [lo, hi] with inclusive flags; None bounds are open.
-      .def("_irange",
-           [](nb::handle self, std::optional<K> lo, std::optional<K> hi, bool lo_in, bool hi_in,
-              bool reverse, yield_kind what) {
-             C& c = *nb::inst_ptr<C>(self);
-             It a = !lo ? c.t.begin() : lo_in ? c.t.lower_bound(*lo) : c.t.upper_bound(*lo);
-             It b = !hi ? c.t.end() : hi_in ? c.t.upper_bound(*hi) : c.t.lower_bound(*hi);
-             // An empty or inverted range: compare the two ends by rank.
-             std::size_t ra = !lo ? 0 : c.t.rank(*lo) + (!lo_in && c.t.contains(*lo) ? 1 : 0);
-             std::size_t rb =
-                 !hi ? c.t.size() : c.t.rank(*hi) + (hi_in && c.t.contains(*hi) ? 1 : 0);
-             if (rb <= ra) b = a;
-             return make_iter<C>(self, a, b, reverse, what);
+             std::size_t n = nb::inst_ptr<H>(self)->visit([](auto& t) { return t.size(); });
+             return make_iter<H>(self, 0, n, true, yield_kind::keys);
            })
       .def(
-          "contains_many",
-          [](const C& c, array_in<K> keys) {
-            bool* out;
-            auto r = new_array<bool>(keys.shape(0), &out);
-            c.t.contains_batch({keys.data(), keys.shape(0)}, out);
-            return r;
+          "_key_at",
+          [kind](H& h, Py_ssize_t i) {
+            return h.visit([&](auto& t) {
+              if (position(i, t.size(), kind) < 0) throw nb::python_error();
+              std::size_t n = static_cast<std::size_t>(i < 0 ? i + Py_ssize_t(t.size()) : i);
+              return key_obj(t.nth(n).key());
+            });
           },
-          nb::arg("keys"))
-      .def("_bisect_many",
-           [](const C& c, array_in<K> keys, bool right) {
-             std::int64_t* out;
-             std::size_t n = keys.shape(0);
-             auto r = new_array<std::int64_t>(n, &out);
-             static_assert(sizeof(std::int64_t) == sizeof(std::uint64_t));
-             c.t.rank_batch({keys.data(), n}, reinterpret_cast<std::uint64_t*>(out));
-             if (right) {
-               std::unique_ptr<bool[]> hit(new bool[n]);
-               c.t.contains_batch({keys.data(), n}, hit.get());
-               for (std::size_t i = 0; i < n; ++i) out[i] += hit[i];
+          "Key at position i (negative counts from the end).")
+      .def(
+          "_find",
+          [](H& h, nb::handle x) -> Py_ssize_t {
+            return h.visit([&](auto& t) -> Py_ssize_t {
+              typename std::decay_t<decltype(t)>::iterator it;
+              int r = find_key(t, x.ptr(), it);
+              if (r < 0) throw nb::python_error();
+              return r ? static_cast<Py_ssize_t>(t.rank(it.key())) : -1;
+            });
+          },
+          nb::arg("value").none(), "Position of the key equal to x, or -1.")
+      .def(
+          "_contains_array",
+          [](H& h, const any_array& a) {
+            return h.visit([&](auto& t) {
+              using K = key_of<decltype(t)>;
+              std::vector<K> copy;
+              std::span<const K> keys = normalized(keys_of<K>(a), copy);
+              bool* out;
+              auto r = new_array<bool>(keys.size(), &out);
+              if constexpr (std::is_same_v<K, double>) {
+                // NaN is never a key: look up 0.0 in its place, then answer False there.
+                std::vector<std::size_t> nans;
+                for (std::size_t i = 0; i < keys.size(); ++i)
+                  if (std::isnan(keys[i])) nans.push_back(i);
+                if (!nans.empty()) {
+                  if (copy.empty()) copy.assign(keys.begin(), keys.end());
+                  for (std::size_t i : nans) copy[i] = 0.0;
+                  t.contains_batch(copy, out);
+                  for (std::size_t i : nans) out[i] = false;
+                  return r;
+                }
+              }
+              t.contains_batch(keys, out);
+              return r;
+            });
+          },
+          "Membership of every key of an array of the container's dtype.")
+      .def(
+          "_bisect_array",
+          [](H& h, const any_array& a, bool right) {
+            return h.visit([&](auto& t) {
+              using K = key_of<decltype(t)>;
+              std::vector<K> copy;
+              std::span<const K> keys = normalized(keys_of<K>(a), copy);
+              check_no_nan(keys);
+              std::int64_t* out;
+              std::size_t n = keys.size();
+              auto r = new_array<std::int64_t>(n, &out);
+              t.rank_batch(keys, reinterpret_cast<std::uint64_t*>(out));
+              if (right) {
+                std::unique_ptr<bool[]> hit(new bool[n > 0 ? n : 1]);
+                t.contains_batch(keys, hit.get());
+                for (std::size_t i = 0; i < n; ++i) out[i] += hit[i];
+              }
+              return r;
+            });
+          },
+          "bisect_left (right=False) or bisect_right of every key of an array of the "
+          "container's dtype.")
+      .def(
+          "_keys_at",
+          [](H& h, std::size_t a, std::size_t b) {
+            return h.visit([&](auto& t) {
+              using K = key_of<decltype(t)>;
+              b = std::min(b, t.size());
+              std::size_t n = b > a ? b - a : 0;
+              K* out;
+              auto r = new_array<K>(n, &out);
+              auto it = t.nth(a);
+              for (std::size_t i = 0; i < n; ++i, ++it) out[i] = it.key();
+              return nb::cast(std::move(r));
+            });
+          },
+          "Keys at positions [a, b) as an array.")
+      .def(
+          "_stored_keys",
+          [kind](H& h, nb::handle iterable) {
+            return h.visit([&](auto& t) {
+              using K = key_of<decltype(t)>;
+              return to_array(stored_keys<K>(iterable, kind));
+            });
+          },
+          "Keys to store from any iterable of numbers, as an array; ValueError or TypeError "
+          "with the position of the first that cannot be stored.")
+      .def(
+          "_lookup_keys",
+          [](H& h, nb::handle iterable) {
+            return h.visit([&](auto& t) {
+              using K = key_of<decltype(t)>;
+              std::vector<K> keys;
+              std::vector<std::int64_t> where;
+              nb::object it = nb::steal(PyObject_GetIter(iterable.ptr()));
+              if (!it.is_valid()) throw nb::python_error();
+              std::int64_t pos = 0;
+              while (PyObject* item = PyIter_Next(it.ptr())) {
+                place<K> p = locate<K>(item);
+                Py_DECREF(item);
+                if (p.where == spot::error) throw nb::python_error();
+                if (p.where == spot::exact) {
+                  keys.push_back(p.at);
+                  where.push_back(pos);
+                }
+                ++pos;
+              }
+              if (PyErr_Occurred()) throw nb::python_error();
+              return nb::make_tuple(to_array(keys), to_array(where), pos);
+            });
+          },
+          "(keys, positions, count): the items of an iterable that can equal a key.")
+      .def_prop_ro(
+          "_page_mode",
+          [](H& h) {
+            return h.mode == page_mode::automatic ? "auto"
+                   : h.mode == page_mode::huge    ? "2m"
+                                                  : "4k";
+          },
+          "The page policy asked for at construction: 'auto', '2m' or '4k'.")
+      .def("_validate", [](H& h) { return h.visit([](auto& t) { return t.validate(); }); })
+      .def(
+          "memory_usage", [](H& h) { return h.visit([](auto& t) { return t.memory_usage(); }); },
+          "Bytes the tree's arena has mapped (whole 2 MiB regions; a region on 4 KiB pages "
+          "is resident only where touched) plus the tree object.")
+      .def(
+          "huge_bytes", [](H& h) { return h.visit([](auto& t) { return t.huge_bytes(); }); },
+          "Bytes of the arena backed by transparent huge pages now (reads smaps: slow).")
+      .def_prop_ro(
+          "isa", [](H& h) { return std::string(h.visit([](auto& t) { return t.isa(); })); },
+          "The ISA level of the search code in use.")
+      .def_prop_ro(
+          "pages",
+          [](H& h) {
+            return std::string(page_size_name(h.visit([](auto& t) { return t.pages(); })));
+          },
+          "The arena's backing now: '2m' (transparent huge pages) or '4k'.");
+}
+
+void bind_set(nb::module_& m) {
+  static PyType_Slot slots[] = {{Py_sq_length, reinterpret_cast<void*>(slot_len<py_set>)},
+                                {Py_mp_length, reinterpret_cast<void*>(slot_len<py_set>)},
+                                {Py_sq_contains, reinterpret_cast<void*>(slot_contains<py_set>)},
+                                {Py_mp_subscript, reinterpret_cast<void*>(set_subscript)},
+                                {Py_mp_ass_subscript, reinterpret_cast<void*>(set_ass_subscript)},
+                                {Py_tp_iter, reinterpret_cast<void*>(slot_iter<py_set>)},
+                                {0, nullptr}};
+  bind_iter<py_set>(m, "_SetIterator");
+  nb::class_<py_set> cls(m, "_Set", nb::type_slots(slots),
+                         "Native base of simdex.btree.SortedSet: one B+ tree of int64, uint64 "
+                         "or float64 keys.");
+  bind_common<py_set>(cls, "SortedSet");
+  cls.def(
+         "add",
+         [](py_set& h, nb::handle x) {
+           h.visit([&](auto& t) {
+             using K = key_of<decltype(t)>;
+             K k;
+             if (!to_stored_key<K>(x.ptr(), k, "SortedSet.add")) throw nb::python_error();
+             if (t.insert(k)) {
+               ++h.version;
+               maybe_grow_pages(h, t);
              }
-             return r;
-           })
-      // Keys k with lo <= k < hi (None: unbounded) as an array.
-      .def("_range",
-           [](const C& c, std::optional<K> lo, std::optional<K> hi) {
-             It a = lo ? c.t.lower_bound(*lo) : c.t.begin();
-             std::size_t ra = lo ? c.t.rank(*lo) : 0;
-             std::size_t rb = hi ? c.t.rank(*hi) : c.t.size();
-             std::size_t n = rb > ra ? rb - ra : 0;
-             K* out;
-             auto r = new_array<K>(n, &out);
-             for (std::size_t i = 0; i < n; ++i, ++a) out[i] = a.key();
-             return r;
-           })
-      .def("memory_usage", [](const C& c) { return c.t.memory_usage(); })
-      .def("huge_bytes", [](const C& c) { return c.t.huge_bytes(); })
-      .def_prop_ro("isa", [](const C& c) { return std::string(c.t.isa()); })
-      .def_prop_ro("pages", [](const C& c) { return std::string(page_size_name(c.t.pages())); })
-      .def("_validate", [](const C& c) { return c.t.validate(); });
+           });
+         },
+         nb::arg("value").none(),
+         "Add value. ValueError if it cannot be stored exactly in the dtype (out of range, "
+         "NaN), TypeError if it is not a number of the dtype's kind.")
+      .def(
+          "discard",
+          [](py_set& h, nb::handle x) {
+            h.visit([&](auto& t) {
+              using K = key_of<decltype(t)>;
+              place<K> p = locate<K>(x.ptr());
+              if (p.where == spot::error) throw nb::python_error();
+              if (p.where == spot::exact && t.erase(p.at)) ++h.version;
+            });
+          },
+          nb::arg("value").none(), "Remove value if present.")
+      .def(
+          "remove",
+          [](py_set& h, nb::handle x) {
+            h.visit([&](auto& t) {
+              using K = key_of<decltype(t)>;
+              place<K> p = locate<K>(x.ptr());
+              if (p.where == spot::error) throw nb::python_error();
+              if (p.where != spot::exact || !t.erase(p.at)) {
+                raise_key_error(x.ptr());
+                throw nb::python_error();
+              }
+              ++h.version;
+            });
+          },
+          nb::arg("value").none(), "Remove value; KeyError if absent.")
+      .def(
+          "pop",
+          [](py_set& h, Py_ssize_t i) {
+            return h.visit([&](auto& t) {
+              if (t.size() == 0) throw nb::index_error("pop from an empty SortedSet");
+              if (position(i, t.size(), "pop") < 0) throw nb::python_error();
+              std::size_t n = static_cast<std::size_t>(i < 0 ? i + Py_ssize_t(t.size()) : i);
+              auto k = t.nth(n).key();
+              ++h.version;
+              t.erase(k);
+              return key_obj(k);
+            });
+          },
+          nb::arg("index") = -1, "Remove and return the key at index (default: the largest).")
+      .def(
+          "clear",
+          [](py_set& h) {
+            ++h.version;
+            h.reset();
+          },
+          "Remove every key.")
+      .def(
+          "_add_array",
+          [](py_set& h, const any_array& a) {
+            return h.visit([&](auto& t) {
+              using K = key_of<decltype(t)>;
+              std::vector<K> copy;
+              std::span<const K> keys = normalized(keys_of<K>(a), copy);
+              check_no_nan(keys);
+              ++h.version;
+              std::size_t added;
+              if (t.size() == 0 && keys.size() > 1) {
+                if (h.pages_for(keys.size()) != t.pages())
+                  t = std::decay_t<decltype(t)>(btree_options{.pages = h.pages_for(keys.size())});
+                t.build(keys);
+                added = t.size();
+              } else {
+                added = t.insert_batch(keys);
+              }
+              maybe_grow_pages(h, t);
+              return added;
+            });
+          },
+          "Insert every key of an array of the container's dtype; returns how many were new.")
+      .def(
+          "_discard_array",
+          [](py_set& h, const any_array& a) {
+            return h.visit([&](auto& t) {
+              using K = key_of<decltype(t)>;
+              std::vector<K> copy;
+              std::span<const K> keys = normalized(keys_of<K>(a), copy);
+              ++h.version;
+              if constexpr (std::is_same_v<K, double>) {
+                std::vector<K> clean;
+                for (K k : keys)
+                  if (!std::isnan(k)) clean.push_back(k);
+                return t.erase_batch(clean);
+              } else {
+                return t.erase_batch(keys);
+              }
+            });
+          },
+          "Remove every key of an array of the container's dtype; returns how many were "
+          "present.");
 }
 
-// The class `name` (and its iterator class) with the constructor and the shared methods.
-template <class K, class C>
-nb::class_<C> bind_container(nb::module_& m, const char* name) {
-  bind_iter<C>(m, (std::string(name) + "Iterator").c_str());
-  nb::class_<C> cls(m, name);
-  cls.def(nb::init<const std::string&>(), nb::arg("pages") = "2m");
-  bind_common<K, C>(cls);
-  return cls;
-}
-
-template <class K>
-void bind_set(nb::module_& m, const char* name) {
-  using C = py_set<K>;
-  bind_container<K, C>(m, name)
+void bind_map(nb::module_& m) {
+  static PyType_Slot slots[] = {{Py_sq_length, reinterpret_cast<void*>(slot_len<py_map>)},
+                                {Py_mp_length, reinterpret_cast<void*>(slot_len<py_map>)},
+                                {Py_sq_contains, reinterpret_cast<void*>(slot_contains<py_map>)},
+                                {Py_mp_subscript, reinterpret_cast<void*>(map_subscript)},
+                                {Py_mp_ass_subscript, reinterpret_cast<void*>(map_ass_subscript)},
+                                {Py_tp_iter, reinterpret_cast<void*>(slot_iter<py_map>)},
+                                {Py_tp_traverse, reinterpret_cast<void*>(map_traverse)},
+                                {Py_tp_clear, reinterpret_cast<void*>(map_clear)},
+                                {0, nullptr}};
+  bind_iter<py_map>(m, "_MapIterator");
+  nb::class_<py_map> cls(m, "_Map", nb::type_slots(slots),
+                         "Native base of simdex.btree.SortedDict: a B+ tree of int64, uint64 "
+                         "or float64 keys to Python objects.");
+  bind_common<py_map>(cls, "SortedDict");
+  cls.def(
+         "get",
+         [](py_map& h, nb::handle key, nb::object dflt) {
+           return h.visit([&](auto& t) -> nb::object {
+             typename std::decay_t<decltype(t)>::iterator it;
+             int r = find_key(t, key.ptr(), it);
+             if (r < 0) throw nb::python_error();
+             return r ? h.slots[it.value()] : dflt;
+           });
+         },
+         nb::arg("key").none(), nb::arg("default").none() = nb::none(),
+         "The value of key, or default when key is absent (or cannot be a key).")
       .def(
-          "add", [](C& c, K k) { c.edit().insert(k); }, nb::arg("value"))
-      .def(
-          "discard", [](C& c, K k) { c.edit().erase(k); }, nb::arg("value"))
-      .def("_remove", [](C& c, K k) { return c.edit().erase(k); })
-      .def("clear", [](C& c) { c.edit().clear(); })
-      .def(
-          "add_many",
-          [](C& c, array_in<K> keys) {
-            return c.edit().insert_batch({keys.data(), keys.shape(0)});
+          "pop",
+          [](py_map& h, nb::handle key, nb::args dflt) {
+            if (dflt.size() > 1) throw nb::type_error("pop expected at most 2 arguments");
+            return h.visit([&](auto& t) -> nb::object {
+              typename std::decay_t<decltype(t)>::iterator it;
+              int r = find_key(t, key.ptr(), it);
+              if (r < 0) throw nb::python_error();
+              if (r == 0) {
+                if (dflt.size() == 1) return dflt[0];
+                raise_key_error(key.ptr());
+                throw nb::python_error();
+              }
+              std::uint64_t s = it.value();
+              ++h.version;
+              t.erase(it.key());
+              return h.take(s);
+            });
           },
-          nb::arg("keys"))
+          nb::arg("key").none(), nb::arg("default"),
+          nb::sig("def pop(self, key: object, default: object = ..., /) -> object"),
+          "Remove key and return its value; default (if given) when absent, else KeyError.")
       .def(
-          "discard_many",
-          [](C& c, array_in<K> keys) {
-            return c.edit().erase_batch({keys.data(), keys.shape(0)});
+          "popitem",
+          [](py_map& h, Py_ssize_t i) {
+            return h.visit([&](auto& t) {
+              if (t.size() == 0) throw nb::key_error("popitem(): SortedDict is empty");
+              if (position(i, t.size(), "popitem") < 0) throw nb::python_error();
+              auto it = t.nth(static_cast<std::size_t>(i < 0 ? i + Py_ssize_t(t.size()) : i));
+              auto k = it.key();
+              std::uint64_t s = it.value();
+              ++h.version;
+              t.erase(k);
+              return nb::make_tuple(key_obj(k), h.take(s));
+            });
           },
-          nb::arg("keys"))
-      .def("_build", [](C& c, array_in<K> keys, bool sorted) {
-        ++c.version;
-        if (sorted)
-          c.t.build_sorted({keys.data(), keys.shape(0)});
-        else
-          c.t.build({keys.data(), keys.shape(0)});
-      });
-}
-
-template <class K>
-void bind_map(nb::module_& m, const char* name) {
-  using C = py_map<K>;
-  bind_container<K, C>(m, name)
-      .def("__setitem__",
-           [](C& c, K k, nb::object v) {
-             auto it = c.t.find(k);
-             if (it != c.t.end()) {
-               c.slots[it.value()] = std::move(v);  // same keys: iterators stay valid
-               return;
-             }
-             c.edit().insert(k, c.put(std::move(v)));
-           })
-      .def("__getitem__",
-           [](C& c, K k) -> nb::object {
-             auto it = c.t.find(k);
-             if (it == c.t.end()) throw nb::key_error(nb::str(nb::cast(k)).c_str());
-             return c.slots[it.value()];
-           })
+          nb::arg("index") = -1,
+          "Remove and return the (key, value) pair at index (default: the largest key); "
+          "KeyError when empty, IndexError when index is out of range.")
       .def(
-          "get",
-          [](C& c, K k, nb::object dflt) -> nb::object {
-            auto it = c.t.find(k);
-            return it == c.t.end() ? dflt : c.slots[it.value()];
+          "peekitem",
+          [](py_map& h, Py_ssize_t i) {
+            return h.visit([&](auto& t) {
+              if (position(i, t.size(), "SortedDict") < 0) throw nb::python_error();
+              auto it = t.nth(static_cast<std::size_t>(i < 0 ? i + Py_ssize_t(t.size()) : i));
+              return nb::make_tuple(key_obj(it.key()), h.slots[it.value()]);
+            });
           },
-          nb::arg("key"), nb::arg("default") = nb::none())
-      .def("_pop",
-           [](C& c, K k) -> nb::object {
-             auto it = c.t.find(k);
-             if (it == c.t.end()) throw nb::key_error(nb::str(nb::cast(k)).c_str());
-             std::uint64_t s = it.value();
-             nb::object v = c.slots[s];
-             c.edit().erase(k);
-             c.drop(s);
-             return v;
-           })
-      .def("clear",
-           [](C& c) {
-             c.edit().clear();
-             c.slots.clear();
-             c.free_slots.clear();
-           })
-      .def("_value_at", [](C& c, std::int64_t i) -> nb::object {
-        std::int64_t n = static_cast<std::int64_t>(c.t.size());
-        if (i < 0) i += n;
-        if (i < 0 || i >= n) throw nb::index_error("index out of range");
-        return c.slots[c.t.nth(static_cast<std::size_t>(i)).value()];
-      });
+          nb::arg("index") = -1,
+          "The (key, value) pair at index (default: the largest key); IndexError if out of "
+          "range.")
+      .def(
+          "setdefault",
+          [](py_map& h, nb::handle key, nb::object dflt) {
+            return h.visit([&](auto& t) -> nb::object {
+              using K = key_of<decltype(t)>;
+              K k;
+              place<K> p = locate<K>(key.ptr());
+              if (p.where == spot::exact) {
+                auto it = t.find(p.at);
+                if (it != t.end()) return h.slots[it.value()];
+              }
+              if (p.where == spot::error || !to_stored_key<K>(key.ptr(), k, "SortedDict"))
+                throw nb::python_error();
+              map_assign(h, t, k, dflt);
+              return dflt;
+            });
+          },
+          nb::arg("key").none(), nb::arg("default").none() = nb::none(),
+          "The value of key; if absent, insert key with default and return default.")
+      .def(
+          "clear", [](py_map& h) { h.clear_all(); }, "Remove every item.")
+      .def(
+          "_value_at",
+          [](py_map& h, Py_ssize_t i) {
+            return h.visit([&](auto& t) {
+              if (position(i, t.size(), "SortedDict") < 0) throw nb::python_error();
+              auto it = t.nth(static_cast<std::size_t>(i < 0 ? i + Py_ssize_t(t.size()) : i));
+              return h.slots[it.value()];
+            });
+          },
+          "Value at position i.")
+      .def(
+          "_set_many",
+          [](py_map& h, const any_array& keys, nb::handle values) {
+            h.visit([&](auto& t) {
+              using K = key_of<decltype(t)>;
+              std::vector<K> copy;
+              std::span<const K> ks = normalized(keys_of<K>(keys), copy);
+              check_no_nan(ks);
+              nb::list vs = nb::list(values);
+              if (vs.size() != ks.size()) throw nb::value_error("keys and values differ in length");
+              ++h.version;
+              if (t.size() != 0 || ks.size() < 2) {
+                for (std::size_t i = 0; i < ks.size(); ++i) map_assign(h, t, ks[i], vs[i]);
+                return;
+              }
+              // Into an empty dict: sort once, the last value of a repeated key wins.
+              std::vector<std::uint32_t> order(ks.size());
+              std::iota(order.begin(), order.end(), 0u);
+              std::stable_sort(order.begin(), order.end(),
+                               [&](std::uint32_t a, std::uint32_t b) { return ks[a] < ks[b]; });
+              std::vector<K> sk;
+              std::vector<std::uint64_t> sv;
+              for (std::size_t j = 0; j < order.size(); ++j) {
+                std::uint32_t i = order[j];
+                if (j + 1 < order.size() && ks[order[j + 1]] == ks[i]) continue;
+                sk.push_back(ks[i]);
+                sv.push_back(h.put(vs[i]));
+              }
+              std::decay_t<decltype(t)> fresh(btree_options{.pages = h.pages_for(sk.size())});
+              fresh.build_sorted(sk, sv);
+              t = std::move(fresh);
+              maybe_grow_pages(h, t);
+            });
+          },
+          "Assign values[i] to keys[i] (an array of the dtype) for every i; the last of repeated "
+          "keys wins.");
 }
 
 }  // namespace
 
 void bind_btree(nb::module_& m) {
   auto b = m.def_submodule("btree", "SIMD B+ tree: ordered sets and maps of fixed-width keys");
-  nb::enum_<yield_kind>(b, "Yield")
-      .value("keys", yield_kind::keys)
-      .value("values", yield_kind::values)
-      .value("items", yield_kind::items);
-  bind_set<std::int64_t>(b, "SetInt64");
-  bind_set<std::uint64_t>(b, "SetUInt64");
-  bind_set<double>(b, "SetFloat64");
-  bind_map<std::int64_t>(b, "MapInt64");
-  bind_map<std::uint64_t>(b, "MapUInt64");
-  bind_map<double>(b, "MapFloat64");
+  bind_set(b);
+  bind_map(b);
 }
 
 }  // namespace simdex::py

@@ -45,3 +45,13 @@ def run(doc: dict, mode: str, reps: int) -> None:
                       {"CPython base64": (cpy, sampler("cpython", c_fn)),
                        "simdex.base85": (doc.get("simdex_version", "0.1.0"), sampler("simdex", s_fn))},
                       "CPython base64", reps)
+
+
+# The report's view: each codec at its largest size against the best peer, memcpy beside it,
+# and GiB/s against the input size.
+HEADLINES = [{"workload": f"{v}_{op}", "limit": "memcpy"} for v in ("b85", "z85", "a85") for op in ("encode", "decode")]
+HEADLINES += [{"workload": f"python_b85{op}"} for op in ("encode", "decode")]
+
+SCALING = [{"workload": f"b85_{op}", "x": "bytes", "limits": ["memcpy"],
+            "title": f"b85 {op}: GiB/s of binary data against the input size"} for op in ("encode", "decode")]
+

@@ -1,11 +1,15 @@
 """Python-side btree benchmark: simdex.btree.SortedSet against sortedcontainers and numpy.
 
-Joins ``bench_btree``'s JSON (same schema). Per-call figures time a Python loop of single calls
-(``add``, ``in``) over pre-drawn random keys, the loop overhead included for every contender;
-batched figures time one numpy call (``add_many``, ``contains_many``, ``bisect_many``) against
-sortedcontainers' loops, its own ``update``, and ``numpy.searchsorted`` on a sorted array (a
-static ceiling). Mutating samples put the key set back outside the timed region. Keys are
-distinct uniform random integers in [0, 2**62).
+Joins ``bench_btree``'s JSON (same schema). Every row names the real counterpart: simdex's
+``SortedSet`` is a set, so the reference is ``sortedcontainers.SortedSet`` (whose ``in`` is a
+hash-set lookup); ``sortedcontainers.SortedList`` (``in`` by bisection) runs beside it.
+
+Per-call figures time a Python loop of single calls (``add``, ``in``) over pre-drawn random
+keys, the loop overhead included for every contender. Batched figures time one numpy call
+(``add_many``, ``contains_many``, ``bisect_many``) against the same work done through
+sortedcontainers' API: its per-key loop, and for inserts also its own ``update``; plus
+``numpy.searchsorted`` on a sorted array (a static ceiling). Mutating samples put the key set
+back outside the timed region. Keys are distinct uniform random integers in [0, 2**62).
 
 ``python -m simdex.benchmarks.btree RESULTS.json`` prints the table of targets from a run.
 """
@@ -25,6 +29,12 @@ SIZES = {"quick": [1 << 20], "full": [1 << 20, 16 << 20]}
 PER_CALL_OPS = {"quick": 20_000, "full": 100_000}
 BATCH_OPS = {"quick": 100_000, "full": 1_000_000}
 
+# Contender names, one per row.
+SIMDEX = "simdex.SortedSet"
+SC_SET = "sortedcontainers.SortedSet"
+SC_LIST = "sortedcontainers.SortedList"
+NUMPY = "numpy.searchsorted (static sorted array)"
+
 
 def _version(mod) -> str:
     return str(getattr(mod, "__version__", ""))
@@ -35,12 +45,6 @@ def _distinct_keys(count: int, seed: int) -> np.ndarray:
     keys = np.unique(rng.integers(0, 1 << 62, size=count + count // 8 + 16, dtype=np.int64))
     rng.shuffle(keys)
     return keys[:count]
-
-
-def _simdex_set(keys: np.ndarray):
-    from simdex.btree import SortedSet
-
-    return SortedSet(keys)  # dtype int64, 2 MiB pages (the defaults)
 
 
 def _seconds_loop(fn, items) -> float:
@@ -63,7 +67,7 @@ def _seconds_contains(container, items) -> float:
 
 def run(doc: dict, mode: str, reps: int) -> None:
     try:
-        import simdex.btree  # noqa: F401
+        from simdex.btree import SortedSet
     except ImportError as e:  # the extension was built without btree
         doc.setdefault("notes", []).append(f"python btree benchmark skipped: {e}")
         return
@@ -76,18 +80,18 @@ def run(doc: dict, mode: str, reps: int) -> None:
         q, qb = PER_CALL_OPS.get(mode, 20_000), BATCH_OPS.get(mode, 100_000)
         allk = _distinct_keys(n + qb, seed=n)
         base, fresh = allk[:n], allk[n:]
-        base_list, fresh_list = base.tolist(), fresh.tolist()
-        sd = _simdex_set(base)
+        base_list = base.tolist()
+        sd = SortedSet(base)  # dtype int64; pages "auto": a build this large starts on 2 MiB pages
         sl = SortedList(base_list)
         ss = ScSortedSet(base_list)
         sorted_np = np.sort(base)
         rng = np.random.default_rng(n + 1)
-        p = {"n": n, "key": "i64", "keys": "sparse", "api": "python"}
+        p = {"n": n, "key": "i64", "keys": "sparse", "api": "python", "simdex_pages": sd.pages}
 
         # Per call: add fresh keys one by one, then remove them untimed.
-        adds = fresh_list[:q]
+        adds = fresh[:q].tolist()
 
-        def per_call_add(container, add, remove):
+        def per_call_add(add, remove):
             def sample():
                 t = _seconds_loop(add, adds)
                 for k in adds:
@@ -96,10 +100,10 @@ def run(doc: dict, mode: str, reps: int) -> None:
             return sample
 
         group(doc, "py_add", {**p, "ops": q}, "ns/op", "lower", {
-            "simdex.SortedSet": ("", per_call_add(sd, sd.add, sd.discard)),
-            "sortedcontainers.SortedList": (sc_v, per_call_add(sl, sl.add, sl.remove)),
-            "sortedcontainers.SortedSet": (sc_v, per_call_add(ss, ss.add, ss.discard)),
-        }, "sortedcontainers.SortedList", reps)
+            SIMDEX: ("", per_call_add(sd.add, sd.discard)),
+            SC_SET: (sc_v, per_call_add(ss.add, ss.discard)),
+            SC_LIST: (sc_v, per_call_add(sl.add, sl.remove)),
+        }, SC_SET, reps)
 
         for what, pool in (("hit", base), ("miss", fresh)):
             probes = [pool[rng.integers(0, len(pool), size=q)].tolist() for _ in range(reps)]
@@ -114,12 +118,12 @@ def run(doc: dict, mode: str, reps: int) -> None:
                 return sample
 
             group(doc, f"py_contains_{what}", {**p, "ops": q}, "ns/op", "lower", {
-                "simdex.SortedSet": ("", per_call_in(sd)),
-                "sortedcontainers.SortedList": (sc_v, per_call_in(sl)),
-                "sortedcontainers.SortedSet (hash set)": (sc_v, per_call_in(ss)),
-            }, "sortedcontainers.SortedList", reps)
+                SIMDEX: ("", per_call_in(sd)),
+                SC_SET: (sc_v, per_call_in(ss)),
+                SC_LIST: (sc_v, per_call_in(sl)),
+            }, SC_SET, reps)
 
-        # Batched: one numpy call against sortedcontainers' loop and its own update().
+        # Batched inserts: one numpy call against sortedcontainers' loops and its update().
         batch = fresh[:qb]
         batch_list = batch.tolist()
 
@@ -132,18 +136,16 @@ def run(doc: dict, mode: str, reps: int) -> None:
                 return t * 1e9 / len(batch)
             return sample
 
-        def sl_undo():
-            for k in batch_list:
-                sl.remove(k)
+        def undo_each(remove):
+            return lambda: _seconds_loop(remove, batch_list)
 
         group(doc, "py_add_batched", {**p, "ops": qb}, "ns/op", "lower", {
-            "simdex.SortedSet.add_many": ("", timed_restore(lambda: sd.add_many(batch), lambda: sd.discard_many(batch))),
-            "sortedcontainers.SortedList add loop": (sc_v, timed_restore(lambda: _seconds_loop(sl.add, batch_list), sl_undo)),
-            "sortedcontainers.SortedList.update": (sc_v, timed_restore(lambda: sl.update(batch_list), sl_undo)),
-        }, "sortedcontainers.SortedList add loop", reps)
-
-        hits = [base[rng.integers(0, n, size=qb)] for _ in range(reps)]
-        hits_list = [h.tolist() for h in hits]
+            f"{SIMDEX}.add_many": ("", timed_restore(lambda: sd.add_many(batch), lambda: sd.discard_many(batch))),
+            f"{SC_SET}.add loop": (sc_v, timed_restore(lambda: _seconds_loop(ss.add, batch_list), undo_each(ss.discard))),
+            f"{SC_SET}.update": (sc_v, timed_restore(lambda: ss.update(batch_list), undo_each(ss.discard))),
+            f"{SC_LIST}.add loop": (sc_v, timed_restore(lambda: _seconds_loop(sl.add, batch_list), undo_each(sl.remove))),
+            f"{SC_LIST}.update": (sc_v, timed_restore(lambda: sl.update(batch_list), undo_each(sl.remove))),
+        }, f"{SC_SET}.add loop", reps)
 
         def batched_sample(fn, inputs):
             calls = [0]
@@ -163,20 +165,25 @@ def run(doc: dict, mode: str, reps: int) -> None:
             i = np.searchsorted(sorted_np, x)
             return sorted_np[np.minimum(i, len(sorted_np) - 1)] == x
 
-        group(doc, "py_contains_hit_batched", {**p, "ops": qb}, "ns/op", "lower", {
-            "simdex.SortedSet.contains_many": ("", batched_sample(sd.contains_many, hits)),
-            "sortedcontainers.SortedList in loop": (sc_v, batched_sample(lambda x: [k in sl for k in x], hits_list)),
-            "numpy.searchsorted (static array)": (np_v, batched_sample(searchsorted_contains, hits)),
-        }, "sortedcontainers.SortedList in loop", reps)
+        # Batched lookups: hits drawn from the keys, misses from keys never inserted.
+        for what, pool in (("hit", base), ("miss", fresh[qb:] if len(fresh) > qb else fresh)):
+            arrays = [pool[rng.integers(0, len(pool), size=qb)] for _ in range(reps)]
+            lists = [a.tolist() for a in arrays]
+            group(doc, f"py_contains_{what}_batched", {**p, "ops": qb}, "ns/op", "lower", {
+                f"{SIMDEX}.contains_many": ("", batched_sample(sd.contains_many, arrays)),
+                f"{SC_SET} in loop": (sc_v, batched_sample(lambda x: [k in ss for k in x], lists)),
+                f"{SC_LIST} in loop": (sc_v, batched_sample(lambda x: [k in sl for k in x], lists)),
+                NUMPY: (np_v, batched_sample(searchsorted_contains, arrays)),
+            }, f"{SC_SET} in loop", reps)
 
         anywhere = [rng.integers(0, 1 << 62, size=qb, dtype=np.int64) for _ in range(reps)]
         anywhere_list = [a.tolist() for a in anywhere]
         group(doc, "py_bisect_left_batched", {**p, "ops": qb}, "ns/op", "lower", {
-            "simdex.SortedSet.bisect_many": ("", batched_sample(sd.bisect_many, anywhere)),
-            "sortedcontainers.SortedList bisect_left loop": (
-                sc_v, batched_sample(lambda x: [sl.bisect_left(k) for k in x], anywhere_list)),
-            "numpy.searchsorted (static array)": (np_v, batched_sample(lambda x: np.searchsorted(sorted_np, x), anywhere)),
-        }, "sortedcontainers.SortedList bisect_left loop", reps)
+            f"{SIMDEX}.bisect_many": ("", batched_sample(sd.bisect_many, anywhere)),
+            f"{SC_SET}.bisect_left loop": (sc_v, batched_sample(lambda x: [ss.bisect_left(k) for k in x], anywhere_list)),
+            f"{SC_LIST}.bisect_left loop": (sc_v, batched_sample(lambda x: [sl.bisect_left(k) for k in x], anywhere_list)),
+            NUMPY: (np_v, batched_sample(lambda x: np.searchsorted(sorted_np, x), anywhere)),
+        }, f"{SC_SET}.bisect_left loop", reps)
         sd = sl = ss = None  # free this size's structures before the next size
 
 
@@ -201,12 +208,17 @@ _BAR = [
     ("contains_hit", {}, "simdex::btree_set", "JudyL", "speedup", 1.0),
     ("rand_insert", {}, "simdex::btree_set", "JudyL", "speedup", 1.0),
 ]
+# (workload, simdex contender, peer contenders (the fastest of them is the peer), bar).
 _PY_BAR = [
-    ("py_add", "simdex.SortedSet", "sortedcontainers.SortedList", 3.0),
-    ("py_contains_hit", "simdex.SortedSet", "sortedcontainers.SortedList", 3.0),
-    ("py_contains_miss", "simdex.SortedSet", "sortedcontainers.SortedList", 3.0),
-    ("py_add_batched", "simdex.SortedSet.add_many", "sortedcontainers.SortedList add loop", 100.0),
-    ("py_contains_hit_batched", "simdex.SortedSet.contains_many", "sortedcontainers.SortedList in loop", 100.0),
+    ("py_add", SIMDEX, (SC_SET,), 1.0),
+    ("py_contains_hit", SIMDEX, (SC_SET,), 1.0),
+    ("py_contains_miss", SIMDEX, (SC_SET,), 1.0),
+    ("py_add_batched", f"{SIMDEX}.add_many", (f"{SC_SET}.add loop", f"{SC_SET}.update"), 30.0),
+    ("py_contains_hit_batched", f"{SIMDEX}.contains_many", (f"{SC_SET} in loop",), 30.0),
+    ("py_contains_miss_batched", f"{SIMDEX}.contains_many", (f"{SC_SET} in loop",), 30.0),
+    ("py_add_batched", f"{SIMDEX}.add_many", (f"{SC_LIST}.add loop", f"{SC_LIST}.update"), 100.0),
+    ("py_contains_hit_batched", f"{SIMDEX}.contains_many", (f"{SC_LIST} in loop",), 100.0),
+    ("py_contains_miss_batched", f"{SIMDEX}.contains_many", (f"{SC_LIST} in loop",), 100.0),
 ]
 
 
@@ -256,18 +268,19 @@ def bar_table(doc: dict) -> str:
             noisy = "~" if a.get("noisy") or b.get("noisy") else ""
             rows.append(f"| {label} vs {peer} | {n} | {key} | {pages} | {a['median']:.4g} {unit} | "
                         f"{b['median']:.4g} | {ratio:.2f}{noisy} | {bar} | {'met' if ok else 'MISSED'} |")
-    for (w, me, peer, thr) in _PY_BAR:
+    for (w, me, peers, thr) in _PY_BAR:
         for r in results:
-            if r["workload"] != w or r["contender"] != me:
+            if r["workload"] != w or r["contender"] != me or not r["median"]:
                 continue
             n = r["params"].get("n")
-            b = next((x for x in results if x["workload"] == w and x["contender"] == peer and x["params"].get("n") == n), None)
-            if not b or not r["median"]:
+            theirs = [x for x in results if x["workload"] == w and x["contender"] in peers and x["params"].get("n") == n and x["median"]]
+            if not theirs:
                 continue
+            b = min(theirs, key=lambda x: x["median"])
             ratio = b["median"] / r["median"]
             noisy = "~" if r.get("noisy") or b.get("noisy") else ""
-            rows.append(f"| {w} vs {peer} | {n} | i64 | - | {r['median']:.4g} {r['unit']} | {b['median']:.4g} | "
-                        f"{ratio:.2f}{noisy} | >= {thr}x | {'met' if ratio >= thr else 'MISSED'} |")
+            rows.append(f"| {w} vs {b['contender']} | {n} | i64 | {r['params'].get('simdex_pages', '-')} | {r['median']:.4g} {r['unit']} | "
+                        f"{b['median']:.4g} | {ratio:.2f}{noisy} | >= {thr:g}x | {'met' if ratio >= thr else 'MISSED'} |")
     return "\n".join(rows)
 
 
@@ -277,3 +290,24 @@ if __name__ == "__main__":
         sys.exit(2)
     with open(sys.argv[1]) as f:
         print(bar_table(json.load(f)))
+
+
+# --- the report's view: headline rows and ns/op against N ---------------------------------------
+
+_U64 = {"key": "u64", "keys": "sparse", "pages": "2m"}
+_NATIVE_PEERS = ["absl::btree_set", "std::set", "JudyL"]
+HEADLINES = [
+    {"workload": w, "params": _U64, "simdex": "simdex::btree_set", "peers": _NATIVE_PEERS, "limit": "dram"}
+    for w in ("contains_hit", "contains_miss", "lower_bound", "rand_insert", "rand_delete", "seq_insert")
+] + [
+    {"workload": "scan", "params": {**_U64, "len": 100}, "simdex": "simdex::btree_set", "peers": _NATIVE_PEERS},
+    {"workload": "contains_hit_batched", "params": {**_U64, "batch": 1024}, "simdex": "simdex::btree_set batch",
+     "peers": ["absl::btree_set"], "limit": "dram16"},
+    {"workload": "py_contains_hit", "peers": ["sortedcontainers.SortedSet"]},
+    {"workload": "py_contains_miss", "peers": ["sortedcontainers.SortedSet"]},
+    {"workload": "py_add", "peers": ["sortedcontainers.SortedSet"]},
+]
+SCALING = [
+    {"workload": w, "x": "n", "params": _U64, "limits": ["dram"], "title": f"{w}: ns per operation against N"}
+    for w in ("contains_hit", "rand_insert")
+]

@@ -4,6 +4,8 @@
   simdex bloom probe ids.bloom --type INT64 42 43
   simdex bloom inspect data.parquet                       # every filter: size, fill, est. FPP
   simdex bloom inspect data.parquet --column c --value v  # per row group: may v be present?
+  simdex bloom add data/ --column user_id --out with_filters/   # filters for files without them
+  simdex bloom lookup data/ --column user_id --value 42 --explain  # rows, reading few row groups
 
 Filter files hold the Parquet form (Thrift BloomFilterHeader + bitset), as a column chunk's
 filter is stored inside a Parquet file.
@@ -47,8 +49,16 @@ def _cmd_build(args) -> int:
     src = open(args.input, "rb") if args.input != "-" else sys.stdin.buffer
     with src:
         lines = [ln.rstrip(b"\r\n") for ln in src]
-    values = [_parse_value(ln.decode("utf-8", "surrogateescape"), args.type, args.type_length,
-                           args.logical_type, args.hex) for ln in lines]
+    values = []
+    for number, ln in enumerate(lines, 1):
+        text = ln.decode("utf-8", "surrogateescape")
+        if not text.strip() and args.type != "BYTE_ARRAY":
+            raise ValueError(f"{args.input if args.input != '-' else 'stdin'}, line {number}: blank line "
+                             f"(one {args.type} value per line)")
+        try:
+            values.append(_parse_value(text, args.type, args.type_length, args.logical_type, args.hex))
+        except ValueError as e:
+            raise ValueError(f"{args.input if args.input != '-' else 'stdin'}, line {number}: {e}") from None
     if args.bytes:
         f = BloomFilter(args.bytes)
     else:
@@ -57,17 +67,74 @@ def _cmd_build(args) -> int:
     if values:
         f.insert_hashes(hash_values(values, args.type, args.logical_type or "", args.type_length)[0])
     with open(args.output, "wb") as out:
-        out.write(f.to_bytes())
+        out.write(_with_type_note(f, args))
     print(f"wrote {args.output}: {f.num_bytes} bytes, {len(values)} values, fill {f.fill():.4f}, "
           f"estimated FPP {f.estimated_fpp():.3g}")
     return 0
+
+
+# A filter file from `build` records the values' type in its header, in a field no Parquet
+# reader asks for (Thrift readers skip unknown fields), so `probe` can refuse another type: a
+# value hashed as the wrong type answers "absent" for values that are there.
+_NOTE_FIELD = 101
+
+
+def _with_type_note(f, args) -> bytes:
+    data = f.to_bytes()
+    head = len(data) - f.num_bytes  # the header ends with its stop byte
+    note = "|".join([args.type, args.logical_type or "", str(args.type_length or "")]).encode()
+    field = bytes([0x08, 0xCA, 0x01]) + _varint(len(note)) + note  # binary, long form id 101
+    return data[:head - 1] + field + data[head - 1:]
+
+
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while n >= 0x80:
+        out.append(n & 0x7F | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def _type_note(data: bytes, num_bytes: int):
+    """(type, logical, type_length) recorded by `build`, or None."""
+    head = data[:len(data) - num_bytes]
+    at = head.find(bytes([0x08, 0xCA, 0x01]))
+    if at < 0:
+        return None
+    n, shift, i = 0, 0, at + 3
+    while i < len(head):
+        b = head[i]
+        n |= (b & 0x7F) << shift
+        i += 1
+        shift += 7
+        if not b & 0x80:
+            break
+    parts = head[i:i + n].decode("utf-8", "replace").split("|")
+    if len(parts) != 3:
+        return None
+    return parts[0], parts[1], int(parts[2]) if parts[2] else None
 
 
 def _cmd_probe(args) -> int:
     from ..bloom import BloomFilter
 
     with open(args.filter, "rb") as fh:
-        f = BloomFilter.from_bytes(fh.read())
+        data = fh.read()
+    f = BloomFilter.from_bytes(data)
+    note = _type_note(data, f.num_bytes)
+    if note is not None:
+        t, logical, length = note
+        if args.type is None:
+            args.type = t
+            args.logical_type = args.logical_type or logical
+            args.type_length = args.type_length or length
+        elif args.type != t or (args.logical_type and args.logical_type.upper() != logical.upper()):
+            raise ValueError(f"{args.filter} holds {t}{' ' + logical if logical else ''} values; --type "
+                             f"{args.type}{' --logical-type ' + args.logical_type if args.logical_type else ''} would "
+                             "hash the values differently and answer 'absent' for values that are there")
+    elif args.type is None:
+        raise ValueError(f"{args.filter} does not record its values' type: give --type")
     for text in args.values:
         value = _parse_value(text, args.type, args.type_length, args.logical_type, args.hex)
         h, nan = _hash_one(value, args.type, args.type_length, args.logical_type)
@@ -81,6 +148,12 @@ def _cmd_inspect(args) -> int:
     if args.value is None:
         # One filter in memory at a time; chunks sharing a filter are read once.
         pf = bloom._native.ParquetFile(str(args.file), [args.column] if args.column else None, None, False)
+        if args.column and not pf.footer()["chunks"]:
+            names = [c["path"] for c in pf.footer()["columns"]]
+            if args.column not in names:
+                print(f"simdex bloom inspect: no column {args.column!r} in {args.file}; it has: {', '.join(names)}",
+                      file=sys.stderr)
+                return 2
         stats: dict = {}
         rows = []
         for i, c in enumerate(pf.footer()["chunks"]):
@@ -114,7 +187,9 @@ def _cmd_inspect(args) -> int:
     pf = bloom._native.ParquetFile(str(args.file), [args.column], None, False)
     chunks = pf.footer()["chunks"]
     if not chunks:
-        print(f"simdex bloom inspect: no column {args.column!r} in {args.file}", file=sys.stderr)
+        names = [c["path"] for c in pf.footer()["columns"]]
+        print(f"simdex bloom inspect: no column {args.column!r} in {args.file}; it has: {', '.join(names)}",
+              file=sys.stderr)
         return 2
     c0 = chunks[0]
     logical = c0["logical_type"] if c0["logical_type"] != "OTHER" else ""
@@ -147,14 +222,14 @@ def _run(fn):
             return fn(args)
         except BrokenPipeError:
             raise
-        except (ValueError, OSError) as e:
+        except (ValueError, OSError, ImportError) as e:
             print(f"simdex bloom: {e}", file=sys.stderr)
             return 1
     return handler
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("bloom", help="Parquet split-block bloom filters: build, probe, inspect",
+    p = subparsers.add_parser("bloom", help="Parquet split-block bloom filters: build, probe, inspect, add, lookup",
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="bloom_command", required=True)
 
@@ -187,9 +262,13 @@ def register(subparsers) -> None:
 
     pr = sub.add_parser("probe", help="check values against a filter file")
     pr.add_argument("filter")
-    typed(pr)
+    typed(pr, required=False)
     pr.add_argument("values", nargs="+")
     pr.set_defaults(func=_run(_cmd_probe))
+
+    from . import _bloom_datasets
+
+    _bloom_datasets.register(sub, _run, values_start_with_minus)
 
     ins = sub.add_parser("inspect", help="list a Parquet file's filters, or probe one column per row group")
     ins.add_argument("file")

@@ -1,0 +1,279 @@
+#include "registry.h"
+
+#include <algorithm>
+#include <exception>
+#include <map>
+#include <stdexcept>
+
+#include "common/json.h"
+
+namespace simdex::lab_bench {
+namespace json = bench::json;
+
+const char* verdict_name(verdict_kind k) {
+  switch (k) {
+    case verdict_kind::confirmed:
+      return "confirmed";
+    case verdict_kind::contradicted:
+      return "contradicted";
+    case verdict_kind::inconclusive:
+      return "inconclusive";
+  }
+  return "?";
+}
+
+namespace {
+
+std::vector<experiment>& mutable_registry() {
+  static std::vector<experiment> all;
+  return all;
+}
+
+std::string strings_json(const std::vector<std::string>& xs) {
+  std::vector<std::string> out;
+  for (const auto& x : xs) out.push_back(json::str(x));
+  return json::array(out);
+}
+
+std::string curve_json(const curve& c) {
+  std::vector<std::string> lines, markers;
+  for (const auto& l : c.lines) {
+    std::vector<std::string> pts;
+    for (const auto& p : l.points)
+      pts.push_back(
+          json::array({json::num(p.x), json::num(p.y), json::num(p.lo), json::num(p.hi)}));
+    lines.push_back(json::object({{"label", json::str(l.label)}, {"points", json::array(pts)}}));
+  }
+  for (const auto& m : c.markers)
+    markers.push_back(json::object({{"x", json::num(m.x)}, {"label", json::str(m.label)}}));
+  return json::object({{"section", json::str(c.section)},
+                       {"title", json::str(c.title)},
+                       {"x_label", json::str(c.x_label)},
+                       {"y_label", json::str(c.y_label)},
+                       {"x_log", c.x_log ? "true" : "false"},
+                       {"y_log", c.y_log ? "true" : "false"},
+                       {"lines", json::array(lines)},
+                       {"markers", json::array(markers)}});
+}
+
+std::vector<std::pair<std::string, std::string>> declaration(const experiment& e) {
+  return {{"id", json::str(e.id)},
+          {"study", json::num(static_cast<long long>(e.study))},
+          {"group", json::str(e.group)},
+          {"title", json::str(e.title)},
+          {"question", json::str(e.question)},
+          {"study_figure", json::str(e.study_figure)},
+          {"range", json::object({{"lo", json::num(e.range.lo)},
+                                  {"hi", json::num(e.range.hi)},
+                                  {"unit", json::str(e.range.unit)},
+                                  {"basis", json::str(e.range.basis)}})},
+          {"checks", strings_json(e.checks)}};
+}
+
+}  // namespace
+
+registration::registration(experiment e) {
+  auto& all = mutable_registry();
+  for (const auto& x : all)
+    if (x.id == e.id) throw std::logic_error("lab: experiment id registered twice: " + e.id);
+  all.push_back(std::move(e));
+  std::sort(all.begin(), all.end(), [](const experiment& a, const experiment& b) {
+    return a.study != b.study ? a.study < b.study : a.id < b.id;
+  });
+}
+
+const std::vector<experiment>& experiments() { return mutable_registry(); }
+
+const std::vector<study_entry>& study() {
+  static const std::vector<study_entry> entries = {
+      {1, "Stride access", "memory"},
+      {2, "Pointer chasing", "memory"},
+      {3, "False sharing", "concurrency"},
+      {4, "AoS vs SoA", "memory"},
+      {5, "Mutex vs atomic", "concurrency"},
+      {6, "Cache levels", "memory"},
+      {7, "ILP", "memory"},
+      {8, "Branch predictability", "memory"},
+      {9, "Inlining effects", "language"},
+      {10, "Cache associativity", "memory"},
+      {11, "Queue", "concurrency"},
+      {12, "Memory pool", "language"},
+      {13, "mmap vs read / pread", "memory"},
+      {14, "Memory order", "concurrency"},
+      {15, "Thread placement", "concurrency"},
+      {16, "Pipe vs shared-memory handoff", "concurrency"},
+      {17, "Dispatch cost", "language"},
+      {18, "Callable abstraction", "language"},
+      {19, "Clock call overhead", "language"},
+      {20, "MPSC and MPMC queue scaling", "concurrency"},
+      {21, "Blocking vs spinning", "concurrency"},
+      {22, "TLB pressure", "memory"},
+      {23, "Exception vs error code", "language"},
+      {24, "Lock variants", "concurrency"},
+      {25, "mmap private vs shared writes", "memory"},
+      {26, "Pipe vs socketpair", "concurrency"},
+      {27, "Cross-thread free", "concurrency"},
+      {28, "variant vs virtual hierarchy", "language"},
+      {29, "Container lookup", "memory"},
+      {30, "TCP loopback", "concurrency"},
+      {31, "Page fault and mlock", "memory"},
+      {32, "vector vs deque vs list", "memory"},
+      {33, "Allocator variants", "language"},
+      {34, "Mixed-size allocator variants", "language"},
+      {35, "dynamic_cast vs tag dispatch", "language"},
+      {36, "Queue message size", "concurrency"},
+      {37, "Aliasing effects", "memory"},
+  };
+  return entries;
+}
+
+trial::trial(bench::session& s, const experiment& e, const lab::memory_limits* limits)
+    : s_(s), e_(e), limits_(limits) {}
+
+std::vector<lab::summary> trial::measure(const std::string& part, const bench::params& p,
+                                         const std::string& unit, bench::better b,
+                                         const std::vector<contender>& cs,
+                                         const std::string& reference) {
+  auto sums = sample(cs);
+  double ref = 0;
+  for (std::size_t i = 0; i < cs.size(); ++i)
+    if (cs[i].first == reference) ref = sums[i].median;
+  for (std::size_t i = 0; i < cs.size(); ++i)
+    s_.record(e_.id + "." + part, p, cs[i].first, "", unit, b, sums[i].samples, reference, ref);
+  return sums;
+}
+
+std::vector<lab::summary> trial::sample(const std::vector<contender>& cs) {
+  std::vector<std::function<double()>> fns;
+  for (const auto& c : cs) fns.push_back(c.second);
+  return lab::interleaved(reps(), fns);
+}
+
+void trial::record(const std::string& part, const bench::params& p, const std::string& name,
+                   const std::string& unit, bench::better b, const lab::summary& s) {
+  s_.record(e_.id + "." + part, p, name, "", unit, b, s.samples);
+}
+
+void trial::figure(double value, const std::string& label) {
+  has_figure = true;
+  figure_value = value;
+  figure_label = label;
+}
+
+void trial::add(lab::check c) { checks.push_back(std::move(c)); }
+
+std::vector<lab::reading> trial::count(const std::string& label, const std::function<void()>& fn,
+                                       bool with_threads) {
+  lab::counters c(lab::all_events(), with_threads);
+  c.start();
+  fn();
+  c.stop();
+  auto rs = c.read();
+  readings.emplace_back(label, rs);
+  return rs;
+}
+
+void trial::plot(curve c) { curves.push_back(std::move(c)); }
+
+void trial::note(const std::string& text) { notes.push_back(text); }
+
+void trial::set(const std::string& key, double v) {
+  for (auto& [k, x] : values_)
+    if (k == key) {
+      x = v;
+      return;
+    }
+  values_.emplace_back(key, v);
+}
+
+double trial::get(const std::string& key) const {
+  for (const auto& [k, x] : values_)
+    if (k == key) return x;
+  throw std::out_of_range("lab: value '" + key + "' was never set by " + e_.id);
+}
+
+std::string run_experiment(bench::session& s, const experiment& e,
+                           const lab::memory_limits* limits) {
+  trial t(s, e, limits);
+  verdict v;
+  std::uint64_t t0 = lab::now_ns();
+  bool ran = false;
+  try {
+    e.run(t);
+    ran = true;
+  } catch (const std::exception& ex) {
+    v = {verdict_kind::inconclusive, std::string("the experiment failed: ") + ex.what()};
+  }
+  double seconds = static_cast<double>(lab::now_ns() - t0) * 1e-9;
+  if (ran) {
+    for (const auto& name : e.checks) {
+      bool seen = std::any_of(t.checks.begin(), t.checks.end(),
+                              [&](const lab::check& c) { return c.name == name; });
+      if (!seen)
+        t.add({name, lab::check_status::fail, "declared check '" + name + "' was never run"});
+    }
+    if (t.has_figure)
+      t.add(lab::in_range(t.figure_label, t.figure_value, e.range.lo, e.range.hi, e.range.unit));
+    auto bad = std::find_if(t.checks.begin(), t.checks.end(), [](const lab::check& c) {
+      return c.status == lab::check_status::fail;
+    });
+    if (bad != t.checks.end()) {
+      v = {verdict_kind::inconclusive, "not a valid measurement: " + bad->detail};
+    } else {
+      try {
+        v = e.judge(t);
+      } catch (const std::exception& ex) {
+        v = {verdict_kind::inconclusive, std::string("no verdict: ") + ex.what()};
+      }
+    }
+  }
+  std::fprintf(stderr, "  %s: %s: %s\n", e.id.c_str(), verdict_name(v.kind), v.reason.c_str());
+
+  std::vector<std::string> checks, readings, curves;
+  for (const auto& c : t.checks)
+    checks.push_back(json::object({{"name", json::str(c.name)},
+                                   {"status", json::str(lab::status_name(c.status))},
+                                   {"detail", json::str(c.detail)}}));
+  for (const auto& [label, rs] : t.readings) {
+    std::vector<std::string> items;
+    for (const auto& r : rs)
+      items.push_back(json::object({{"name", json::str(r.name)},
+                                    {"value", r.available ? json::num(r.value) : "null"},
+                                    {"status", json::str(r.status)}}));
+    readings.push_back(
+        json::object({{"label", json::str(label)}, {"readings", json::array(items)}}));
+  }
+  for (const auto& c : t.curves) curves.push_back(curve_json(c));
+  std::string figure = "null";
+  if (t.has_figure)
+    figure = json::object({{"value", json::num(t.figure_value)},
+                           {"unit", json::str(e.range.unit)},
+                           {"label", json::str(t.figure_label)}});
+  auto fields = declaration(e);
+  fields.insert(fields.end(), {{"figure", figure},
+                               {"verdict", json::str(verdict_name(v.kind))},
+                               {"reason", json::str(v.reason)},
+                               {"validity", json::array(checks)},
+                               {"counters", json::array(readings)},
+                               {"curves", json::array(curves)},
+                               {"notes", strings_json(t.notes)},
+                               {"seconds", json::num(seconds)}});
+  return json::object(fields);
+}
+
+std::string study_json() {
+  std::vector<std::string> entries;
+  for (const auto& s : study())
+    entries.push_back(json::object({{"number", json::num(static_cast<long long>(s.number))},
+                                    {"name", json::str(s.name)},
+                                    {"group", json::str(s.group)}}));
+  return json::array(entries);
+}
+
+std::string registry_json() {
+  std::vector<std::string> decls;
+  for (const auto& e : experiments()) decls.push_back(json::object(declaration(e)));
+  return json::object({{"study", study_json()}, {"experiments", json::array(decls)}});
+}
+
+}  // namespace simdex::lab_bench

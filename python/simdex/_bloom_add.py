@@ -1,0 +1,219 @@
+"""Adding bloom filters to Parquet files that lack them, without rewriting their data.
+
+The new file is the old one's bytes up to its footer, unchanged (so every page, index and
+offset stays valid), then one BloomFilterHeader + bitset per column chunk, then the old footer
+with ``bloom_filter_offset`` / ``bloom_filter_length`` set (every other footer byte copied
+through). It is written under a temporary name in the target's directory, synced, and renamed
+into place: a failure leaves the target as it was.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+import tempfile
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+
+from . import _bloom_values as _values
+from ._simdex import bloom as _native
+
+_COPY_CHUNK = 1 << 24
+
+
+def column_hashes(array, t: str, logical: str, type_length) -> np.ndarray:
+    """XXH64 of each non-null value of a pyarrow (Chunked)Array read from a column chunk, in
+    the column's physical form. Binary and string arrays are hashed straight from their buffers."""
+    import pyarrow as pa
+
+    if isinstance(array, pa.ChunkedArray):
+        parts = [column_hashes(c, t, logical, type_length) for c in array.chunks]
+        return np.concatenate(parts) if parts else np.zeros(0, np.uint64)
+    if array.null_count:
+        array = array.drop_null()
+    if len(array) == 0:
+        return np.zeros(0, np.uint64)
+    typ = array.type
+    if t == "BYTE_ARRAY" and (pa.types.is_string(typ) or pa.types.is_binary(typ)
+                              or pa.types.is_large_string(typ) or pa.types.is_large_binary(typ)):
+        large = pa.types.is_large_string(typ) or pa.types.is_large_binary(typ)
+        _, offsets_buf, data_buf = array.buffers()
+        offsets = np.frombuffer(offsets_buf, dtype=np.int64 if large else np.int32)
+        offsets = offsets[array.offset:array.offset + len(array) + 1].astype(np.int64)
+        data = np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None else np.zeros(0, np.uint8)
+        return _native.hash_offsets(data, np.ascontiguousarray(offsets))
+    if t == "BOOLEAN":
+        array = array.unique()  # two values at most: hash each once
+    return _values.hash_values(array, t, logical, type_length)[0]
+
+
+def _output_path(path: str, out, in_place: bool, many: bool) -> str:
+    if in_place:
+        if out is not None:
+            raise ValueError("give either out or in_place, not both")
+        return path
+    if out is None:
+        raise ValueError("give out (a file, or a directory for many files) or in_place=True; "
+                         "the original file is never modified unless asked")
+    out = Path(out)
+    if many or out.is_dir():
+        out.mkdir(parents=True, exist_ok=True)
+        return str(out / Path(path).name)
+    return str(out)
+
+
+def add_filters_file(path: str, columns, out: str, *, fpp: float = 0.01, ndv: int | None = None,
+                     sizing: str = "arrow", replace: bool = False, threads: int | None = None) -> dict:
+    """Adds filters for ``columns`` to one file, writing ``out`` (may equal ``path``)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    if not 0.0 < fpp < 1.0:
+        raise ValueError(f"fpp must be in (0, 1), got {fpp}")
+    if ndv is not None and ndv < 1:
+        raise ValueError(f"ndv must be at least 1, got {ndv}")
+    path = str(path)
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"no such file: {path}")
+    try:
+        nf = _native.ParquetFile(path, None, None, False)
+    except ValueError as e:
+        raise ValueError(f"cannot add filters to {path}: {e}") from None
+    footer = nf.footer()
+    if footer["encrypted"]:
+        raise ValueError(f"cannot add filters to {path}: its metadata is encrypted")
+    names = [c["path"] for c in footer["columns"]]
+    wanted = [columns] if isinstance(columns, str) else list(columns)
+    for c in wanted:
+        if c not in names:
+            raise ValueError(f"{path}: no column {c!r}; the file has: {', '.join(names)}")
+    chunks = [c for c in footer["chunks"] if c["path"] in wanted]
+    for c in chunks:
+        if c["encrypted"]:
+            raise ValueError(f"cannot add filters to {path}: column {c['path']!r} is encrypted")
+    todo = [c for c in chunks if replace or c["bloom_filter_offset"] < 0]
+    kept = len(chunks) - len(todo)
+
+    # Filters, in row-group order: each from that chunk's decoded values. A chunk is read and
+    # hashed by one of `threads` threads (pyarrow reads one column on one thread).
+    local = threading.local()
+
+    def build(c) -> tuple[int, int, bytes]:
+        if not hasattr(local, "reader"):
+            local.reader = pq.ParquetFile(path)
+        arr = local.reader.read_row_group(c["row_group"], columns=[c["path"]]).column(0)
+        logical = c["logical_type"] if c["logical_type"] != "OTHER" else ""
+        hashes = column_hashes(arr, c["physical_type"], logical, c["type_length"] or None)
+        # Distinct values counted by their hashes (Arrow's hash table: several times np.unique's speed).
+        distinct = ndv if ndv is not None else max(len(pa.array(hashes).unique()), 1)
+        f = _native.Filter.for_ndv(int(distinct), float(fpp), sizing)
+        f.insert_hashes(np.ascontiguousarray(hashes))
+        return c["row_group"], c["column"], f.serialize()
+
+    workers = max(1, min(threads or os.cpu_count() or 1, len(todo)))
+    if workers == 1:
+        blobs = [build(c) for c in todo]
+    else:
+        with ThreadPoolExecutor(workers) as ex:
+            blobs = list(ex.map(build, todo))
+
+    with open(path, "rb") as src:
+        start = nf.footer_offset
+        src.seek(start)
+        old_footer = src.read(nf.footer_length)
+        locs, at = [], start
+        for rg, col, blob in blobs:
+            locs.append((rg, col, at, len(blob)))
+            at += len(blob)
+        try:
+            new_footer = _native.set_bloom_locations(old_footer, locs)
+        except ValueError as e:
+            raise ValueError(f"cannot add filters to {path}: {e}") from None
+        _write_atomically(out, src, start, [b for _, _, b in blobs], new_footer)
+    return {"path": path, "out": out, "row_groups": footer["num_row_groups"], "filters_added": len(blobs),
+            "filters_kept": kept, "filter_bytes": sum(len(b) for _, _, b in blobs)}
+
+
+def _write_atomically(out: str, src, prefix_len: int, blobs, footer: bytes) -> None:
+    out_dir = os.path.dirname(os.path.abspath(out))
+    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(out) + ".", suffix=".simdex-tmp", dir=out_dir)
+    try:
+        with os.fdopen(fd, "wb") as dst:
+            _copy_prefix(src, dst, prefix_len)
+            for b in blobs:
+                dst.write(b)
+            dst.write(footer)
+            dst.write(struct.pack("<I", len(footer)) + b"PAR1")
+            dst.flush()
+            os.fsync(dst.fileno())
+        try:
+            os.chmod(tmp, os.stat(src.name).st_mode & 0o7777)
+        except OSError:
+            pass
+        # The new file must parse before it replaces anything.
+        _native.ParquetFile(tmp, [], None, True)
+        os.replace(tmp, out)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def _copy_prefix(src, dst, n: int) -> None:
+    """The first n bytes of src into dst: in the kernel where it can (no user-space copy)."""
+    done = 0
+    sfd, dfd = src.fileno(), dst.fileno()
+    dst.flush()
+    if hasattr(os, "copy_file_range"):
+        try:
+            while done < n:
+                got = os.copy_file_range(sfd, dfd, min(n - done, 1 << 30), done)
+                if got == 0:
+                    break
+                done += got
+        except OSError:
+            done = 0
+            os.lseek(dfd, 0, os.SEEK_SET)
+            os.ftruncate(dfd, 0)
+    while done < n:
+        buf = os.pread(sfd, min(_COPY_CHUNK, n - done), done)
+        if not buf:
+            raise OSError(f"{src.name} shrank while being copied")
+        os.write(dfd, buf)
+        done += len(buf)
+    os.lseek(dfd, n, os.SEEK_SET)
+
+
+def add_filters(source, columns, *, out=None, in_place: bool = False, fpp: float = 0.01,
+                ndv: int | None = None, sizing: str = "arrow", replace: bool = False,
+                threads: int | None = None, progress=None) -> list:
+    """Adds bloom filters for ``columns`` to Parquet files that lack them.
+
+    source: a file, a directory, a list of them, or a pyarrow.dataset.Dataset. Each row group's
+    filter holds that chunk's distinct values, sized by ``ndv`` (default: the distinct values
+    counted) and ``fpp`` with Arrow's formula (``sizing="model"``: the exact SBBF model). Data
+    pages are copied byte for byte. out: the new file (one source file) or a directory; or
+    in_place=True to replace the originals (atomically). Chunks that already have a filter keep
+    it unless replace=True. ``threads`` (default: the CPU count) read and hash row groups in
+    parallel. Returns one dict per file: path, out, filters_added, filter_bytes."""
+    from ._bloom_dataset import resolve
+
+    files, _ = resolve(source)
+    if not files:
+        raise ValueError("no Parquet files in the source")
+    many = len(files) > 1 or (isinstance(source, (str, os.PathLike)) and Path(source).is_dir())
+    outs = [_output_path(f, out, in_place, many) for f in files]
+    if len(set(map(os.path.abspath, outs))) != len(outs):
+        raise ValueError("two source files would be written to the same output path")
+    results = []
+    for i, (f, o) in enumerate(zip(files, outs)):
+        results.append(add_filters_file(f, columns, o, fpp=fpp, ndv=ndv, sizing=sizing, replace=replace,
+                                        threads=threads))
+        if progress:
+            progress(i + 1, len(files))
+    return results

@@ -1,0 +1,623 @@
+"""Point lookups over many Parquet files: which row groups may hold any of a set of values.
+
+Each file costs its footer and, for the row groups its min/max statistics cannot rule out, the
+filter blocks the values' hashes select (ranged reads; no column data). Statistics are used
+first, then bloom filters. A filter that cannot be read is ignored with a warning and its row
+group is read: a wrong "absent" would lose rows, a wrong "maybe" only costs a read.
+"""
+
+from __future__ import annotations
+
+import bisect
+import dataclasses
+import functools
+import os
+import struct
+import time
+import warnings
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+
+from . import _bloom_values as _values
+from ._simdex import bloom as _native
+
+# Probe calls take this many hashes at a time (bounds the per-call scratch memory).
+_HASH_BATCH = 1 << 16
+
+
+class FilterWarning(UserWarning):
+    """A bloom filter could not be used (corrupt, truncated, unreadable); its row group is read."""
+
+
+@dataclasses.dataclass
+class PruneReport:
+    """What a prune or lookup did. Row groups: total = skipped_by_statistics +
+    skipped_by_filters + read."""
+
+    files: int = 0
+    row_groups: int = 0
+    skipped_by_statistics: int = 0
+    skipped_by_filters: int = 0
+    read: int = 0
+    read_without_filter: int = 0   # read because there was no filter to ask
+    filter_errors: int = 0         # filters ignored (warned): their row groups are read
+    values: int = 0                # distinct values looked up
+    footer_bytes: int = 0
+    filter_reads: int = 0
+    filter_bytes: int = 0          # filter headers and blocks read
+    expected_false_positives: float = 0.0  # row groups the filters' FPP lets through, expected
+    matched: int | None = None     # lookup only: row groups that held a matching row
+    rows: int | None = None        # lookup only: rows returned
+    seconds: float = 0.0
+
+    def merge(self, other: PruneReport) -> None:
+        for f in dataclasses.fields(self):
+            a, b = getattr(self, f.name), getattr(other, f.name)
+            if f.name == "values":
+                setattr(self, f.name, max(a, b))
+            elif a is None or b is None:
+                setattr(self, f.name, b if a is None else a)
+            else:
+                setattr(self, f.name, a + b)
+
+    def __str__(self) -> str:
+        rows = [("files", self.files), ("row groups", self.row_groups),
+                ("  skipped by statistics", self.skipped_by_statistics),
+                ("  skipped by bloom filters", self.skipped_by_filters),
+                ("  read", self.read),
+                ("    of which without a filter", self.read_without_filter),
+                ("    of which with an unusable filter", self.filter_errors),
+                ("values looked up", self.values),
+                ("footer bytes read", self.footer_bytes),
+                ("filter reads / bytes", f"{self.filter_reads} / {self.filter_bytes}"),
+                ("expected false positives", f"{self.expected_false_positives:.2f}")]
+        if self.matched is not None:
+            rows.append(("row groups with a match", self.matched))
+        if self.rows is not None:
+            rows.append(("rows returned", self.rows))
+        rows.append(("time", f"{self.seconds * 1e3:.1f} ms"))
+        w = max(len(k) for k, _ in rows)
+        return "\n".join(f"{k:<{w}}  {v}" for k, v in rows)
+
+
+class Pruned(list):
+    """The (path, row_group) pairs that may hold a value, in file order, with ``.report``."""
+
+    def __init__(self, pairs=(), report: PruneReport | None = None):
+        super().__init__(pairs)
+        self.report = report or PruneReport()
+
+    def by_file(self) -> dict:
+        out: dict = {}
+        for path, rg in self:
+            out.setdefault(path, []).append(rg)
+        return out
+
+
+# ---- sources -------------------------------------------------------------------------------------
+
+def _is_hidden(name: str) -> bool:
+    # pyarrow.dataset's default: files starting with "." or "_" (_SUCCESS, _metadata) are not data.
+    return name.startswith((".", "_"))
+
+
+def resolve(source) -> tuple[list[str], object]:
+    """(file paths, pyarrow Dataset or None) for a file, a directory, a list of paths or a
+    pyarrow.dataset.Dataset. Missing paths raise FileNotFoundError."""
+    if _values.is_pyarrow(source) and hasattr(source, "get_fragments"):
+        import pyarrow.fs as pafs
+
+        fs = getattr(source, "filesystem", None)
+        if fs is not None and not isinstance(fs, pafs.LocalFileSystem):
+            raise ValueError(f"only datasets on the local filesystem are supported, not {type(fs).__name__}")
+        return [f.path for f in source.get_fragments()], source
+    if isinstance(source, (str, os.PathLike)):
+        items = [source]
+    else:
+        items = list(source)
+    files: list[str] = []
+    for item in items:
+        p = Path(item)
+        if p.is_dir():
+            for root, dirs, names in os.walk(p):
+                dirs[:] = sorted(d for d in dirs if not _is_hidden(d))
+                files += [os.path.join(root, n) for n in sorted(names) if not _is_hidden(n)]
+        elif p.exists():
+            files.append(str(p))
+        else:
+            raise FileNotFoundError(f"no such file or directory: {item}")
+    return files, None
+
+
+# ---- values --------------------------------------------------------------------------------------
+
+class Values:
+    """The looked-up values, hashed and in physical form once per column type met."""
+
+    def __init__(self, values):
+        self.has_null = False
+        if _values.is_pyarrow(values):
+            import pyarrow as pa
+
+            if isinstance(values, pa.Scalar):
+                values = pa.array([values.as_py()], values.type) if values.is_valid else pa.nulls(1, values.type)
+            if isinstance(values, pa.ChunkedArray):
+                values = values.combine_chunks()
+            self.has_null = values.null_count > 0
+            values = values.drop_null().unique()
+        elif isinstance(values, (np.ndarray, np.generic)):
+            values = np.asarray(values)
+            values = values.reshape(1) if values.ndim == 0 else values
+            if values.ndim != 1:
+                raise ValueError(f"expected a 1-D array of values, got shape {values.shape}")
+            if values.dtype.kind == "f":
+                # Distinct bit patterns: -0.0 and 0.0 are different values to a filter and to isin.
+                u = np.unique(values.view(np.uint32 if values.itemsize == 4 else np.uint64))
+                values = u.view(values.dtype)
+            elif values.dtype.kind in "iub":
+                values = np.unique(values)
+            else:
+                values = list(values)
+        elif _values.is_scalar(values):
+            values = [values]
+        else:
+            values = list(values)
+        if isinstance(values, list):
+            self.has_null = any(v is None for v in values)
+            seen, uniq = set(), []
+            for v in values:
+                if v is None:
+                    continue
+                try:
+                    # Keyed by type too (1 and 1.0 and True hash differently); floats by bits.
+                    key = (type(v), struct.pack("<d", v) if isinstance(v, float) else v)
+                    if key in seen:
+                        continue
+                    seen.add(key)
+                except TypeError:
+                    pass
+                uniq.append(v)
+            values = uniq
+        self.values = values
+        self._by_type: dict = {}
+
+    def __len__(self) -> int:
+        return len(self.values) + self.has_null
+
+    def typed(self, t: str, logical: str, type_length):
+        """(Physical, hashes, sort order, sorted comparable values) for a column type."""
+        key = (t, logical, type_length)
+        got = self._by_type.get(key)
+        if got is None:
+            try:
+                phys = _values.physical_values(self.values, t, "" if logical == "OTHER" else logical, type_length)
+            except ValueError as e:
+                raise ValueError(f"values do not fit the column ({t}{' ' + logical if logical else ''}): {e}") from None
+            hashes = _values.hash_physical(phys)
+            order, keys = _sortable(phys, logical)
+            got = self._by_type[key] = (phys, np.ascontiguousarray(hashes, dtype=np.uint64), order, keys)
+        return got
+
+
+def _unsigned(logical: str) -> bool:
+    return logical.startswith("INT(") and logical.endswith("UNSIGNED)")
+
+
+def _sortable(phys, logical: str):
+    """(order, keys): indices sorting the values, and the sorted values in the order the
+    column's statistics use; (None, None) where statistics cannot be compared."""
+    t, data = phys.type, phys.data
+    if logical == "OTHER":  # a logical type this reader does not know: its order is unknown
+        return None, None
+    if t in ("INT32", "INT64"):
+        arr = data.view(np.uint32 if t == "INT32" else np.uint64) if _unsigned(logical) else data
+        order = np.argsort(arr, kind="stable")
+        return order, arr[order]
+    if t in ("FLOAT", "DOUBLE"):
+        order = np.argsort(data, kind="stable")  # NaNs sort last
+        return order, data[order]
+    if t == "BOOLEAN":
+        arr = data.astype(np.uint8)
+        order = np.argsort(arr, kind="stable")
+        return order, arr[order]
+    if t == "BYTE_ARRAY" and logical in ("", "STRING", "ENUM", "JSON", "BSON"):
+        order = sorted(range(len(data)), key=data.__getitem__)
+        return np.array(order, dtype=np.int64), [data[i] for i in order]
+    if t == "FIXED_LEN_BYTE_ARRAY" and logical in ("", "UUID"):
+        rows = [bytes(r) for r in data]
+        order = sorted(range(len(rows)), key=rows.__getitem__)
+        return np.array(order, dtype=np.int64), [rows[i] for i in order]
+    return None, None  # INT96, decimals in bytes, FLOAT16, INTERVAL: no usable order here
+
+
+def _decode_stat(raw: bytes, t: str, logical: str):
+    if t in ("INT32", "INT64"):
+        width = 4 if t == "INT32" else 8
+        if len(raw) != width:
+            return None
+        return int.from_bytes(raw, "little", signed=not _unsigned(logical))
+    if t in ("FLOAT", "DOUBLE"):
+        if len(raw) != (4 if t == "FLOAT" else 8):
+            return None
+        v = struct.unpack("<f" if t == "FLOAT" else "<d", raw)[0]
+        return None if v != v else v
+    if t == "BOOLEAN":
+        return raw[0] if len(raw) == 1 else None
+    return bytes(raw)
+
+
+def _stat_ranges(chunks, keys, t: str, logical: str) -> list:
+    """Per chunk, [a, b) of the sorted keys inside its [min, max], or None where the chunk's
+    statistics say nothing usable (absent, or of an unexpected width)."""
+    n = len(keys)
+    bounds = []
+    for c in chunks:
+        lo = _decode_stat(c["min"], t, logical) if c["min"] is not None else None
+        hi = _decode_stat(c["max"], t, logical) if c["max"] is not None else None
+        bad = (c["min"] is not None and lo is None) or (c["max"] is not None and hi is None)
+        bounds.append(None if bad or (c["min"] is None and c["max"] is None) else (lo, hi))
+    if not isinstance(keys, np.ndarray):
+        return [None if bd is None else (bisect.bisect_left(keys, bd[0]) if bd[0] is not None else 0,
+                                         bisect.bisect_right(keys, bd[1]) if bd[1] is not None else n)
+                for bd in bounds]
+    # Numbers: two searchsorted calls for the whole file (a missing bound is the keys' own end).
+    live = [i for i, bd in enumerate(bounds) if bd is not None]
+    out: list = [None] * len(chunks)
+    if not live or n == 0:
+        return out
+    lo = np.array([bounds[i][0] if bounds[i][0] is not None else keys[0] for i in live], dtype=keys.dtype)
+    hi = np.array([bounds[i][1] if bounds[i][1] is not None else keys[-1] for i in live], dtype=keys.dtype)
+    a = np.searchsorted(keys, lo, "left")
+    b = np.searchsorted(keys, hi, "right")
+    for k, i in enumerate(live):
+        out[i] = (int(a[k]), int(b[k]))
+    return out
+
+
+# ---- one file ------------------------------------------------------------------------------------
+
+def _column_error(path: str, column: str, footer: dict) -> ValueError:
+    names = [c["path"] for c in footer["columns"]]
+    shown = ", ".join(names[:50]) + (f", ... ({len(names)} columns)" if len(names) > 50 else "")
+    return ValueError(f"{path}: no column {column!r}; the file has: {shown}")
+
+
+def open_file(path: str, column: str):
+    """The native file with only `column`'s chunks kept; ValueError naming the real columns
+    when it has no such column, and for encrypted files."""
+    try:
+        pf = _native.ParquetFile(str(path), [column], None, False)
+    except ValueError as e:
+        raise ValueError(f"not a readable Parquet file: {e}") from None
+    footer = pf.footer()
+    if footer["encrypted"]:
+        raise ValueError(f"{path}: encrypted Parquet files are not supported")
+    if not any(c["path"] == column for c in footer["columns"]):
+        raise _column_error(path, column, footer)
+    return pf, footer
+
+
+def prune_file(path: str, column: str, values: Values, use_statistics: bool = True,
+               use_filters: bool = True) -> tuple[list[int], PruneReport]:
+    """The row groups of one file that may hold a value, and what it took to know."""
+    rep = PruneReport(files=1, values=len(values))
+    pf, footer = open_file(path, column)
+    rep.footer_bytes = pf.footer_length + 8
+    chunks = footer["chunks"]
+    rep.row_groups = footer["num_row_groups"]
+    if not chunks:
+        rep.read = rep.read_without_filter = rep.row_groups
+        return list(range(rep.row_groups)), rep
+    c0 = chunks[0]
+    t = c0["physical_type"]
+    logical = c0["logical_type"]  # "OTHER" (a type this reader does not know): no statistics
+    tl = c0["type_length"] or None
+    phys, hashes, order, keys = values.typed(t, logical, tl) if len(values.values) else (None, None, None, None)
+    n = len(values.values)
+    nan_idx = np.flatnonzero(phys.nan) if phys is not None and phys.nan is not None else None
+
+    survivors: list[int] = []
+    # Per chunk: the candidate value indices (None: all of them), after statistics.
+    candidates: dict[int, object] = {}
+    ranges = _stat_ranges(chunks, keys, t, logical) if use_statistics and n and keys is not None else None
+    for i, c in enumerate(chunks):
+        num, nulls = c["num_values"], c["null_count"]
+        null_hit = values.has_null and nulls != 0  # a null in the values matches null rows
+        if use_statistics and not null_hit and nulls >= 0 and nulls == num:
+            rep.skipped_by_statistics += 1  # only nulls here, no value can match
+            continue
+        cand = None
+        if ranges is not None and ranges[i] is not None:
+            a, b = ranges[i]
+            if nan_idx is not None:  # statistics leave NaN out: never ruled out by them
+                cand = np.union1d(order[a:b], nan_idx)
+            elif a != 0 or b != n:
+                cand = order[a:b]
+            if cand is not None and len(cand) == 0 and not null_hit:
+                rep.skipped_by_statistics += 1
+                continue
+        if null_hit or not n or not use_filters or c["bloom_filter_offset"] < 0:
+            survivors.append(i)
+            if not null_hit and n and c["bloom_filter_offset"] < 0:
+                rep.read_without_filter += 1
+            continue
+        candidates[i] = cand
+
+    # Filters: the chunks with every value a candidate in one bulk probe; the others alone.
+    passed: set = set()
+    groups: list[tuple[list[int], object]] = []
+    full = [i for i, cand in candidates.items() if cand is None]
+    if full:
+        groups.append((full, None))
+    groups += [([i], cand) for i, cand in candidates.items() if cand is not None]
+    for idx, cand in groups:
+        hs = hashes if cand is None else np.ascontiguousarray(hashes[cand])
+        alive = np.zeros(len(idx), dtype=bool)
+        errs_seen: list = [""] * len(idx)
+        for s in range(0, len(hs), _HASH_BATCH):
+            batch = hs[s:s + _HASH_BATCH]
+            out, errs, reads, nbytes = pf.probe(idx, batch)
+            rep.filter_reads += reads
+            rep.filter_bytes += nbytes
+            alive |= out.reshape(len(idx), len(batch)).any(axis=1)
+            for k, e in enumerate(errs):
+                if e and not errs_seen[k]:
+                    errs_seen[k] = e
+        for k, i in enumerate(idx):
+            c = chunks[i]
+            if errs_seen[k]:
+                rep.filter_errors += 1
+                warnings.warn(f"{path}: row group {c['row_group']}, column {column!r}: bloom filter ignored, "
+                              f"the row group is read: {errs_seen[k]}", FilterWarning, stacklevel=3)
+                passed.add(i)
+                continue
+            if alive[k]:
+                passed.add(i)
+            k_vals = len(hs)
+            nb = _filter_bytes(c)
+            if nb and c["num_values"] > 0:
+                p = _model_fpp(max(int(c["num_values"]) - max(int(c["null_count"]), 0), 1), nb)
+                rep.expected_false_positives += 1.0 - (1.0 - p) ** k_vals
+    survivors += list(passed)
+    rep.skipped_by_filters = len(candidates) - len(passed)
+    survivors.sort()
+    rgs = [chunks[i]["row_group"] for i in survivors]
+    # Row groups with no chunk of this column (none in practice) cannot be ruled out.
+    have = {c["row_group"] for c in chunks}
+    rgs = sorted(set(rgs) | (set(range(rep.row_groups)) - have))
+    rep.read = len(rgs)
+    return rgs, rep
+
+
+@functools.lru_cache(maxsize=4096)
+def _model_fpp(ndv: int, num_bytes: int) -> float:
+    # The model sums a Poisson series (~15 us); chunks of one dataset share a few shapes.
+    return _native.model_fpp(ndv, float(num_bytes))
+
+
+def _filter_bytes(c) -> int:
+    # bloom_filter_length covers the header (under 32 bytes for every known writer) + bitset.
+    n = c["bloom_filter_length"]
+    return (n // 32) * 32 if n and n > 0 else 0
+
+
+# ---- many files ----------------------------------------------------------------------------------
+
+def prune_files(files, column: str, values: Values, *, use_statistics=True, use_filters=True,
+                threads=None, progress=None) -> Pruned:
+    t0 = time.perf_counter()
+    report = PruneReport(values=len(values))
+    results: list = [None] * len(files)
+    if not isinstance(column, str) or not column:
+        raise ValueError("column must be a non-empty column path (dotted for nested columns)")
+
+    def one(i):
+        results[i] = prune_file(files[i], column, values, use_statistics, use_filters)
+        return i
+
+    if threads == 1 or len(files) <= 1:
+        for i in range(len(files)):
+            one(i)
+            if progress:
+                progress(i + 1, len(files))
+    else:
+        for done, _ in enumerate(_pool(threads).map(one, range(len(files))), 1):
+            if progress:
+                progress(done, len(files))
+    pairs = []
+    for path, (rgs, rep) in zip(files, results):
+        pairs += [(path, rg) for rg in rgs]
+        report.merge(rep)
+    report.values = len(values)
+    report.seconds = time.perf_counter() - t0
+    return Pruned(pairs, report)
+
+
+def prune(source, column: str, values, *, use_statistics: bool = True, use_filters: bool = True,
+          threads: int | None = None, progress=None) -> Pruned:
+    """The (path, row_group) pairs of a dataset that may hold any of ``values`` in ``column``.
+
+    source: a Parquet file, a directory (walked recursively; names starting with "." or "_" are
+    skipped, as pyarrow.dataset does), a list of those, or a pyarrow.dataset.Dataset on the local
+    filesystem. values: a scalar, a list, a numpy array or a pyarrow array, interpreted by the
+    column's logical type (Decimal, date, datetime, UUID, ...); None matches null rows, as
+    pyarrow's ``isin`` does. Only footers and filter blocks are read; the result's ``.report``
+    says how many row groups statistics and filters ruled out."""
+    files, _ = resolve(source)
+    return prune_files(files, column, Values(values), use_statistics=use_statistics,
+                       use_filters=use_filters, threads=threads, progress=progress)
+
+
+def _field_expr(column: str):
+    import pyarrow.compute as pc
+
+    return pc.field(*column.split(".")) if "." in column else pc.field(column)
+
+
+def _schema_field(schema, column: str):
+    import pyarrow as pa
+
+    typ = None
+    for k, part in enumerate(column.split(".")):
+        fields = schema if k == 0 else typ
+        idx = fields.get_field_index(part) if k == 0 else typ.get_field_index(part)
+        if idx < 0:
+            return None
+        typ = (schema.field(idx) if k == 0 else typ.field(idx)).type
+        if k < len(column.split(".")) - 1 and not pa.types.is_struct(typ):
+            return None
+    return typ
+
+
+def value_set(values: Values, arrow_type):
+    """The values as a pyarrow array of the column's type (the isin value set)."""
+    import pyarrow as pa
+
+    try:
+        vals = values.values
+        if _values.is_pyarrow(vals):
+            arr = vals.cast(arrow_type)
+        else:
+            arr = pa.array(vals if not isinstance(vals, np.ndarray) else vals, type=arrow_type)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, TypeError, ValueError, OverflowError) as e:
+        raise ValueError(f"values do not fit the column's type {arrow_type}: {e}") from None
+    if values.has_null:
+        arr = pa.concat_arrays([arr, pa.nulls(1, arrow_type)])
+    return arr
+
+
+def read_pruned(pruned: Pruned, column: str, values: Values, columns=None, dataset=None,
+                files=None) -> object:
+    """The matching rows of the surviving row groups (one pyarrow scan, the same predicate a
+    full scan would use); sets report.matched and report.rows."""
+    import pyarrow as pa
+    import pyarrow.dataset as pds
+    import pyarrow.parquet as pq
+
+    fmt = pds.ParquetFileFormat()
+    partition = {}
+    if dataset is not None:
+        schema = dataset.schema
+        fs = dataset.filesystem
+        partition = {f.path: f.partition_expression for f in dataset.get_fragments()}
+    else:
+        import pyarrow.fs as pafs
+
+        fs = pafs.LocalFileSystem()
+        first = pruned[0][0] if pruned else (files[0] if files else None)
+        if first is None:
+            raise ValueError("no Parquet files in the source")
+        schema = pq.read_schema(first)
+    typ = _schema_field(schema, column)
+    if typ is None:
+        raise ValueError(f"no column {column!r} in the dataset's schema ({', '.join(schema.names)})")
+    if columns is not None:
+        columns = [columns] if isinstance(columns, str) else list(columns)
+        missing = [c for c in columns if _schema_field(schema, c) is None]
+        if missing:
+            raise ValueError(f"no column(s) {', '.join(map(repr, missing))} in the dataset's schema "
+                             f"({', '.join(schema.names)})")
+    if dataset is None and pruned:
+        got = _read_direct(pruned, column, values, schema, columns)
+        if got is not None:
+            pruned.report.rows, pruned.report.matched = got[0].num_rows, got[1]
+            return got[0]
+    expr = _field_expr(column).isin(value_set(values, typ))
+    frags = [fmt.make_fragment(path, filesystem=fs, row_groups=[rg],
+                               **({"partition_expression": partition[path]} if path in partition else {}))
+             for path, rg in pruned]
+    ds = pds.FileSystemDataset(frags, schema, fmt, filesystem=fs) if frags else None
+    if ds is None:
+        table = schema.empty_table()
+        if columns is not None:
+            table = table.select(columns)
+        pruned.report.matched, pruned.report.rows = 0, 0
+        return table
+    batches, matched = [], set()
+    for tagged in ds.scanner(filter=expr, columns=columns, use_threads=True).scan_batches():
+        b = tagged.record_batch
+        if b.num_rows:
+            matched.add((tagged.fragment.path, tagged.fragment.row_groups[0].id))
+            batches.append(b)
+    out_schema = ds.scanner(columns=columns).projected_schema
+    table = pa.Table.from_batches(batches, schema=out_schema)
+    pruned.report.matched, pruned.report.rows = len(matched), table.num_rows
+    return table
+
+
+def _read_direct(pruned: Pruned, column: str, values: Values, schema, columns, threads=None):
+    """The surviving row groups read with pyarrow.parquet, several at a time: first the lookup
+    column alone, matched with the same ``is_in`` a dataset scan's ``isin`` filter applies; the
+    other columns only for row groups that hold a match. None where this path does not apply
+    (a nested column, files whose schemas differ): the dataset scanner does it then."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    if "." in column or schema.get_field_index(column) < 0:
+        return None
+    want = list(schema.names) if columns is None else list(columns)
+    if any(schema.get_field_index(c) < 0 for c in want):
+        return None
+    vs = value_set(values, schema.field(column).type)
+
+    def one(item):
+        path, rgs = item
+        pf = pq.ParquetFile(path)
+        if not pf.schema_arrow.equals(schema):
+            return None
+        out = []
+        for rg in rgs:
+            key = pf.read_row_group(rg, columns=[column]).column(0)
+            mask = pc.is_in(key, value_set=vs)
+            if not pc.any(mask).as_py():
+                continue
+            others = [c for c in want if c != column]
+            rest = pf.read_row_group(rg, columns=others) if others else None
+            cols = {column: key.filter(mask)}
+            if rest is not None:
+                rest = rest.filter(mask)
+                cols.update((c, rest.column(c)) for c in others)
+            out.append(pa.table([cols[c] for c in want], schema=pa.schema([schema.field(c) for c in want])))
+        return out
+
+    items = list(pruned.by_file().items())
+    results = list(_pool(threads).map(one, items)) if len(items) > 1 else [one(i) for i in items]
+    if any(r is None for r in results):
+        return None
+    parts = [t for r in results for t in r]
+    if not parts:
+        return pa.schema([schema.field(c) for c in want]).empty_table(), 0
+    return pa.concat_tables(parts), len(parts)
+
+
+_POOLS: dict = {}
+
+
+def _pool(threads=None) -> ThreadPoolExecutor:
+    """A thread pool kept for the process (starting threads per call costs more than a small
+    lookup's reads)."""
+    n = threads or min(8, (os.cpu_count() or 1) * 2)
+    ex = _POOLS.get(n)
+    if ex is None:
+        ex = _POOLS[n] = ThreadPoolExecutor(n, thread_name_prefix="simdex-bloom")
+    return ex
+
+
+def lookup(source, column: str, values, columns=None, *, use_statistics: bool = True,
+           use_filters: bool = True, threads: int | None = None, progress=None,
+           return_report: bool = False):
+    """The rows whose ``column`` is one of ``values``, as a pyarrow.Table, reading only the row
+    groups :func:`prune` keeps. Exactly the rows of a full scan with
+    ``pyarrow.dataset.field(column).isin(values)``, in file and row-group order. ``columns``
+    selects the columns returned. With return_report=True: (table, PruneReport)."""
+    t0 = time.perf_counter()
+    files, dataset = resolve(source)
+    vals = Values(values)
+    pruned = prune_files(files, column, vals, use_statistics=use_statistics, use_filters=use_filters,
+                         threads=threads, progress=progress)
+    table = read_pruned(pruned, column, vals, columns, dataset, files)
+    pruned.report.seconds = time.perf_counter() - t0
+    return (table, pruned.report) if return_report else table

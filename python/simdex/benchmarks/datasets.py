@@ -1,0 +1,444 @@
+"""``simdex bench datasets``: bloom filters at dataset scale, against pyarrow.dataset and DuckDB.
+
+A generated dataset (quick: 32 files x 8 row groups x 64K rows; full: 256 x 16 x 256K) of random
+int64 and string keys plus a payload column, written by pyarrow without filters, then given
+filters by ``simdex.bloom.add_filters`` (1% FPP, Arrow sizing). On the files with filters, in
+one run with interleaved repetitions:
+
+- lookups of 1, 100 and 10,000 keys (drawn from the data, different keys every repetition):
+  ``simdex.bloom.lookup``, ``pyarrow.dataset`` with ``field(k).isin(keys)`` (dataset discovered
+  once, outside the timing) and DuckDB ``SELECT * ... WHERE k IN (...)`` over ``read_parquet``,
+  all returning an Arrow table; every contender's row count is checked against the others;
+- the row groups simdex reads: those holding a match plus the filters' false positives, against
+  the number the filters' FPP predicts;
+- adding filters to a file without them (``add_filters``) against rewriting it with pyarrow
+  (``read_table`` + ``write_table`` with ``bloom_filter_options``, same row groups); the added
+  files' data bytes are compared with the originals';
+- the same on a Dask LocalCluster of 1 and of 2 worker processes (all files; and the
+  10,000-key lookup).
+
+The data is generated once per mode under ``$SIMDEX_DATASETS_DIR`` (default: the output
+directory's ``datasets-<mode>``) and reused while its parameters match;
+``$SIMDEX_DATASETS_SHAPE=files,row_groups,rows`` runs another shape.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import shutil
+import statistics
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+
+from . import group
+
+SHAPES = {"quick": (32, 8, 1 << 16), "full": (256, 16, 1 << 18)}
+FPP = 0.01
+POOL_PER_ROW_GROUP = 64
+
+
+# ---- machine load --------------------------------------------------------------------------------
+
+def _cpu_times():
+    with open("/proc/stat") as f:
+        parts = f.readline().split()[1:]
+    vals = [int(x) for x in parts]
+    steal = vals[7] if len(vals) > 7 else 0
+    return sum(vals), vals[3] + (vals[4] if len(vals) > 4 else 0), steal
+
+
+class LoadMeter:
+    """Load average and the share of CPU time that was busy (anyone's) or stolen by the host,
+    over a stretch of the run: says how loaded the shared machine was while we measured."""
+
+    def __init__(self):
+        self.t0 = _cpu_times()
+        self.load0 = os.getloadavg()
+
+    def read(self) -> dict:
+        t1 = _cpu_times()
+        total = max(t1[0] - self.t0[0], 1)
+        return {"loadavg_1m_start": round(self.load0[0], 2), "loadavg_1m_end": round(os.getloadavg()[0], 2),
+                "busy_share": round(1 - (t1[1] - self.t0[1]) / total, 3),
+                "steal_share": round((t1[2] - self.t0[2]) / total, 3), "cpus": os.cpu_count()}
+
+
+def _shape(mode: str) -> tuple:
+    """(files, row groups per file, rows per row group): the mode's, or $SIMDEX_DATASETS_SHAPE
+    ("files,row_groups,rows") for a run of another size (the report names the shape used)."""
+    env = os.environ.get("SIMDEX_DATASETS_SHAPE")
+    if env:
+        try:
+            f, g, r = (int(x) for x in env.split(","))
+        except ValueError:
+            raise ValueError(f"SIMDEX_DATASETS_SHAPE={env!r}: expected files,row_groups,rows") from None
+        return f, g, r
+    return SHAPES[mode]
+
+
+# ---- data ----------------------------------------------------------------------------------------
+
+def _generate(root: Path, mode: str, log) -> dict:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    from .. import bloom
+
+    files, rgs, rows = _shape(mode)
+    meta_path = root / "meta.json"
+    want = {"files": files, "row_groups": rgs, "rows": rows, "fpp": FPP, "version": 1}
+    if meta_path.exists():
+        try:
+            meta = json.loads(meta_path.read_text())
+            if meta.get("params") == want and all((root / "filtered" / f).exists() for f in meta["names"]):
+                return meta
+        except (OSError, ValueError, KeyError):
+            pass
+    shutil.rmtree(root, ignore_errors=True)
+    (root / "plain").mkdir(parents=True)
+    rng = np.random.default_rng(20261124)
+    names, pool_k, pool_s = [], [], []
+    for i in range(files):
+        n = rgs * rows
+        k = rng.integers(-(2**63), 2**63 - 1, n, dtype=np.int64, endpoint=True)
+        s = pc.cast(pa.array(rng.integers(0, 2**63 - 1, n, dtype=np.int64)), pa.string())
+        v = rng.random(n)
+        pick = np.concatenate([rng.choice(rows, POOL_PER_ROW_GROUP, replace=False) + g * rows for g in range(rgs)])
+        pool_k.append(k[pick])
+        pool_s += s.take(pa.array(pick)).to_pylist()
+        name = f"part-{i:05d}.parquet"
+        pq.write_table(pa.table({"k": k, "s": s, "v": v}), root / "plain" / name, row_group_size=rows)
+        names.append(name)
+        log(f"generating: {i + 1}/{files} files")
+    log("adding filters (k, s) to every file")
+    bloom.add_filters(root / "plain", ["k", "s"], out=root / "filtered", fpp=FPP)
+    identical = all(_data_prefix_equal(root / "plain" / f, root / "filtered" / f) for f in names)
+    np.save(root / "pool_k.npy", np.concatenate(pool_k))
+    (root / "pool_s.json").write_text(json.dumps(pool_s))
+    meta = {"params": want, "names": names, "data_identical": identical}
+    meta_path.write_text(json.dumps(meta))
+    return meta
+
+
+def _data_prefix_equal(original: Path, added: Path) -> bool:
+    """True when the added file starts with every byte of the original up to its footer."""
+    with open(original, "rb") as a, open(added, "rb") as b:
+        a.seek(-8, 2)
+        n = struct.unpack("<I", a.read(4))[0]
+        size = a.seek(0, 2) - 8 - n
+        a.seek(0)
+        left = size
+        while left:
+            chunk = min(left, 1 << 24)
+            if a.read(chunk) != b.read(chunk):
+                return False
+            left -= chunk
+    return True
+
+
+# ---- contenders ----------------------------------------------------------------------------------
+
+def _sql_list(keys) -> str:
+    if isinstance(keys[0], str):
+        return ", ".join("'" + k.replace("'", "''") + "'" for k in keys)
+    return ", ".join(str(int(k)) for k in keys)
+
+
+def _lookups(doc, root: Path, files: list, mode: str, reps: int, rng, log) -> None:
+    import duckdb
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.dataset as pds
+
+    from .. import bloom
+
+    pool = {"int64": np.load(root / "pool_k.npy"), "string": json.loads((root / "pool_s.json").read_text())}
+    ds = pds.dataset(str(root / "filtered"), format="parquet")
+    con = duckdb.connect()
+    glob = str(root / "filtered" / "*.parquet")
+    versions = {"simdex": doc["environment"].get("simdex_version", "?"), "pyarrow": pa.__version__,
+                "duckdb": duckdb.__version__}
+    pruning = []
+    for key_type, col in (("int64", "k"), ("string", "s")):
+        for n in (1, 100, 10000):
+            counts: dict = {}
+            reports: list = []
+            state = {"keys": None}
+
+            def fresh():
+                idx = rng.choice(len(pool[key_type]), n, replace=False)
+                p = pool[key_type]
+                state["keys"] = [int(x) for x in p[idx]] if key_type == "int64" else [p[i] for i in idx]
+
+            def timed(name, fn):
+                def sample():
+                    if name == "simdex":  # each repetition's keys are new: simdex draws them first
+                        fresh()
+                    t0 = time.perf_counter()
+                    table = fn(state["keys"])
+                    dt = time.perf_counter() - t0
+                    counts.setdefault(name, []).append(table.num_rows)
+                    return dt * 1e3
+                return sample
+
+            def ours(keys):
+                table, rep = bloom.lookup(files, col, keys, return_report=True)
+                reports.append(rep)
+                return table
+
+            def arrow(keys):
+                return ds.to_table(filter=pc.field(col).isin(pa.array(keys)))
+
+            def duck(keys):
+                return con.sql(f"SELECT * FROM read_parquet('{glob}') WHERE {col} IN ({_sql_list(keys)})").to_arrow_table()
+
+            log(f"lookup: {n} {key_type} keys")
+            meter = LoadMeter()
+            group(doc, "lookup", {"keys": n, "key_type": key_type}, "ms", "lower",
+                  {"simdex": (versions["simdex"], timed("simdex", ours)),
+                   "pyarrow.dataset isin": (versions["pyarrow"], timed("pyarrow", arrow)),
+                   "duckdb WHERE IN": (versions["duckdb"], timed("duckdb", duck))},
+                  "simdex", reps)
+            if not (counts["simdex"] == counts["pyarrow"] == counts["duckdb"]):
+                raise RuntimeError(f"lookup of {n} {key_type} keys: contenders disagree on row counts {counts}")
+            extra = [r.read - r.matched for r in reports]
+            expected = statistics.mean(r.expected_false_positives for r in reports)
+            pruning.append({"keys": n, "key_type": key_type, "row_groups": reports[0].row_groups,
+                            "read": statistics.median(r.read for r in reports),
+                            "matched": statistics.median(r.matched for r in reports),
+                            "extra_max": max(extra), "extra_mean": statistics.mean(extra),
+                            "expected_false_positives": expected,
+                            "filter_bytes": statistics.median(r.filter_bytes for r in reports),
+                            "footer_bytes": reports[0].footer_bytes, "load": meter.read()})
+    doc["pruning"] = pruning
+
+
+def _rewrite_with_pyarrow(src: Path, dst: Path, col: str, rows: int) -> None:
+    import pyarrow.parquet as pq
+
+    pq.write_table(pq.read_table(src), dst, row_group_size=rows,
+                   bloom_filter_options={col: {"ndv": rows, "fpp": FPP}})
+
+
+def _add_filters(doc, root: Path, names: list, rows: int, reps: int, log) -> None:
+    import pyarrow as pa
+
+    from .. import bloom
+
+    tmp = Path(tempfile.mkdtemp(prefix="add-", dir=root))
+    identical = []
+    try:
+        for col in ("k", "s"):
+            turn = {"i": 0}
+
+            def pick():
+                turn["i"] += 1
+                return root / "plain" / names[turn["i"] % len(names)]
+
+            def ours():
+                src = pick()
+                out = tmp / "ours.parquet"
+                t0 = time.perf_counter()
+                bloom.add_filters(src, [col], out=out, fpp=FPP)
+                dt = time.perf_counter() - t0
+                identical.append(_data_prefix_equal(src, out))
+                return dt
+
+            def theirs():
+                src = root / "plain" / names[turn["i"] % len(names)]  # the file simdex just did
+                t0 = time.perf_counter()
+                _rewrite_with_pyarrow(src, tmp / "theirs.parquet", col, rows)
+                return time.perf_counter() - t0
+
+            log(f"adding filters to column {col}")
+            group(doc, "add_filters", {"column": col, "key_type": "int64" if col == "k" else "string",
+                                       "rows": rows * doc["params"]["row_groups"]}, "s/file", "lower",
+                  {"simdex add_filters": (doc["environment"].get("simdex_version", "?"), ours),
+                   "pyarrow rewrite": (pa.__version__, theirs)},
+                  "simdex add_filters", reps)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    doc["add_filters_data_identical"] = bool(identical) and all(identical)
+
+
+def _dask(doc, root: Path, files: list, reps: int, rng, log) -> None:
+    try:
+        import distributed
+    except ImportError:
+        doc.setdefault("notes", []).append("dask: not installed (pip install simdex[dask]); Dask figures skipped")
+        return
+    from ..bloom import dask as bd
+
+    pool = np.load(root / "pool_k.npy")
+    tmp = Path(tempfile.mkdtemp(prefix="dask-", dir=root))
+    plain = [str(root / "plain" / Path(f).name) for f in files]
+    try:
+        with bd.cluster(n_workers=1) as c1, bd.cluster(n_workers=2) as c2:
+            clients = {"1 worker": c1, "2 workers": c2}
+
+            def adder(name):
+                def sample():
+                    out = tmp / name.replace(" ", "_")
+                    shutil.rmtree(out, ignore_errors=True)
+                    t0 = time.perf_counter()
+                    bd.add_filters(plain, ["k"], out=out, fpp=FPP, client=clients[name])
+                    return time.perf_counter() - t0
+                return sample
+
+            state: dict = {}
+
+            def looker(name):
+                def sample():
+                    if name == "1 worker":
+                        state["keys"] = [int(x) for x in pool[rng.choice(len(pool), 10000, replace=False)]]
+                    t0 = time.perf_counter()
+                    t = bd.lookup(files, "k", state["keys"], client=clients[name])
+                    state.setdefault(name, []).append(t.num_rows)
+                    return time.perf_counter() - t0
+                return sample
+
+            log("dask: adding filters, 1 and 2 workers")
+            v = distributed.__version__
+            meter = LoadMeter()
+            group(doc, "dask_add_filters", {"files": len(plain), "column": "k"}, "s", "lower",
+                  {"dask 1 worker": (v, adder("1 worker")), "dask 2 workers": (v, adder("2 workers"))},
+                  "dask 1 worker", reps)
+            doc["dask_load"] = meter.read()
+            log("dask: 10,000-key lookup, 1 and 2 workers")
+            group(doc, "dask_lookup", {"keys": 10000, "key_type": "int64"}, "s", "lower",
+                  {"dask 1 worker": (v, looker("1 worker")), "dask 2 workers": (v, looker("2 workers"))},
+                  "dask 1 worker", reps)
+            if state["1 worker"] != state["2 workers"]:
+                raise RuntimeError("dask lookups with 1 and 2 workers returned different row counts")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+# ---- the run -------------------------------------------------------------------------------------
+
+def _environment() -> dict:
+    from .. import __version__, cpu_info
+
+    info = cpu_info()
+    try:
+        commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
+                                cwd=Path(__file__).resolve().parent, timeout=5).stdout.strip() or "?"
+    except (OSError, subprocess.SubprocessError):
+        commit = "?"
+    mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    return {"cpu_model": info.get("brand", "?"), "cpu_vendor": info.get("vendor", "?"), "cores": os.cpu_count(),
+            "memory_bytes": mem, "kernel": f"{platform.system()} {platform.release()} {platform.machine()}",
+            "python": platform.python_version(), "simdex_version": __version__, "simdex_commit": commit,
+            "isa_detected": info.get("detected_isa"), "isa_active": info.get("isa")}
+
+
+def run_standalone(out: Path, mode: str = "quick", reps: int = 0, log=None) -> Path:
+    """Runs the whole benchmark and writes ``<out>/datasets.json``."""
+    log = log or (lambda msg: print(msg, file=sys.stderr))
+    reps = reps or (5 if mode == "quick" else 10)
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    root = Path(os.environ.get("SIMDEX_DATASETS_DIR") or out / f"datasets-{mode}")
+    files_n, rgs, rows = _shape(mode)
+    doc = {"schema": "simdex-bench/1", "component": "datasets", "mode": mode, "repetitions": reps,
+           "started": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"), "environment": _environment(),
+           "machine": None, "notes": [], "results": [],
+           "params": {"files": files_n, "row_groups": rgs, "rows_per_row_group": rows, "fpp": FPP}}
+    t0 = time.perf_counter()
+    meter = LoadMeter()
+    meta = _generate(root, mode, log)
+    doc["generate_seconds"] = round(time.perf_counter() - t0, 1)
+    doc["data_identical_after_add"] = meta["data_identical"]
+    files = [str(root / "filtered" / n) for n in meta["names"]]
+    rng = np.random.default_rng(int(time.time()))
+    _lookups(doc, root, files, mode, reps, rng, log)
+    _add_filters(doc, root, meta["names"], rows, reps, log)
+    _dask(doc, root, files, reps, rng, log)
+    doc["load"] = meter.read()
+    doc["notes"].append(
+        f"{files_n} files x {rgs} row groups x {rows} rows; keys k (random int64) and s (random digits "
+        f"as strings), payload v; filters on k and s at {FPP:.0%} FPP (Arrow sizing), added by simdex")
+    doc["notes"].append(
+        f"machine during the run: load average {doc['load']['loadavg_1m_start']} -> {doc['load']['loadavg_1m_end']} "
+        f"on {doc['load']['cpus']} CPUs, busy {doc['load']['busy_share']:.0%}, stolen {doc['load']['steal_share']:.0%}")
+    doc["finished"] = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    path = out / "datasets.json"
+    path.write_text(json.dumps(doc, indent=1) + "\n")
+    return path
+
+
+# ---- report --------------------------------------------------------------------------------------
+
+def _median(doc, workload, contender, **params):
+    for r in doc.get("results", []):
+        if r["workload"] == workload and r["contender"] == contender and all(r["params"].get(k) == v for k, v in params.items()):
+            return r["median"]
+    return None
+
+
+def bar_rows(doc) -> list[list[str]]:
+    """The dataset bar, as table rows: item, figure, target, met."""
+    rows = []
+    for key_type in ("int64", "string"):
+        for n in (1, 100):
+            s = _median(doc, "lookup", "simdex", keys=n, key_type=key_type)
+            a = _median(doc, "lookup", "pyarrow.dataset isin", keys=n, key_type=key_type)
+            d = _median(doc, "lookup", "duckdb WHERE IN", keys=n, key_type=key_type)
+            if s and a and d:
+                rows.append([f"lookup {n} {key_type} key(s) vs pyarrow.dataset isin", f"{a / s:.1f}x", ">= 10x",
+                             "yes" if a / s >= 10 else "no"])
+                rows.append([f"lookup {n} {key_type} key(s) vs DuckDB WHERE IN", f"{d / s:.2f}x", ">= 1x",
+                             "yes" if d / s >= 1 else "no"])
+    for p in doc.get("pruning", []):
+        bound = p["expected_false_positives"] + 3 * p["expected_false_positives"] ** 0.5 + 1
+        rows.append([f"row groups read, {p['keys']} {p['key_type']} keys",
+                     f"{p['read']:g} read = {p['matched']:g} with a match + {p['extra_mean']:.2f} extra (max {p['extra_max']})",
+                     f"extra <= FPP's {p['expected_false_positives']:.2f} expected (+3 sd + 1 = {bound:.1f})",
+                     "yes" if p["extra_max"] <= bound else "no"])
+    for key_type, col in (("int64", "k"), ("string", "s")):
+        s = _median(doc, "add_filters", "simdex add_filters", column=col)
+        a = _median(doc, "add_filters", "pyarrow rewrite", column=col)
+        if s and a:
+            rows.append([f"add filters ({key_type} column) vs pyarrow rewrite", f"{a / s:.1f}x", ">= 3x",
+                         "yes" if a / s >= 3 else "no"])
+    ident = doc.get("add_filters_data_identical")
+    if ident is not None:
+        rows.append(["data pages byte-identical after adding filters", str(bool(ident and doc.get("data_identical_after_add"))),
+                     "True", "yes" if ident and doc.get("data_identical_after_add") else "no"])
+    one, two = _median(doc, "dask_add_filters", "dask 1 worker"), _median(doc, "dask_add_filters", "dask 2 workers")
+    if one and two:
+        load = doc.get("dask_load", {})
+        rows.append(["Dask 2 workers vs 1, adding filters", f"{one / two:.2f}x "
+                     f"(load {load.get('loadavg_1m_start')}->{load.get('loadavg_1m_end')}, busy {load.get('busy_share', 0):.0%})",
+                     ">= 1.6x", "yes" if one / two >= 1.6 else "no"])
+    return rows
+
+
+def markdown_section(doc) -> str:
+    from ..report import md_table
+
+    rows = bar_rows(doc)
+    if not rows:
+        return ""
+    return "### The dataset bar\n\n" + md_table(["item", "figure", "target", "met"], rows)
+
+
+def html_section(doc) -> str:
+    import html
+
+    rows = bar_rows(doc)
+    if not rows:
+        return ""
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in r) + "</tr>" for r in rows)
+    return ("<h3>The dataset bar</h3><table><tr><th>item</th><th>figure</th><th>target</th><th>met</th></tr>"
+            + body + "</table>")

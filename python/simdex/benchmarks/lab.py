@@ -1,0 +1,244 @@
+"""The lab's report section: the verdict for each of the study's 37 experiments, the validity
+checks behind each, and pictures (latency against working-set size with the cache sizes marked,
+bandwidth against size, stride, thread scaling, queue and lock scaling).
+
+Reads the ``lab`` block ``bench_lab`` adds to its JSON (docs/bench-json.md); every number shown
+comes from there. ``mapping_markdown(registry)`` renders the study-to-lab table that
+``simdex lab list --markdown`` prints and docs/lab.md carries.
+"""
+
+from __future__ import annotations
+
+import html
+
+from .. import plots, report
+
+VERDICTS = ("confirmed", "contradicted", "inconclusive")
+CHECK_STATUSES = ("pass", "warn", "fail")
+# Where the report puts an experiment's pictures, by the curve's "section".
+SECTIONS = (
+    ("latency", "Latency against working-set size"),
+    ("bandwidth", "Bandwidth against size"),
+    ("stride", "Stride"),
+    ("threads", "Thread scaling"),
+    ("queues", "Queue and lock scaling"),
+)
+
+
+def validate(doc: dict) -> list[str]:
+    """Problems with a lab JSON document's ``lab`` block (empty when it is well formed)."""
+    lab = doc.get("lab")
+    if not isinstance(lab, dict):
+        return ["no 'lab' block"]
+    problems = []
+    study = lab.get("study", [])
+    if sorted(s.get("number") for s in study) != list(range(1, 38)):
+        problems.append("'study' does not list experiments 1..37")
+    for e in lab.get("experiments", []):
+        name = e.get("id", "?")
+        for key in ("id", "study", "group", "title", "question", "study_figure", "range", "checks", "verdict", "reason", "validity",
+                    "counters", "curves", "notes"):
+            if key not in e:
+                problems.append(f"{name}: no '{key}'")
+        if e.get("verdict") not in VERDICTS:
+            problems.append(f"{name}: verdict {e.get('verdict')!r}")
+        if not 1 <= int(e.get("study", 0)) <= 37:
+            problems.append(f"{name}: study number {e.get('study')!r}")
+        seen = {c.get("name") for c in e.get("validity", [])}
+        for c in e.get("validity", []):
+            if c.get("status") not in CHECK_STATUSES:
+                problems.append(f"{name}: check {c.get('name')} status {c.get('status')!r}")
+        for declared in e.get("checks", []):
+            if declared not in seen:
+                problems.append(f"{name}: declared check {declared!r} has no result")
+        if any(c.get("status") == "fail" for c in e.get("validity", [])) and e.get("verdict") != "inconclusive":
+            problems.append(f"{name}: a check failed but the verdict is {e.get('verdict')}")
+        for group in e.get("counters", []):
+            for r in group.get("readings", []):
+                if r.get("value") is None and not str(r.get("status", "")).startswith(("unavailable", "untrusted")):
+                    problems.append(f"{name}: counter {r.get('name')} has no value and no reason")
+    return problems
+
+
+def _figure(e: dict) -> str:
+    f = e.get("figure")
+    if not f or f.get("value") is None:
+        return "–"
+    return f"{report.fmt(f['value'])} {f['unit']}"
+
+
+def _range(e: dict) -> str:
+    r = e.get("range") or {}
+    if not r.get("unit"):
+        return "–"
+    return f"{report.fmt(r.get('lo'))}–{report.fmt(r.get('hi'))} {r['unit']}"
+
+
+def _by_study(entries: list[dict], experiments: list[dict]) -> list[tuple[dict, list[dict]]]:
+    return [(s, [e for e in experiments if e.get("study") == s["number"]]) for s in sorted(entries, key=lambda s: s["number"])]
+
+
+def _cell(text: str) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def verdict_rows(doc: dict) -> list[list[str]]:
+    """One row per study experiment: #, study name, study figure, lab experiment, our figure,
+    plausible range, verdict, reason."""
+    lab = doc.get("lab", {})
+    rows = []
+    for s, es in _by_study(lab.get("study", []), lab.get("experiments", [])):
+        if not es:
+            rows.append([str(s["number"]), s["name"], "–", "–", "–", "–", "not run", "not part of this run"])
+        for e in es:
+            rows.append([str(s["number"]), s["name"], e.get("study_figure", ""), e["id"], _figure(e), _range(e), e["verdict"],
+                         e.get("reason", "")])
+    return rows
+
+
+VERDICT_HEAD = ["#", "study experiment", "study's figure", "lab experiment", "our figure", "plausible here", "verdict", "reason"]
+
+
+def mapping_markdown(registry: dict) -> str:
+    """The study-to-lab table from ``bench_lab --list --json``: every study experiment, the lab
+    experiment that answers it, the question, the plausible range and the checks."""
+    head = ["#", "study experiment", "study's figure", "lab experiment", "question", "plausible range", "validity checks"]
+    rows = []
+    for s, es in _by_study(registry.get("study", []), registry.get("experiments", [])):
+        if not es:
+            rows.append([str(s["number"]), s["name"], "–", f"not in the lab yet ({s['group']} group)", "–", "–", "–"])
+        for e in es:
+            rows.append([str(s["number"]), s["name"], e["study_figure"], f"`{e['id']}`", e["question"], _range(e),
+                         ", ".join(e.get("checks", [])) or "–"])
+    return report.md_table(head, [[_cell(c) for c in r] for r in rows])
+
+
+TABLE_BEGIN, TABLE_END = "<!-- lab-table:begin -->", "<!-- lab-table:end -->"
+
+
+def table_in(text: str) -> str:
+    """The Markdown between the lab-table markers of ``text``."""
+    if TABLE_BEGIN not in text or TABLE_END not in text:
+        raise ValueError(f"no {TABLE_BEGIN} ... {TABLE_END} markers")
+    return text.split(TABLE_BEGIN, 1)[1].split(TABLE_END, 1)[0].strip()
+
+
+def update_table(path, table: str) -> None:
+    """Replaces the table between the lab-table markers in the file at ``path``."""
+    from pathlib import Path
+
+    p = Path(path)
+    text = p.read_text()
+    table_in(text)  # raises without markers
+    head, rest = text.split(TABLE_BEGIN, 1)
+    p.write_text(head + TABLE_BEGIN + "\n" + table + "\n" + TABLE_END + rest.split(TABLE_END, 1)[1])
+
+
+def _bytes(v: float) -> str:
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if v >= size:
+            return f"{report.fmt(v / size)} {unit}"
+    return f"{report.fmt(v)} B"
+
+
+def _x_fmt(curve: dict):
+    return _bytes if "bytes" in curve.get("x_label", "").lower() else report.fmt
+
+
+def _curves(doc: dict) -> list[tuple[dict, dict]]:
+    return [(e, c) for e in doc.get("lab", {}).get("experiments", []) for c in e.get("curves", [])]
+
+
+def _sections(doc: dict) -> list[tuple[str, str]]:
+    known = [k for k, _ in SECTIONS]
+    extra = sorted({c.get("section", "") for _, c in _curves(doc)} - set(known))
+    return list(SECTIONS) + [(k, k) for k in extra]
+
+
+def _svg(curve: dict) -> str:
+    lines = [(line["label"], [tuple(p) for p in line["points"]]) for line in curve.get("lines", [])]
+    markers = [(m["x"], m["label"]) for m in curve.get("markers", [])]
+    return plots.line_chart(curve["title"], curve["x_label"], curve["y_label"], dict(lines), plots.Colours([[n for n, _ in lines]]),
+                            x_format=_x_fmt(curve), markers=markers, x_log=curve.get("x_log", True), y_log=curve.get("y_log", False))
+
+
+def _curve_markdown(curve: dict) -> str:
+    xf = _x_fmt(curve)
+    xs = sorted({p[0] for line in curve["lines"] for p in line["points"]})
+    cols = [line["label"] for line in curve["lines"]]
+    index = [{p[0]: p[1] for p in line["points"]} for line in curve["lines"]]
+    rows = [[xf(x)] + [report.fmt(ix.get(x)) for ix in index] for x in xs]
+    return report.md_table([curve["x_label"]] + [f"{c} ({curve['y_label']})" for c in cols], rows)
+
+
+def _check_line(c: dict) -> str:
+    return f"{c['status']}: {c['name']}: {c['detail']}"
+
+
+def _clock_line(lab: dict) -> str:
+    c = lab.get("clock", {})
+    return (f"Timer: CLOCK_MONOTONIC (clocksource {c.get('clocksource', '?')}, invariant TSC "
+            f"{'yes' if c.get('invariant_tsc') else 'no'} at {report.fmt(c.get('tsc_ghz'))} GHz, "
+            f"{report.fmt(c.get('now_ns_cost'))} ns per reading); core {report.fmt(c.get('core_ghz'))} GHz from a chain of "
+            f"dependent adds. Counters: {lab.get('counters', '?')}.")
+
+
+def markdown_section(doc: dict) -> str:
+    lab = doc.get("lab")
+    if not lab:
+        return ""
+    parts = ["### Verdicts", "", _clock_line(lab), "",
+             "A verdict is `inconclusive` whenever a validity check failed; the reason names the check.", "",
+             report.md_table(VERDICT_HEAD, [[_cell(c) for c in r] for r in verdict_rows(doc)]), ""]
+    for key, title in _sections(doc):
+        cs = [c for _, c in _curves(doc) if c.get("section") == key]
+        parts += [f"### {title}", ""]
+        if not cs:
+            parts += ["No experiment in this run drew one.", ""]
+        for c in cs:
+            parts += [f"**{c['title']}** (pictures in report.html)", "", _curve_markdown(c), ""]
+    parts += ["### Validity checks", ""]
+    for e in lab.get("experiments", []):
+        parts.append(f"- `{e['id']}` ({e['verdict']}):")
+        parts += [f"  - {_cell(_check_line(c))}" for c in e.get("validity", [])]
+        parts += [f"  - note: {_cell(n)}" for n in e.get("notes", [])]
+    return "\n".join(parts)
+
+
+def _counter_table(groups: list[dict]) -> str:
+    rows = [[g["label"], r["name"], report.fmt(r["value"]) if r.get("value") is not None else "–", r["status"]]
+            for g in groups for r in g.get("readings", [])]
+    return report.html_table(["measured", "counter", "value", "status"], rows) if rows else ""
+
+
+def html_section(doc: dict) -> str:
+    lab = doc.get("lab")
+    if not lab:
+        return ""
+    colours = {"confirmed": "#3ca951", "contradicted": "#ff725c", "inconclusive": "#efb118", "not run": "#9498a0"}
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in VERDICT_HEAD)
+    body = []
+    for r in verdict_rows(doc):
+        cells = [f"<td>{html.escape(c)}</td>" for c in r]
+        cells[6] = f'<td style="background:{colours.get(r[6], "#fff")};color:#fff;text-align:center">{html.escape(r[6])}</td>'
+        cells[7] = f'<td style="text-align:left">{html.escape(r[7])}</td>'
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    parts = ["<h3>Verdicts</h3>", f"<p>{html.escape(_clock_line(lab))}</p>",
+             f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"]
+    for key, title in _sections(doc):
+        parts.append(f"<h3>{html.escape(title)}</h3>")
+        cs = [c for _, c in _curves(doc) if c.get("section") == key]
+        if not cs:
+            parts.append("<p>No experiment in this run drew one.</p>")
+        parts += [_svg(c) for c in cs]
+    parts.append("<h3>Experiments</h3>")
+    for e in lab.get("experiments", []):
+        checks = "".join(f"<li><b>{html.escape(c['status'])}</b> {html.escape(c['name'])}: {html.escape(c['detail'])}</li>"
+                         for c in e.get("validity", []))
+        notes = "".join(f"<li>{html.escape(n)}</li>" for n in e.get("notes", []))
+        parts.append(f"<details><summary>{e['study']}. {html.escape(e['title'])} (<code>{html.escape(e['id'])}</code>): "
+                     f"{html.escape(e['verdict'])}</summary><p>{html.escape(e['question'])}</p><p>Study: "
+                     f"{html.escape(e['study_figure'])}. Ours: {html.escape(_figure(e))} (plausible {html.escape(_range(e))}; "
+                     f"{html.escape(e.get('range', {}).get('basis', ''))}).</p><p>{html.escape(e.get('reason', ''))}</p>"
+                     f"<ul>{checks}{notes}</ul>{_counter_table(e.get('counters', []))}</details>")
+    return "\n".join(parts)

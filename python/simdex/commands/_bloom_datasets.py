@@ -1,0 +1,171 @@
+"""``simdex bloom lookup`` and ``simdex bloom add``: bloom filters over many Parquet files."""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+
+
+@contextlib.contextmanager
+def _progress(enabled: bool, what: str):
+    """A progress callback (done, total) drawing a bar on stderr, or None."""
+    if not enabled:
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(TextColumn(what), BarColumn(), MofNCompleteColumn(), TextColumn("files"), TimeElapsedColumn(),
+                  console=Console(stderr=True), transient=True) as p:
+        task = p.add_task(what, total=None)
+
+        def update(done, total):
+            p.update(task, completed=done, total=total)
+        yield update
+
+
+def _column_type(files, column):
+    """(physical, logical, type_length) of the column in the first file that has it."""
+    from .._bloom_dataset import open_file
+
+    if not files:
+        raise ValueError("no Parquet files in the source")
+    _, footer = open_file(files[0], column)
+    for c in footer["columns"]:
+        if c["path"] == column:
+            logical = c["logical_type"] if c["logical_type"] != "OTHER" else ""
+            return c["physical_type"], logical, c["type_length"] or None
+    raise ValueError(f"no column {column!r}")  # open_file has already refused this
+
+
+def _read_values(args, files):
+    from .._bloom_values import parse_text
+
+    t, logical, length = _column_type(files, args.column)
+    texts: list[tuple[str, str]] = [(f"--value {i + 1}", v) for i, v in enumerate(args.value or [])]
+    if args.values_file:
+        src = sys.stdin.buffer if args.values_file == "-" else open(args.values_file, "rb")
+        name = "stdin" if args.values_file == "-" else args.values_file
+        with src:
+            for number, raw in enumerate(src, 1):
+                text = raw.rstrip(b"\r\n").decode("utf-8", "surrogateescape")
+                if not text.strip() and t != "BYTE_ARRAY":
+                    raise ValueError(f"{name}, line {number}: blank line (one {t} value per line)")
+                texts.append((f"{name}, line {number}", text))
+    if not texts:
+        raise ValueError("give --value (repeatable) or --values-file")
+    values = []
+    for where, text in texts:
+        if args.null and text == args.null:
+            values.append(None)
+            continue
+        try:
+            values.append(parse_text(text, t, logical, length, hex=args.hex))
+        except ValueError as e:
+            raise ValueError(f"{where}: {e}") from None
+    return values
+
+
+def cmd_lookup(args) -> int:
+    from .. import bloom
+    from .._bloom_dataset import resolve
+
+    files, _ = resolve(args.source)
+    values = _read_values(args, files)
+    columns = [c for part in args.columns for c in part.split(",") if c] if args.columns else None
+    show = not args.no_progress and sys.stderr.isatty()
+    if args.dask is not None or args.scheduler:
+        from .. import _bloom_dask
+
+        table, report = _bloom_dask.lookup(files, args.column, values, columns, scheduler=args.scheduler,
+                                           n_workers=args.dask or None, return_report=True)
+    else:
+        with _progress(show, "lookup") as progress:
+            table, report = bloom.lookup(files, args.column, values, columns, progress=progress,
+                                         use_filters=not args.no_filters, use_statistics=not args.no_statistics,
+                                         return_report=True)
+    if args.explain:
+        print(report, file=sys.stderr if not args.output else sys.stdout)
+    if args.output:
+        if args.output.endswith(".csv"):
+            import pyarrow.csv as pcsv
+
+            pcsv.write_csv(table, args.output)
+        else:
+            import pyarrow.parquet as pq
+
+            pq.write_table(table, args.output)
+        print(f"wrote {table.num_rows} rows to {args.output}", file=sys.stderr)
+    elif args.format == "csv":
+        import pyarrow.csv as pcsv
+
+        pcsv.write_csv(table, sys.stdout.buffer)
+    else:
+        print("\t".join(table.column_names))
+        for batch in table.to_batches():
+            for row in zip(*(col.to_pylist() for col in batch.columns)):
+                print("\t".join("" if v is None else str(v) for v in row))
+    return 0
+
+
+def cmd_add(args) -> int:
+    from .. import bloom
+
+    kw = dict(fpp=args.fpp, ndv=args.ndv, sizing=args.sizing, replace=args.replace)
+    if args.dask is not None or args.scheduler:
+        from .. import _bloom_dask
+
+        results = _bloom_dask.add_filters(args.files, args.column, out=args.out, in_place=args.in_place,
+                                          scheduler=args.scheduler, n_workers=args.dask or None, **kw)
+    else:
+        with _progress(not args.no_progress and sys.stderr.isatty(), "adding filters") as progress:
+            results = bloom.add_filters(args.files, args.column, out=args.out, in_place=args.in_place,
+                                        progress=progress, **kw)
+    for r in results:
+        kept = f", {r['filters_kept']} kept" if r["filters_kept"] else ""
+        print(f"{r['out']}: {r['filters_added']} filters added ({r['filter_bytes']} bytes){kept}")
+    return 0
+
+
+def register(sub, run, values_start_with_minus) -> None:
+    lk = sub.add_parser("lookup", help="rows of Parquet files whose column holds given values, reading only "
+                                       "the row groups statistics and bloom filters cannot rule out")
+    lk.add_argument("source", nargs="+", help="Parquet files and/or directories")
+    lk.add_argument("--column", required=True, help="dotted column path")
+    lk.add_argument("--value", action="append", help="a value (repeatable), parsed by the column's type")
+    lk.add_argument("--values-file", help="values, one per line ('-': stdin)")
+    lk.add_argument("--null", metavar="TEXT", help="this text stands for null (matches null rows)")
+    lk.add_argument("--hex", action="store_true", help="values are raw bytes in hex")
+    lk.add_argument("--columns", action="append", help="columns to return (comma-separated; default: all)")
+    lk.add_argument("-o", "--output", help="write the rows to FILE (.parquet or .csv)")
+    lk.add_argument("--format", choices=("table", "csv"), default="table", help="how to print rows (default: table)")
+    lk.add_argument("--explain", action="store_true", help="print the pruning report")
+    lk.add_argument("--no-filters", action="store_true", help="do not use bloom filters (statistics only)")
+    lk.add_argument("--no-statistics", action="store_true", help="do not use min/max statistics")
+    lk.add_argument("--no-progress", action="store_true", help="no progress bar")
+    _dask_args(lk)
+    values_start_with_minus(lk)
+    lk.set_defaults(func=run(cmd_lookup))
+
+    ad = sub.add_parser("add", help="add bloom filters to Parquet files that lack them (data pages copied "
+                                    "byte for byte)")
+    ad.add_argument("files", nargs="+", help="Parquet files and/or directories")
+    ad.add_argument("--column", action="append", required=True, help="column to add filters for (repeatable)")
+    g = ad.add_mutually_exclusive_group()
+    g.add_argument("--fpp", type=float, default=0.01, help="target false-positive rate (default: %(default)s)")
+    g.add_argument("--ndv", type=int, help="distinct values per row group to size for (default: counted)")
+    ad.add_argument("--sizing", choices=("arrow", "model"), default="arrow",
+                    help="arrow: Arrow/DuckDB formula; model: exact SBBF model (default: %(default)s)")
+    o = ad.add_mutually_exclusive_group(required=True)
+    o.add_argument("--out", help="output file (one input) or directory")
+    o.add_argument("--in-place", action="store_true", help="replace each file (atomically: temporary file + rename)")
+    ad.add_argument("--replace", action="store_true", help="rebuild filters that are already there")
+    ad.add_argument("--no-progress", action="store_true", help="no progress bar")
+    _dask_args(ad)
+    ad.set_defaults(func=run(cmd_add))
+
+
+def _dask_args(p) -> None:
+    p.add_argument("--dask", type=int, nargs="?", const=0, metavar="WORKERS",  # 0: one per CPU
+                   help="run on a local Dask cluster (default workers: the CPU count); needs simdex[dask]")
+    p.add_argument("--scheduler", metavar="ADDRESS", help="run on the Dask scheduler at ADDRESS (tcp://host:8786)")

@@ -1,0 +1,97 @@
+"""``simdex lab``: the hardware lab. Measures what a performance engineer wants to know about a
+new machine (latency per cache level and page size, bandwidth, branch and TLB costs, thread and
+queue behaviour, ...), each experiment with validity checks and a verdict on a published claim.
+
+  simdex lab                          # every experiment, quick mode, into lab-results/
+  simdex lab pointer_chase 6 memory   # by id, by the study's number, or by group
+  simdex lab --full --out DIR         # larger working sets, 10 repetitions
+  simdex lab list                     # what there is
+  simdex lab list --markdown          # the study-to-lab table
+  simdex lab list --markdown --update docs/lab.md   # ... written into docs/lab.md
+
+Writes DIR/lab.json (the benchmark schema plus a "lab" block) and renders DIR/REPORT.md and
+DIR/report.html from every JSON in DIR, so a lab run can share a directory with `simdex bench`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+
+
+def registry() -> dict:
+    """The experiments bench_lab knows (``bench_lab --list --json``)."""
+    from .. import bench
+
+    exe = bench.bench_dir() / "bench_lab"
+    if not exe.is_file():
+        raise OSError(f"bench_lab not found in {bench.bench_dir()} (set SIMDEX_BENCH_DIR or reinstall)")
+    out = subprocess.run([str(exe), "--list", "--json"], capture_output=True, text=True, check=True)
+    return json.loads(out.stdout)
+
+
+def _cmd_list(args) -> int:
+    from ..benchmarks import lab
+
+    try:
+        reg = registry()
+    except (OSError, subprocess.CalledProcessError) as e:
+        print(f"simdex lab: {e}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps(reg, indent=1))
+    elif args.markdown and args.update:
+        try:
+            lab.update_table(args.update, lab.mapping_markdown(reg))
+        except (OSError, ValueError) as e:
+            print(f"simdex lab: {e}", file=sys.stderr)
+            return 1
+        print(f"updated the study-to-lab table in {args.update}")
+    elif args.markdown:
+        print(lab.mapping_markdown(reg))
+    else:
+        names = {s["number"]: s["name"] for s in reg["study"]}
+        for e in reg["experiments"]:
+            print(f"{e['study']:>2}  {e['id']:<24} {e['group']:<12} {e['title']}  (study: {names.get(e['study'], '?')})")
+        covered = {e["study"] for e in reg["experiments"]}
+        print(f"{len(covered)} of {len(names)} study experiments covered by {len(reg['experiments'])} lab experiments")
+    return 0
+
+
+def _cmd_lab(args) -> int:
+    if args.experiments[:1] == ["list"]:
+        return _cmd_list(args)
+    from .. import bench
+
+    if "lab" not in bench.available():
+        print(f"simdex lab: bench_lab not found in {bench.bench_dir()} (set SIMDEX_BENCH_DIR or reinstall)", file=sys.stderr)
+        return 2
+    reg = registry()
+    names = {e["id"] for e in reg["experiments"]} | {str(e["study"]) for e in reg["experiments"]} | {e["group"] for e in reg["experiments"]}
+    unknown = [x for x in args.experiments if x not in names]
+    if unknown:
+        print(f"simdex lab: no experiment {', '.join(unknown)}; `simdex lab list` shows them", file=sys.stderr)
+        return 2
+    return bench.run(["lab"], mode="full" if args.full else "quick", out=args.out, only=args.experiments, reps=args.reps,
+                     probe=not args.no_probe, report=not args.no_report)
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("lab", help="the hardware lab: measured machine facts with validity checks and verdicts",
+                              description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("experiments", nargs="*", metavar="EXPERIMENT",
+                   help="experiment ids, study numbers or groups (default: all); 'list' lists them")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--quick", action="store_true", help="small working sets, 5 repetitions (default)")
+    g.add_argument("--full", action="store_true", help="working sets to 1 GiB, 10 repetitions")
+    p.add_argument("--out", default="lab-results", help="directory for lab.json and the report (default: %(default)s)")
+    p.add_argument("--reps", type=int, default=0, help="repetitions per figure (default: 5 quick, 10 full)")
+    p.add_argument("--no-report", action="store_true", help="do not render REPORT.md / report.html")
+    p.add_argument("--no-probe", action="store_true",
+                   help="skip the machine limits (quicker; bandwidth checks then have no memcpy figure to compare with)")
+    p.add_argument("--markdown", action="store_true", help="with 'list': the study-to-lab table in Markdown")
+    p.add_argument("--update", metavar="FILE", help="with 'list --markdown': replace the table between the lab-table markers in FILE")
+    p.add_argument("--json", action="store_true", help="with 'list': the registry as JSON")
+    p.set_defaults(func=_cmd_lab)

@@ -1,0 +1,390 @@
+"""simdex.bloom over datasets: prune/lookup return exactly what a full pyarrow scan returns (with
+and without filters, with nulls, every physical type); add_filters keeps data bytes, and pyarrow,
+DuckDB and simdex read the result; bad input is refused or warned about, never answered wrong."""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import os
+import struct
+import warnings
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.dataset as pds
+import pyarrow.parquet as pq
+import pytest
+
+from simdex import bloom
+
+ROWS, RG = 3000, 500  # six row groups per file
+
+
+def _table(seed: int) -> pa.Table:
+    rng = np.random.default_rng(seed)
+    n = ROWS
+    nulls = rng.random(n) < 0.05
+    ints = rng.integers(-1000, 1000, n)
+    base = dt.datetime(2024, 1, 1)
+    cols = {
+        "b": pa.array([bool(x % 2) for x in ints], mask=nulls),                       # BOOLEAN
+        "i32": pa.array(ints.astype(np.int32), mask=nulls),                           # INT32
+        "i64": pa.array(ints * 7919 + seed, mask=nulls),                              # INT64
+        "f32": pa.array((ints / 4).astype(np.float32), mask=nulls),                   # FLOAT
+        "f64": pa.array(np.where(ints == 3, -0.0, ints / 8), mask=nulls),             # DOUBLE (+ -0.0)
+        "s": pa.array([f"key-{x}" for x in ints], mask=nulls),                        # BYTE_ARRAY
+        "fb": pa.array([struct.pack(">i", int(x)) for x in ints], pa.binary(4), mask=nulls),  # FLBA
+        "dec": pa.array([decimal.Decimal(int(x)) / 100 for x in ints], pa.decimal128(25, 2), mask=nulls),  # FLBA
+        "ts": pa.array([base + dt.timedelta(seconds=int(x)) for x in ints], pa.timestamp("ns"), mask=nulls),  # INT96
+        "d": pa.array([dt.date(2024, 1, 1) + dt.timedelta(days=int(x)) for x in ints], pa.date32(), mask=nulls),
+        "payload": pa.array(rng.random(n)),
+    }
+    return pa.table(cols)
+
+
+COLUMNS = ["b", "i32", "i64", "f32", "f64", "s", "fb", "dec", "ts", "d"]
+# Columns whose filters pyarrow writes itself (Arrow C++ writes none for BOOLEAN and INT96).
+PYARROW_FILTERS = ["i32", "i64", "f32", "f64", "s", "fb", "dec", "d"]
+
+
+def _write(path, table, filters):
+    opts = {c: {"ndv": RG, "fpp": 0.01} for c in PYARROW_FILTERS} if filters else None
+    pq.write_table(table, path, row_group_size=RG, use_deprecated_int96_timestamps=True,
+                   bloom_filter_options=opts)
+
+
+@pytest.fixture(scope="module")
+def datasets(tmp_path_factory):
+    root = tmp_path_factory.mktemp("ds")
+    plain, pyarrow_f = root / "plain", root / "pyarrow"
+    plain.mkdir()
+    pyarrow_f.mkdir()
+    tables = [_table(s) for s in range(3)]
+    for i, t in enumerate(tables):
+        _write(plain / f"part-{i}.parquet", t, False)
+        _write(pyarrow_f / f"part-{i}.parquet", t, True)
+    (plain / "_SUCCESS").write_text("")  # skipped, as pyarrow.dataset skips it
+    added = root / "added"
+    bloom.add_filters(plain, COLUMNS, out=added)
+    return {"plain": plain, "pyarrow": pyarrow_f, "added": added, "table": pa.concat_tables(tables)}
+
+
+def _values_for(table, column, rng):
+    col = table.column(column).drop_null()
+    present = [col[int(i)].as_py() for i in rng.integers(0, len(col), 3)]
+    absent = {
+        "b": [], "i32": [5000, -5000], "i64": [10**12, -(10**12)], "f32": [1e9, 0.3],
+        "f64": [0.0, 1e9, float("nan")], "s": ["nope", ""], "fb": [b"\xff\xff\xff\xff"],
+        "dec": [decimal.Decimal("99999.99")], "ts": [dt.datetime(1999, 1, 1)], "d": [dt.date(1999, 1, 1)],
+    }[column]
+    return present, absent
+
+
+def _scan(source, column, values):
+    """The reference: a full pyarrow.dataset scan with the same isin predicate."""
+    ds = pds.dataset(str(source), format="parquet")
+    typ = ds.schema.field(column).type
+    return ds.to_table(filter=pc.field(column).isin(pa.array(values, typ)))
+
+
+def _same_rows(a: pa.Table, b: pa.Table):
+    assert a.schema == b.schema
+    key = [(c, "ascending") for c in ("payload",)]
+    assert a.sort_by(key).equals(b.sort_by(key))
+
+
+@pytest.mark.parametrize("variant", ["plain", "pyarrow", "added"])
+@pytest.mark.parametrize("column", COLUMNS)
+def test_lookup_equals_full_scan(datasets, variant, column):
+    rng = np.random.default_rng(hash((variant, column)) % 2**32)
+    present, absent = _values_for(datasets["table"], column, rng)
+    src = datasets[variant]
+    for values in (present[:1], present, absent, present + absent, present + [None]):
+        if not values:
+            continue
+        got, rep = bloom.lookup(src, column, values, return_report=True)
+        _same_rows(got, _scan(src, column, values))
+        assert rep.row_groups == rep.skipped_by_statistics + rep.skipped_by_filters + rep.read
+        assert rep.rows == got.num_rows
+        assert rep.matched <= rep.read
+
+
+def test_filters_prune_and_report(datasets):
+    t = datasets["table"]
+    v = t.column("i64").drop_null()[17].as_py()
+    for variant, expect_filters in (("plain", False), ("pyarrow", True), ("added", True)):
+        p = bloom.prune(datasets[variant], "i64", [v])
+        rep = p.report
+        assert rep.files == 3 and rep.row_groups == 18
+        assert (rep.skipped_by_filters > 10) == expect_filters, (variant, rep)
+        assert rep.read_without_filter == (rep.read if not expect_filters else 0)
+        assert all(isinstance(rg, int) for _, rg in p)
+        assert str(rep).startswith("files")
+    # Statistics: a value below every minimum needs no filter at all.
+    rep = bloom.prune(datasets["added"], "i32", [-10**6]).report
+    assert rep.skipped_by_statistics == 18 and rep.filter_reads == 0
+
+
+def test_value_kinds(datasets):
+    src = datasets["added"]
+    t = datasets["table"]
+    vals = t.column("i64").drop_null()[:5]
+    ref = _scan(src, "i64", vals.to_pylist())
+    for v in (vals, vals.to_numpy(), vals.to_pylist(), pa.chunked_array([vals])):
+        _same_rows(bloom.lookup(src, "i64", v), ref)
+    _same_rows(bloom.lookup(src, "i64", vals[0]), _scan(src, "i64", [vals[0].as_py()]))
+    _same_rows(bloom.lookup(src, "i64", np.int64(vals[0].as_py())), _scan(src, "i64", [vals[0].as_py()]))
+    # A list of paths and a pyarrow Dataset, with a column selection.
+    files = sorted(str(p) for p in src.glob("*.parquet"))
+    _same_rows(bloom.lookup(files, "i64", vals, columns=["i64", "payload"]), ref.select(["i64", "payload"]))
+    got = bloom.lookup(pds.dataset(files, format="parquet"), "i64", vals, columns=["payload", "i64"])
+    _same_rows(got, ref.select(["payload", "i64"]))
+
+
+def test_nulls_match_null_rows(datasets):
+    src = datasets["added"]
+    got = bloom.lookup(src, "s", [None])
+    assert got.num_rows == datasets["table"].column("s").null_count
+    _same_rows(got, _scan(src, "s", [None]))
+
+
+def test_bad_input(datasets, tmp_path):
+    src = datasets["added"]
+    with pytest.raises(FileNotFoundError):
+        bloom.lookup(tmp_path / "missing.parquet", "i64", [1])
+    junk = tmp_path / "junk.parquet"
+    junk.write_bytes(b"not parquet at all, not at all")
+    with pytest.raises(ValueError, match="not a readable Parquet file"):
+        bloom.prune(junk, "i64", [1])
+    with pytest.raises(ValueError, match=r"no column 'nope'.*i64"):
+        bloom.lookup(src, "nope", [1])
+    with pytest.raises(ValueError, match="do not fit"):
+        bloom.lookup(src, "i64", ["text"])
+    with pytest.raises(ValueError, match="do not fit"):
+        bloom.lookup(src, "i32", [2**40])
+    with pytest.raises(ValueError, match="do not fit"):
+        bloom.lookup(src, "d", [1.5])
+    with pytest.raises(ValueError, match=r"no column\(s\) 'zz'"):
+        bloom.lookup(src, "i64", [1], columns=["zz"])
+    enc = tmp_path / "enc.parquet"
+    data = bytearray((src / "part-0.parquet").read_bytes())
+    data[-4:] = b"PARE"
+    enc.write_bytes(bytes(data))
+    with pytest.raises(ValueError, match="encrypted"):
+        bloom.prune(enc, "i64", [1])
+    with pytest.raises(ValueError, match="encrypted"):
+        bloom.add_filters(enc, "i64", out=tmp_path / "x.parquet")
+
+
+def test_corrupt_filter_is_ignored_with_a_warning(datasets, tmp_path):
+    src = datasets["added"] / "part-0.parquet"
+    bad = tmp_path / "bad.parquet"
+    data = bytearray(src.read_bytes())
+    chunk = pq.ParquetFile(src).metadata.row_group(2).column(2)  # i64 of row group 2
+    off = chunk.bloom_filter_offset
+    data[off:off + 3] = b"\x15\x01\x00"  # numBytes = -1: a header no reader accepts
+    bad.write_bytes(bytes(data))
+    v = pq.read_table(src).column("i64").slice(2 * RG, RG).drop_null()[0].as_py()
+    with pytest.warns(bloom.FilterWarning, match="row group 2.*ignored"):
+        got, rep = bloom.lookup(bad, "i64", [v, 10**12], return_report=True)
+    assert rep.filter_errors == 1 and rep.matched >= 1
+    _same_rows(got, _scan(bad, "i64", [v, 10**12]))
+
+
+def _data_bytes(path):
+    md = pq.ParquetFile(path).metadata
+    with open(path, "rb") as f:
+        data = f.read()
+    n = struct.unpack("<I", data[-8:-4])[0]
+    return data[: len(data) - 8 - n], md
+
+
+def test_added_file_keeps_data_and_is_read_by_pyarrow_and_duckdb(datasets, tmp_path):
+    duckdb = pytest.importorskip("duckdb")
+    src = datasets["plain"] / "part-1.parquet"
+    out = tmp_path / "with.parquet"
+    res = bloom.add_filters(src, ["i64", "s"], out=out)
+    assert res[0]["filters_added"] == 12
+    before, md0 = _data_bytes(src)
+    after, md1 = _data_bytes(out)
+    assert after[: len(before)] == before  # every data page, byte for byte
+    assert pq.read_table(out).equals(pq.read_table(src))
+    t = pq.read_table(src)
+    filters = bloom.from_parquet(out, columns=["i64", "s"])
+    for col in ("i64", "s"):
+        present = t.column(col).drop_null()[:20].to_pylist()
+        for v in present + ([10**12, -5] if col == "i64" else ["nope", "zz"]):
+            lit = f"'{v}'" if isinstance(v, str) else str(v)
+            rows = duckdb.sql(f"SELECT row_group_id, bloom_filter_excludes FROM "
+                              f"parquet_bloom_probe('{out}', '{col}', {lit}) ORDER BY row_group_id").fetchall()
+            ours = [(rg, not filters[rg][col].check(v)) for rg in range(6)]
+            assert rows == ours, (col, v)
+    # A DuckDB query skips row groups the filters exclude: their data pages are made unreadable,
+    # and the query still answers (it would fail to decode them if it read them).
+    v = t.column("i64").drop_null()[RG + 3].as_py()
+    excl = [rg for rg, e in duckdb.sql(f"SELECT row_group_id, bloom_filter_excludes FROM "
+                                       f"parquet_bloom_probe('{out}', 'i64', {v})").fetchall() if e]
+    assert len(excl) >= 4
+    broken = tmp_path / "broken.parquet"
+    data = bytearray(out.read_bytes())
+    md = pq.ParquetFile(out).metadata
+    for rg in excl:
+        c = md.row_group(rg).column(2)
+        start = c.dictionary_page_offset or c.data_page_offset
+        data[start:start + c.total_compressed_size] = b"\xff" * c.total_compressed_size
+    broken.write_bytes(bytes(data))
+    want = duckdb.sql(f"SELECT count(*) FROM read_parquet('{out}') WHERE i64 = {v}").fetchall()[0][0]
+    assert want >= 1
+    assert duckdb.sql(f"SELECT count(*) FROM read_parquet('{broken}') WHERE i64 = {v}").fetchall()[0][0] == want
+    with pytest.raises(duckdb.Error):  # the pages really are unreadable
+        duckdb.sql(f"SELECT sum(i64) FROM read_parquet('{broken}')").fetchall()
+
+
+def test_footers_of_other_writers_round_trip(datasets, tmp_path):
+    duckdb = pytest.importorskip("duckdb")
+    from simdex._simdex import bloom as native
+
+    files = [datasets["pyarrow"] / "part-0.parquet", datasets["plain"] / "part-0.parquet"]
+    ddb = tmp_path / "duck.parquet"
+    duckdb.sql(f"COPY (SELECT * FROM read_parquet('{files[1]}')) TO '{ddb}' (FORMAT parquet, ROW_GROUP_SIZE 1024)")
+    files.append(ddb)
+    for f in files:
+        data = f.read_bytes()
+        n = struct.unpack("<I", data[-8:-4])[0]
+        footer = data[len(data) - 8 - n: len(data) - 8]
+        assert native.set_bloom_locations(footer, []) == footer, f
+    # DuckDB's file gets filters for a column DuckDB left without one; pyarrow and DuckDB agree.
+    out = tmp_path / "duck_added.parquet"
+    bloom.add_filters(ddb, ["payload"], out=out, replace=True)
+    assert pq.read_table(out).equals(pq.read_table(ddb))
+    v = pq.read_table(ddb).column("payload")[5].as_py()
+    assert duckdb.sql(f"SELECT count(*) FROM read_parquet('{out}') WHERE payload = {v}").fetchall()[0][0] == 1
+    _same_rows(bloom.lookup(out, "payload", [v]), _scan(out, "payload", [v]))
+
+
+def test_add_filters_is_atomic(datasets, tmp_path, monkeypatch):
+    import simdex._bloom_add as add
+
+    src = tmp_path / "f.parquet"
+    src.write_bytes((datasets["plain"] / "part-2.parquet").read_bytes())
+    original = src.read_bytes()
+    with pytest.raises(ValueError, match="out"):
+        bloom.add_filters(src, "i64")  # neither out nor in_place: the original is never touched
+
+    def boom(*a, **k):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(add, "_copy_prefix", boom)
+    with pytest.raises(OSError, match="disk full"):
+        bloom.add_filters(src, "i64", in_place=True)
+    assert src.read_bytes() == original
+    assert sorted(os.listdir(tmp_path)) == ["f.parquet"]  # no temporary file left behind
+    monkeypatch.undo()
+    bloom.add_filters(src, "i64", in_place=True)
+    assert src.read_bytes()[:1000] == original[:1000]
+    assert pq.ParquetFile(src).metadata.row_group(0).column(2).bloom_filter_offset > 0
+    # A second run keeps the filters there; replace=True rebuilds them.
+    assert bloom.add_filters(src, "i64", in_place=True)[0]["filters_added"] == 0
+    assert bloom.add_filters(src, "i64", in_place=True, replace=True)[0]["filters_added"] == 6
+    with pytest.raises(ValueError, match="no column 'zz'"):
+        bloom.add_filters(src, "zz", in_place=True)
+
+
+def test_numpy_scalars_hash_like_their_dtype():
+    f = bloom.BloomFilter(1024)
+    f.insert(np.array([5], np.int32))
+    assert np.int32(5) in f and f.check(np.int32(5))
+    g = bloom.BloomFilter(1024)
+    g.insert(np.array([1.5], np.float32))
+    assert np.float32(1.5) in g
+    assert bloom.hash_values(np.float32(1.5))[0] == bloom.hash_values([1.5], "FLOAT")[0]
+    assert bloom.hash_values(np.float32(1.5))[0] != bloom.hash_values([1.5], "DOUBLE")[0]
+
+
+def test_dask_two_workers_match_one_process(datasets, tmp_path):
+    pytest.importorskip("distributed", reason="the dask extra (pip install simdex[dask]) is not installed")
+    from simdex.bloom import dask as bd
+
+    one = bloom.add_filters(datasets["plain"], ["i64"], out=tmp_path / "one")
+    with bd.cluster(n_workers=2) as client:
+        assert len(client.scheduler_info()["workers"]) == 2
+        two = bd.add_filters(datasets["plain"], ["i64"], out=tmp_path / "two", client=client)
+        assert [r["filters_added"] for r in one] == [r["filters_added"] for r in two]
+        for a, b in zip(one, two):
+            assert open(a["out"], "rb").read() == open(b["out"], "rb").read()
+        keys = datasets["table"].column("i64").drop_null()[:50].to_pylist() + list(range(10**9, 10**9 + 1000))
+        p1 = bloom.prune(tmp_path / "two", "i64", keys)
+        p2 = bd.prune(tmp_path / "two", "i64", keys, client=client)
+        assert list(p1) == list(p2)
+        # The same through a scheduler address, as `--scheduler tcp://...` does.
+        assert list(bd.prune(tmp_path / "two", "i64", keys, scheduler=client.scheduler.address)) == list(p1)
+        assert p1.report.skipped_by_filters == p2.report.skipped_by_filters
+        t1 = bloom.lookup(tmp_path / "two", "i64", keys)
+        t2 = bd.lookup(tmp_path / "two", "i64", keys, client=client)
+        assert t1.equals(t2)
+
+
+def test_warnings_are_not_raised_for_good_files(datasets):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        bloom.lookup(datasets["pyarrow"], "s", ["key-1", "key-2"])
+
+
+def _cli(*args, stdin=None):
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "simdex", "bloom", *args], input=stdin,
+                          capture_output=True, text=True)
+
+
+def test_cli_probe_build_inspect_errors(tmp_path, datasets):
+    out = tmp_path / "ids.bloom"
+    r = _cli("build", "--type", "INT64", "-o", str(out), stdin="1\n2\n\n4\n")
+    assert r.returncode == 1 and "line 3: blank line" in r.stderr
+    r = _cli("build", "--type", "INT64", "-o", str(out), stdin="1\n2\nx\n")
+    assert r.returncode == 1 and "line 3" in r.stderr and "not a valid INT64" in r.stderr
+    r = _cli("build", "--type", "INT64", "-o", str(out), stdin="1\n2\n3\n")
+    assert r.returncode == 0, r.stderr
+    assert bloom.BloomFilter.from_bytes(out.read_bytes()).check([1, 2, 3]).all()  # still the Parquet form
+    r = _cli("probe", str(out), "2", "99")  # the type comes from the file
+    assert r.returncode == 0 and r.stdout.splitlines() == ["2\tmaybe", "99\tabsent"]
+    r = _cli("probe", str(out), "--type", "INT32", "2")
+    assert r.returncode == 1 and "holds INT64 values" in r.stderr and "absent" not in r.stdout
+    foreign = tmp_path / "foreign.bloom"
+    foreign.write_bytes(bloom.BloomFilter(64).to_bytes())
+    r = _cli("probe", str(foreign), "2")
+    assert r.returncode == 1 and "give --type" in r.stderr
+    f = datasets["added"] / "part-0.parquet"
+    r = _cli("inspect", str(f), "--column", "nope", "--value", "1")
+    assert r.returncode == 2 and "it has: b, i32, i64" in r.stderr
+    r = _cli("inspect", str(f), "--column", "nope")
+    assert r.returncode == 2 and "it has: b, i32, i64" in r.stderr
+
+
+def test_cli_lookup_and_add(tmp_path, datasets):
+    src = datasets["plain"]
+    t = datasets["table"]
+    v = t.column("i64").drop_null()[10].as_py()
+    r = _cli("add", str(src), "--column", "i64", "--out", str(tmp_path / "out"))
+    assert r.returncode == 0 and r.stdout.count("6 filters added") == 3, r.stderr
+    r = _cli("lookup", str(tmp_path / "out"), "--column", "i64", "--value", str(v), "--explain", "--columns", "i64,payload")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    want = _scan(src, "i64", [v])
+    assert lines[0] == "i64\tpayload" and len(lines) == 1 + want.num_rows
+    assert "skipped by bloom filters" in r.stderr and "rows returned" in r.stderr
+    vf = tmp_path / "values.txt"
+    vf.write_text(f"{v}\n-5\n")
+    r = _cli("lookup", str(tmp_path / "out"), "--column", "i64", "--values-file", str(vf), "-o", str(tmp_path / "rows.parquet"))
+    assert r.returncode == 0, r.stderr
+    _same_rows(pq.read_table(tmp_path / "rows.parquet"), _scan(src, "i64", [v, -5]))
+    vf.write_text(f"{v}\n\n")
+    r = _cli("lookup", str(src), "--column", "i64", "--values-file", str(vf))
+    assert r.returncode == 1 and "line 2: blank line" in r.stderr
+    r = _cli("lookup", str(src), "--column", "nope", "--value", "1")
+    assert r.returncode == 1 and "no column 'nope'" in r.stderr and "i64" in r.stderr
+    r = _cli("add", str(src / "part-0.parquet"), "--column", "i64")
+    assert r.returncode == 2  # neither --out nor --in-place

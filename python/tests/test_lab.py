@@ -1,0 +1,148 @@
+"""The lab end to end: the registry, a run's JSON (schema and lab block), the report section,
+the generated docs table. Checks structure and validity logic, never a time."""
+
+import copy
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from simdex import bench, plots, report
+from simdex.benchmarks import lab
+from simdex.commands import lab as lab_cmd
+
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "lab.md"
+needs_bench = pytest.mark.skipif("lab" not in bench.available(), reason=f"bench_lab not built in {bench.bench_dir()}")
+
+
+def simdex(*args):
+    return subprocess.run([sys.executable, "-m", "simdex", *args], capture_output=True, text=True)
+
+
+@pytest.fixture(scope="module")
+def registry():
+    if "lab" not in bench.available():
+        pytest.skip(f"bench_lab not built in {bench.bench_dir()}")
+    return lab_cmd.registry()
+
+
+@pytest.fixture(scope="module")
+def lab_run(tmp_path_factory):
+    if "lab" not in bench.available():
+        pytest.skip(f"bench_lab not built in {bench.bench_dir()}")
+    out = tmp_path_factory.mktemp("lab")
+    r = simdex("lab", "ilp", "branch", "--reps", "2", "--no-probe", "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    return out
+
+
+def test_registry_declares_every_field(registry):
+    assert [s["number"] for s in registry["study"]] == list(range(1, 38))
+    ids = [e["id"] for e in registry["experiments"]]
+    assert len(ids) == len(set(ids))
+    for e in registry["experiments"]:
+        assert 1 <= e["study"] <= 37
+        assert e["group"] in {"memory", "concurrency", "language"}
+        for key in ("title", "question", "study_figure"):
+            assert e[key].strip(), (e["id"], key)
+        assert e["range"]["lo"] < e["range"]["hi"] and e["range"]["unit"] and e["range"]["basis"], e["id"]
+        assert e["checks"], f"{e['id']} declares no validity check"
+
+
+def test_docs_table_is_the_generated_one(registry):
+    text = DOCS.read_text()
+    assert lab.table_in(text) == lab.mapping_markdown(registry), "run: simdex lab list --markdown --update docs/lab.md"
+    assert len(lab.table_in(text).splitlines()) >= 2 + 37
+
+
+def test_list_commands(registry):
+    r = simdex("lab", "list")
+    assert r.returncode == 0 and "ilp" in r.stdout
+    r = simdex("lab", "list", "--json")
+    assert json.loads(r.stdout) == registry
+    r = simdex("lab", "list", "--markdown")
+    assert r.stdout.strip() == lab.mapping_markdown(registry)
+
+
+@needs_bench
+def test_unknown_experiment_is_an_error(tmp_path):
+    r = simdex("lab", "no_such_experiment", "--out", str(tmp_path), "--no-report")
+    assert r.returncode == 2 and "no_such_experiment" in r.stderr
+
+
+def test_run_json_is_valid(lab_run):
+    doc = json.loads((lab_run / "lab.json").read_text())
+    assert doc["schema"] == "simdex-bench/1" and doc["component"] == "lab"
+    assert lab.validate(doc) == []
+    ids = {e["id"] for e in doc["lab"]["experiments"]}
+    assert ids == {"ilp", "branch"}
+    assert {r["workload"].split(".")[0] for r in doc["results"]} == ids
+    for e in doc["lab"]["experiments"]:
+        assert e["verdict"] in lab.VERDICTS and e["reason"]
+        for group in e["counters"]:
+            for r in group["readings"]:
+                assert r["value"] is not None or r["status"].startswith(("unavailable", "untrusted"))
+
+
+def test_json_round_trip_renders_the_same(lab_run, tmp_path):
+    doc = json.loads((lab_run / "lab.json").read_text())
+    again = json.loads(json.dumps(doc))
+    assert again == doc
+    (tmp_path / "lab.json").write_text(json.dumps(again))
+    md, page = report.render(tmp_path)
+    assert md.read_text() == (lab_run / "REPORT.md").read_text()
+    assert page.read_text() == (lab_run / "report.html").read_text()
+
+
+def test_report_has_the_verdict_table(lab_run):
+    md = (lab_run / "REPORT.md").read_text()
+    section = md.split("### Verdicts", 1)[1]
+    rows = [line for line in section.split("### ", 1)[0].splitlines() if re.match(r"\| \d+ \|", line)]
+    assert len(rows) == 37
+    doc = json.loads((lab_run / "lab.json").read_text())
+    for e in doc["lab"]["experiments"]:
+        row = next(r for r in rows if f"| {e['id']} |" in r)
+        assert f"| {e['verdict']} |" in row
+    assert "not run" in md  # the other 35 say so
+    page = (lab_run / "report.html").read_text()
+    for _, title in lab.SECTIONS:
+        assert title in page
+
+
+def test_validate_catches_a_bad_document():
+    good = {"lab": {"study": [{"number": n, "name": str(n), "group": "memory"} for n in range(1, 38)], "experiments": [{
+        "id": "x", "study": 1, "group": "memory", "title": "t", "question": "q", "study_figure": "f",
+        "range": {"lo": 1, "hi": 2, "unit": "ns", "basis": "b"}, "checks": ["on_chain"], "verdict": "confirmed", "reason": "r",
+        "validity": [{"name": "on_chain", "status": "pass", "detail": "d"}], "counters": [], "curves": [], "notes": []}]}}
+    assert lab.validate(good) == []
+    failed = copy.deepcopy(good)
+    failed["lab"]["experiments"][0]["validity"][0]["status"] = "fail"
+    assert any("verdict" in p for p in lab.validate(failed))
+    undeclared = copy.deepcopy(good)
+    undeclared["lab"]["experiments"][0]["validity"] = []
+    assert any("declared check" in p for p in lab.validate(undeclared))
+    silent = copy.deepcopy(good)
+    silent["lab"]["experiments"][0]["counters"] = [{"label": "l", "readings": [{"name": "cycles", "value": None, "status": ""}]}]
+    assert any("no reason" in p for p in lab.validate(silent))
+    assert lab.validate({}) == ["no 'lab' block"]
+
+
+def test_line_chart_draws_lines_bands_and_markers():
+    series = {"4k": [(4096, 1.0, 0.9, 1.1), (1 << 20, 4.0, 3.5, 4.5)], "2m": [(4096, 1.0), (1 << 20, 3.0)]}
+    svg = plots.line_chart("latency", "working set (bytes)", "ns", series, plots.Colours([list(series)]),
+                           x_format=lambda v: f"{v:g}", markers=[(32768, "L1 32 KiB")], y_log=False)
+    assert svg.count("<polyline") == 2 and "<polygon" in svg and "L1 32 KiB" in svg and "stroke-dasharray" in svg
+    assert plots.line_chart("empty", "x", "y", {}, plots.Colours()) == ""
+
+
+def test_update_table(tmp_path):
+    f = tmp_path / "doc.md"
+    f.write_text(f"intro\n{lab.TABLE_BEGIN}\nold\n{lab.TABLE_END}\nafter\n")
+    lab.update_table(f, "| new |")
+    assert f.read_text() == f"intro\n{lab.TABLE_BEGIN}\n| new |\n{lab.TABLE_END}\nafter\n"
+    (tmp_path / "none.md").write_text("no markers")
+    with pytest.raises(ValueError):
+        lab.update_table(tmp_path / "none.md", "x")

@@ -1,0 +1,179 @@
+"""The package's face: what `import simdex` offers, types and docstrings, and the command line."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import inspect
+import os
+import pydoc
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+import simdex
+from simdex import cli, components
+
+PKG = Path(simdex.__file__).resolve().parent
+
+
+def run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "simdex", *args], capture_output=True, text=True)
+
+
+# --- import simdex ------------------------------------------------------------------------------
+
+def test_top_level_exposes_the_main_classes():
+    expected = {"BloomFilter": "bloom", "SortedSet": "btree", "SortedDict": "btree"}
+    for name, component in expected.items():
+        if component not in components.BUILT:
+            continue
+        cls = getattr(simdex, name)
+        assert cls is getattr(importlib.import_module(f"simdex.{component}"), name)
+        assert name in simdex.__all__ and name in dir(simdex)
+    for module in ("base85", "bloom", "btree", "kv"):
+        if module in components.BUILT:
+            assert getattr(simdex, module).__name__ == f"simdex.{module}"
+    with pytest.raises(AttributeError):
+        simdex.NoSuchThing  # noqa: B018
+    assert "SortedSet" in simdex.__doc__ and "simdex.kv" in simdex.__doc__
+
+
+def test_types_ship_with_the_package():
+    assert (PKG / "py.typed").is_file()
+    stubs = PKG / "_simdex" / "__init__.pyi"
+    if not stubs.is_file():
+        pytest.skip(f"no generated stubs beside {PKG} (a development tree, not an installed build)")
+    text = stubs.read_text()
+    assert "def cpu_info() -> dict" in text
+    # One stub per native submodule; a component without bindings (the lab runs as a program)
+    # and cpu (bound at the top level) have none.
+    from simdex import _simdex
+
+    for c in components.BUILT:
+        if isinstance(getattr(_simdex, c, None), types.ModuleType):
+            sub = PKG / "_simdex" / f"{c}.pyi"
+            assert sub.is_file(), sub
+    prim = (PKG / "_simdex" / "primitives.pyi").read_text()
+    for k in ("lower_bound", "remap_branches", "rank_table", "find_u32x16", "find_min_index"):
+        assert f"def {k}(" in prim, k
+
+
+def _public_methods(cls) -> list[str]:
+    names = []
+    for name, value in inspect.getmembers(cls):
+        if name.startswith("_") and name not in ("__contains__", "__or__", "__eq__", "__iter__", "__len__", "__getitem__"):
+            continue
+        if name in ("__eq__",) and "__eq__" not in cls.__dict__:
+            continue
+        static = inspect.getattr_static(cls, name)
+        if callable(value) or isinstance(static, property):
+            names.append(name)
+    return names
+
+
+@pytest.mark.skipif("bloom" not in components.BUILT, reason="bloom not built")
+def test_help_on_bloomfilter_documents_every_public_method():
+    cls = simdex.BloomFilter
+    text = pydoc.render_doc(cls, renderer=pydoc.plaintext)
+    for name in _public_methods(cls):
+        static = inspect.getattr_static(cls, name)
+        doc = static.__doc__ if isinstance(static, property) else inspect.getattr_static(cls, name).__doc__
+        if isinstance(static, (classmethod, staticmethod)):
+            doc = static.__func__.__doc__
+        assert doc and doc.strip(), f"BloomFilter.{name} has no docstring"
+        assert name in text
+
+
+@pytest.mark.skipif("base85" not in components.BUILT, reason="base85 not built")
+def test_help_on_base85_documents_every_function_and_method():
+    from simdex import base85
+
+    text = pydoc.render_doc(base85, renderer=pydoc.plaintext)
+    for name in base85.__all__:
+        obj = getattr(base85, name)
+        if inspect.isfunction(obj):
+            assert obj.__doc__ and obj.__doc__.strip(), name
+            assert name in text
+        elif inspect.isclass(obj):
+            assert obj.__doc__, name
+            for m in ("update", "finish"):
+                assert getattr(obj, m).__doc__, f"{name}.{m}"
+
+
+def test_cmake_and_include_dirs():
+    try:
+        cmake_dir = simdex.get_cmake_dir()
+    except FileNotFoundError as e:
+        r = run("--cmake-dir")
+        assert r.returncode == 1 and "no C++ development files" in r.stderr
+        pytest.skip(f"installed without C++ files: {e}")
+    assert (Path(cmake_dir) / "simdexConfig.cmake").is_file()
+    assert (Path(simdex.get_include()) / "simdex" / "cpu.h").is_file()
+    assert run("--cmake-dir").stdout.strip() == cmake_dir
+    assert run("--include-dir").stdout.strip() == simdex.get_include()
+
+
+# --- the command line ---------------------------------------------------------------------------
+
+def test_version():
+    r = run("--version")
+    assert r.returncode == 0 and r.stdout.strip() == f"simdex {simdex.__version__}"
+
+
+def test_bare_command_prints_help():
+    r = run()
+    assert r.returncode == 0
+    assert r.stdout.startswith("usage: simdex") and "info" in r.stdout and "bench" in r.stdout
+
+
+def _all_parsers(parser: argparse.ArgumentParser):
+    yield parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in dict.fromkeys(action.choices.values()):
+                yield from _all_parsers(sub)
+
+
+def test_help_texts_have_no_rst_markup():
+    parsers = list(_all_parsers(cli.build_parser()))
+    assert len(parsers) >= 4
+    for p in parsers:
+        text = p.format_help()
+        assert "``" not in text and ":func:" not in text and ":class:" not in text, (p.prog, text)
+
+
+def test_bench_help_lists_the_components():
+    r = run("bench", "--help")
+    assert r.returncode == 0
+    listed = r.stdout.split("components (all by default):", 1)[1]
+    for c in components.ALL:
+        assert f"\n  {c}" in listed, c
+
+
+def test_report_has_help():
+    r = run("report", "--help")
+    assert r.returncode == 0
+    assert "Renders REPORT.md and report.html" in r.stdout and "DIR" in r.stdout
+    top = run("--help").stdout
+    assert "render REPORT.md and report.html" in top
+
+
+def test_bench_says_what_is_left_out_and_why(tmp_path, monkeypatch):
+    bench_dir = tmp_path / "bin"
+    bench_dir.mkdir()
+    (bench_dir / "bench-missing.tsv").write_text(
+        "btree\tbench_btree\tits peers Abseil and Judy are shared libraries: build from a source checkout\n"
+        "base85\tlibzmq\ta shared library outside simdex\n")
+    env = {"SIMDEX_BENCH_DIR": str(bench_dir)}
+    r = subprocess.run([sys.executable, "-m", "simdex", "bench", "btree", "--out", str(tmp_path / "out")],
+                       capture_output=True, text=True, env={**os.environ, **env})
+    assert r.returncode == 2
+    assert "bench_btree is not in this installation" in r.stderr and "Abseil and Judy" in r.stderr
+    h = subprocess.run([sys.executable, "-m", "simdex", "bench", "--help"], capture_output=True, text=True,
+                       env={**os.environ, **env})
+    assert "without libzmq: a shared library outside simdex" in h.stdout
+    assert "btree  (not in this installation)" in h.stdout

@@ -1,0 +1,193 @@
+"""The report at a glance, on made-up runs: the summary table, the run's time span, charts that
+never cut a label, one colour per contender, ratios on the charts, readable sizes, labelled axes,
+scaling plots with the machine limit, the README block, and the components' report hooks."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import types
+
+import pytest
+
+from simdex import headlines, plots, report
+
+MACHINE = {"cycle_ns": 0.25, "ghz_estimate": 4.0, "probe_bytes": 1 << 28,
+           "memcpy_gib_s": {"4k": {"median": 12.0}, "2m": {"median": 14.0}},
+           "latency_ns": {"4k": {"chains_1": {"median": 110.0}, "chains_16": {"median": 9.0}},
+                          "2m": {"chains_1": {"median": 80.0}, "chains_16": {"median": 6.0}}}}
+
+
+def result(workload, params, contender, median, unit="ns/op", better="lower", reference=None, ref_median=None):
+    r = {"workload": workload, "params": params, "contender": contender, "version": "", "unit": unit, "better": better,
+         "samples": [median], "median": median, "min": median, "max": median, "noisy": False}
+    if reference and ref_median:
+        r["ratio"] = {"reference": reference,
+                      "value": ref_median / median if better == "lower" else median / ref_median}
+    return r
+
+
+def doc(component, results, started="2026-01-01T10:00:00Z", finished="2026-01-01T10:05:00Z", machine=MACHINE):
+    return {"schema": report.SCHEMA, "component": component, "mode": "quick", "repetitions": 5, "started": started,
+            "finished": finished, "environment": {"cpu_model": "Test CPU", "cores": 2, "isa_active": "avx512"},
+            "machine": machine, "notes": [], "results": results}
+
+
+def base85_doc():
+    rs = []
+    for n in (64, 4096, 1 << 20, 64 << 20):
+        f = 1 + n / 2**30  # exact in binary, so the ratios are too
+        for c, v in (("scalar", 1.0), ("avx2", 6.0), ("avx512", 9.0), ("memcpy", 13.0), ("base85-simd", 1.0)):
+            rs.append(result("b85_encode", {"variant": "b85", "bytes": n}, c, v * f, "GiB/s", "higher", "base85-simd", f))
+    return doc("base85", rs, started="2026-01-01T10:06:00Z", finished="2026-01-01T10:09:30Z")
+
+
+def btree_doc():
+    p = {"n": 1048576, "key": "u64", "keys": "sparse", "pages": "2m"}
+    rs = []
+    for w, vals in (("contains_hit", (50.0, 100.0, 300.0)), ("seq_insert", (20.0, 30.0, 90.0))):
+        for c, v in zip(("simdex::btree_set", "absl::btree_set", "std::set"), vals):
+            rs.append(result(w, {**p, "ops": 100000}, c, v, reference="absl::btree_set", ref_median=vals[1]))
+    for c, v in (("simdex::btree_set", 10.0), ("absl::btree_set", 9.0)):
+        rs.append(result("bytes_per_key", p, c, v, "B/key"))
+        rs.append(result("huge_page_share", p, c, 0.0, "fraction", "higher"))
+    return doc("btree", rs, started="2026-01-01T09:59:00Z", finished="2026-01-01T10:01:00Z")
+
+
+def test_sizes_read_as_binary_units():
+    assert report.fmt_bytes(64) == "64 B"
+    assert report.fmt_bytes(32768) == "32 KiB"
+    assert report.fmt_bytes(64 << 20) == "64 MiB"
+    assert report.fmt_bytes(3 << 30) == "3 GiB"
+    assert report.fmt_bytes(1536) == "1.5 KiB"
+    assert report.param_label({"filter_bytes": 33554432, "keys": 1000000, "n": 256}) == "filter_bytes=32 MiB, keys=1,000,000, n=256"
+
+
+def test_summary_table_opens_both_documents(tmp_path):
+    docs = [base85_doc(), btree_doc()]
+    for d in docs:
+        (tmp_path / f"{d['component']}.json").write_text(json.dumps(d))
+    md_path, html_path = report.render(tmp_path)
+    md, page = md_path.read_text(), html_path.read_text()
+    # The summary comes before everything else, the environment after it.
+    assert md.index("## Summary") < md.index("## Environment") < md.index("## btree")
+    assert page.index("<h2>Summary</h2>") < page.index("<h2>Environment</h2>")
+    rows = [line for line in md.split("## Summary", 1)[1].split("##", 1)[0].splitlines() if line.startswith("| ")]
+    assert rows[0].startswith("| component | workload | params | simdex | best peer | ratio | machine limit |")
+    b85 = next(r for r in rows if "b85_encode" in r)
+    # simdex at the dispatched level (avx512), the only peer, their ratio, memcpy beside it.
+    assert "bytes=64 MiB" in b85 and "avx512 9.56 GiB/s" in b85 and "base85-simd 1.06" in b85 and "| 9.00× |" in b85
+    assert "memcpy (4k pages) 12.0 GiB/s" in b85
+    hit = next(r for r in rows if "contains_hit" in r)
+    assert "simdex::btree_set 50.0 ns/op" in hit and "absl::btree_set 100" in hit and "| 2.00× |" in hit
+    assert "DRAM latency, 1 chain (2m pages) 80.0 ns" in hit
+    # Memory rows and an all-zero huge-page row are no headline.
+    assert not any("bytes_per_key" in r or "huge_page_share" in r for r in rows)
+
+
+def test_header_run_time_spans_all_components():
+    rows = dict(report.env_rows(btree_doc(), [base85_doc(), btree_doc()]))
+    assert "2026-01-01T09:59:00Z – 2026-01-01T10:09:30Z" in rows["run"]
+    assert "(2 components)" in rows["run"]
+
+
+def test_chart_labels_are_never_cut():
+    long = "a_very_long_parameter_name=12345, another_long_parameter=quite a long value indeed, third=3"
+    g = {"unit": "ns/op", "better": "lower", "contenders": ["simdex", "peer"],
+         "rows": {long: {"simdex": result("w", {}, "simdex", 1.0, reference="peer", ref_median=2.0),
+                         "peer": result("w", {}, "peer", 2.0)},
+                  long + ", x=1": {"simdex": result("w", {}, "simdex", 1.5), "peer": result("w", {}, "peer", 2.5)}}}
+    svg = report.svg_chart("w", g)
+    text = re.sub(r"<[^>]+>", "\n", svg)
+    for part in long.split(", "):
+        assert part in text, part
+    assert "x=1" in text
+    # The widest label fits left of the bars: the left margin holds its estimated width.
+    x = float(re.search(r'<rect x="([0-9.]+)" y="[0-9.]+" width="[0-9.]+" height="9"', svg).group(1))
+    assert x >= max(plots.text_width(line) for line in plots._wrap(long))
+
+
+def test_ratios_are_on_the_bars():
+    g = report.tables(btree_doc())["contains_hit"]
+    svg = report.svg_chart("contains_hit", g)
+    assert "50.0 (2.00×)" in svg and "300 (0.333×)" in svg
+
+
+def test_one_colour_per_contender_across_the_report():
+    docs = [btree_doc(), base85_doc()]
+    colours = report.report_colours(docs)
+    seen = {}
+    for d in docs:
+        for workload, g in report.tables(d).items():
+            svg = report.svg_chart(workload, g, colours=colours)
+            found = dict(re.findall(r'<rect x="[0-9.]+" y="[0-9.]+" width="11" height="11" fill="(#[0-9a-f]+)"/>\s*<text[^>]*>([^<]+)<', svg))
+            by_name = {name: colour for colour, name in found.items()}
+            assert len(set(by_name.values())) == len(by_name), by_name  # distinct within a chart
+            for name, colour in by_name.items():
+                assert seen.setdefault(name, colour) == colour, name  # the same in every chart
+    assert seen["simdex::btree_set"] and len(seen) >= 4
+
+
+def test_bar_axis_is_linear_from_zero_and_labelled():
+    svg = report.svg_chart("contains_hit", report.tables(btree_doc())["contains_hit"])
+    assert ">ns/op, lower is better<" in svg
+    ticks = [t for t in re.findall(r'text-anchor="middle" font-size="10">([0-9.,]+)<', svg)]
+    assert ticks[0] == "0" and len(ticks) >= 3
+    assert "log scale" not in svg
+
+
+def test_scaling_plot_has_the_machine_limit_as_a_line():
+    d = base85_doc()
+    plots_ = headlines.scalings(d, d["machine"])
+    assert plots_, "base85 declares a scaling plot of b85_encode against bytes"
+    s = plots_[0]
+    assert s.x == "bytes" and len(s.series["avx512"]) == 4
+    svg = report.scaling_svg(s, plots.Colours([list(s.series)]))
+    assert 'stroke-dasharray="5 3"' in svg and "memcpy (4k pages) 12" in svg
+    assert "bytes (log scale)" in svg and "GiB/s, higher is better (log scale)" in svg
+    assert ">64 MiB<" in svg and ">4 KiB<" in svg
+
+
+def test_markdown_links_the_plots(tmp_path):
+    d = base85_doc()
+    (tmp_path / "base85.json").write_text(json.dumps(d))
+    md, _ = report.render(tmp_path)
+    links = re.findall(r"!\[[^]]*\]\((plots/[^)]+\.svg)\)", md.read_text())
+    assert "plots/summary.svg" in links and len(links) == 2
+    for link in links:
+        assert (tmp_path / link).read_text().startswith("<svg")
+
+
+def test_readme_block_shows_headline_rows_only(tmp_path):
+    readme = tmp_path / "README.md"
+    readme.write_text(f"intro\n{report.README_BEGIN}\nold\n{report.README_END}\noutro\n")
+    report.update_readme(readme, [btree_doc(), base85_doc()], "bash scripts/bench.sh")
+    text = readme.read_text()
+    assert text.startswith("intro\n") and text.endswith("\noutro\n") and "old" not in text
+    assert "| btree | contains_hit |" in text and "| base85 | b85_encode |" in text
+    assert "bytes_per_key" not in text and "huge_page_share" not in text
+
+
+def test_component_hooks_and_default_headlines(monkeypatch):
+    mod = types.ModuleType("simdex.benchmarks.fakelab")
+    mod.markdown_section = lambda d: "FAKELAB MARKDOWN " + plots.tick_label(2.5)
+    mod.html_section = lambda d: "<p>FAKELAB HTML</p>" + plots.bar_chart(
+        "own", "x", [("row", [plots.Bar("simdex", 1.0, "1")])], plots.Colours())
+    monkeypatch.setitem(sys.modules, "simdex.benchmarks.fakelab", mod)
+    rs = [result("op", {"size": 1}, "simdex", 5.0, reference="other", ref_median=10.0), result("op", {"size": 1}, "other", 10.0),
+          result("op", {"size": 1}, "in-memory ceiling", 1.0, reference="other", ref_median=10.0),
+          result("mem", {"size": 1}, "simdex", 8.0, "B/key")]
+    d = doc("fakelab", rs)
+    md, page = report.render_markdown([d]), report.render_html([d])
+    assert "FAKELAB MARKDOWN 2.5" in md and "<p>FAKELAB HTML</p><svg" in page
+    # No HEADLINES declared: time and throughput workloads, against the peer the benchmark made
+    # its reference (not a faster contender it shows for scale).
+    heads = headlines.headlines([d])
+    assert [(h.workload, h.simdex.contender, h.peer.contender, h.ratio) for h in heads] == [("op", "simdex", "other", 2.0)]
+
+
+@pytest.mark.parametrize("ratio_rows", [[("a", 3.0, None), ("b", 0.5, None)]])
+def test_ratio_chart_centres_on_one(ratio_rows):
+    svg = plots.ratio_chart("t", ratio_rows)
+    assert ">1×<" in svg and "3×" in svg and "0.5×" in svg and "right of 1× is better" in svg

@@ -1,0 +1,102 @@
+#include "simdex/lab/chase.h"
+
+#include <stdexcept>
+
+#include "simdex/lab/timing.h"
+
+namespace simdex::lab {
+
+chain::chain(const chain_layout& layout, std::uint64_t seed)
+    : layout_(layout), buf_(layout.span, layout.pages) {
+  if (layout_.stride < kLine || layout_.stride % kLine)
+    throw std::invalid_argument("chain: stride must be a multiple of 64 bytes");
+  std::size_t n = layout_.span / layout_.stride;
+  if (n < 2 || n > 0xffffffffu) throw std::invalid_argument("chain: needs 2 .. 2^32 nodes");
+  order_.resize(n);
+  relink(seed);
+}
+
+std::byte* chain::node(std::size_t i) const noexcept {
+  std::size_t slot_lines = layout_.stride / kLine;
+  std::size_t line = layout_.spread_sets ? i % slot_lines : 0;
+  return buf_.data() + i * layout_.stride + line * kLine;
+}
+
+void chain::relink(std::uint64_t seed) {
+  std::size_t n = order_.size();
+  // Sattolo's shuffle: a uniformly random permutation with a single cycle through all nodes.
+  std::vector<std::uint32_t> next(n);
+  for (std::size_t i = 0; i < n; ++i) next[i] = static_cast<std::uint32_t>(i);
+  rng r(seed);
+  for (std::size_t i = n - 1; i > 0; --i) std::swap(next[i], next[r.below(i)]);
+  std::uint32_t at = 0;
+  for (std::size_t k = 0; k < n; ++k) {
+    order_[k] = at;
+    *reinterpret_cast<const void**>(node(at)) = node(next[at]);
+    at = next[at];
+  }
+}
+
+const void* chain::at_position(std::size_t k) const noexcept { return node(order_[k % nodes()]); }
+
+const void* chain::walk(const void* from, std::size_t steps) const {
+  for (std::size_t s = 0; s < steps; ++s) from = *static_cast<const void* const*>(from);
+  return from;
+}
+
+double chain::huge_share() const {
+  return buf_.size() ? static_cast<double>(buf_.huge_bytes()) / static_cast<double>(buf_.size())
+                     : 0;
+}
+
+const void* chase_from(const void* p, std::size_t steps) {
+  for (std::size_t s = 0; s < steps; ++s) p = *static_cast<const void* const*>(p);
+  return p;
+}
+
+namespace {
+
+template <int Chains>
+double run_chains(const void** ends, std::size_t steps) {
+  const void* p[Chains];
+  for (int c = 0; c < Chains; ++c) p[c] = ends[c];
+  std::uint64_t t0 = now_ns();
+  for (std::size_t s = 0; s < steps; ++s)
+    for (int c = 0; c < Chains; ++c) p[c] = *static_cast<const void* const*>(p[c]);
+  std::uint64_t t1 = now_ns();
+  for (int c = 0; c < Chains; ++c) ends[c] = p[c];
+  return static_cast<double>(t1 - t0);
+}
+
+}  // namespace
+
+chase_result chase(const chain& c, int chains, std::size_t steps) {
+  chase_result r;
+  r.ends.resize(static_cast<std::size_t>(chains));
+  for (int k = 0; k < chains; ++k)
+    r.ends[k] = c.at_position(static_cast<std::size_t>(k) * c.nodes() / chains);
+  double ns = 0;
+  switch (chains) {
+    case 1:
+      ns = run_chains<1>(r.ends.data(), steps);
+      break;
+    case 2:
+      ns = run_chains<2>(r.ends.data(), steps);
+      break;
+    case 4:
+      ns = run_chains<4>(r.ends.data(), steps);
+      break;
+    case 8:
+      ns = run_chains<8>(r.ends.data(), steps);
+      break;
+    case 16:
+      ns = run_chains<16>(r.ends.data(), steps);
+      break;
+    default:
+      throw std::invalid_argument("chase: chains must be 1, 2, 4, 8 or 16");
+  }
+  r.ns_per_access = ns / static_cast<double>(steps * static_cast<std::size_t>(chains));
+  return r;
+}
+
+}  // namespace simdex::lab

@@ -1,0 +1,71 @@
+#include "simdex/lab/timing.h"
+
+#include <cpuid.h>
+#include <x86intrin.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "simdex/lab/system.h"
+
+namespace simdex::lab {
+namespace {
+
+// Eight dependent adds per iteration: the loop runs at one add latency (1 cycle) per add.
+double add_chain_ns() {
+  const std::uint64_t iters = 20'000'000;
+  std::uint64_t x = 0;
+  std::uint64_t t0 = now_ns();
+  for (std::uint64_t i = 0; i < iters; ++i) {
+    asm volatile(
+        "add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\t"
+        "add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0"
+        : "+r"(x));
+  }
+  std::uint64_t t1 = now_ns();
+  do_not_optimize(x);
+  return static_cast<double>(t1 - t0) / static_cast<double>(iters * 8);
+}
+
+bool invariant_tsc() {
+  unsigned a, b, c, d;
+  if (!__get_cpuid(0x80000000u, &a, &b, &c, &d) || a < 0x80000007u) return false;
+  __get_cpuid(0x80000007u, &a, &b, &c, &d);
+  return (d >> 8) & 1;
+}
+
+}  // namespace
+
+double cycle_ns() {
+  double best = add_chain_ns();
+  for (int r = 1; r < 5; ++r) best = std::min(best, add_chain_ns());  // the least disturbed
+  return best;
+}
+
+clock_info calibrate_clock() {
+  clock_info c;
+  c.clocksource = first_line("/sys/devices/system/clocksource/clocksource0/current_clocksource");
+  c.invariant_tsc = invariant_tsc();
+  {  // TSC against CLOCK_MONOTONIC over ~20 ms
+    std::uint64_t n0 = now_ns(), t0 = __rdtsc();
+    while (now_ns() - n0 < 20'000'000) {
+    }
+    std::uint64_t n1 = now_ns(), t1 = __rdtsc();
+    c.tsc_ghz = static_cast<double>(t1 - t0) / static_cast<double>(n1 - n0);
+  }
+  {  // back-to-back now_ns() calls, median of 21 batches of 1000
+    std::vector<double> per_call;
+    for (int b = 0; b < 21; ++b) {
+      std::uint64_t t0 = now_ns(), last = t0;
+      for (int i = 0; i < 1000; ++i) last = now_ns();
+      per_call.push_back(static_cast<double>(last - t0) / 1000.0);
+    }
+    std::sort(per_call.begin(), per_call.end());
+    c.now_ns_cost = per_call[per_call.size() / 2];
+  }
+  c.cycle_ns = cycle_ns();
+  c.core_ghz = c.cycle_ns > 0 ? 1.0 / c.cycle_ns : 0;
+  return c;
+}
+
+}  // namespace simdex::lab

@@ -1,0 +1,171 @@
+#include "simdex/lab/validity.h"
+
+#include <cstdio>
+
+#include "simdex/lab/streams.h"
+
+namespace simdex::lab {
+namespace {
+
+std::string format(const char* fmt, double a, double b = 0, double c = 0) {
+  char buf[256];
+  std::snprintf(buf, sizeof buf, fmt, a, b, c);
+  return buf;
+}
+
+check make(std::string name, check_status s, std::string detail) {
+  return {std::move(name), s, std::move(detail)};
+}
+
+}  // namespace
+
+const char* status_name(check_status s) {
+  switch (s) {
+    case check_status::pass:
+      return "pass";
+    case check_status::warn:
+      return "warn";
+    case check_status::fail:
+      return "fail";
+  }
+  return "?";
+}
+
+check bytes_read(const void* p, std::size_t credited, std::uint64_t kernel_sum) {
+  std::uint64_t want = sum_words(p, credited);
+  if (want == kernel_sum)
+    return make("bytes_touched", check_status::pass,
+                format("checksum of all %.0f credited bytes matches", double(credited)));
+  return make("bytes_touched", check_status::fail,
+              format("checksum differs from the sum of the %.0f credited bytes: the kernel did "
+                     "not read every byte it is credited with",
+                     double(credited)));
+}
+
+check bytes_written(const void* p, std::size_t credited, std::uint64_t seed) {
+  std::size_t bad = first_unfilled(p, credited, seed);
+  if (bad == credited)
+    return make("bytes_touched", check_status::pass,
+                format("all %.0f credited bytes hold the written pattern", double(credited)));
+  return make("bytes_touched", check_status::fail,
+              format("byte %.0f of %.0f credited does not hold the pattern: the kernel did not "
+                     "write every byte it is credited with",
+                     double(bad), double(credited)));
+}
+
+check below_memcpy(const std::string& what, double gib_s, double best_memcpy_gib_s) {
+  const double memcpy_gib_s = best_memcpy_gib_s;
+  if (memcpy_gib_s <= 0)
+    return make("below_memcpy", check_status::warn,
+                what + ": no memcpy figure in this run to compare with");
+  double limit = kMemcpyTraffic * memcpy_gib_s * kLimitSlack;
+  std::string d = what +
+                  format(
+                      ": %.3g GiB/s against a limit of %.3g (%.0f x the best memcpy "
+                      "sample",
+                      gib_s, limit, kMemcpyTraffic) +
+                  format(", %.3g GiB/s, +25%%)", memcpy_gib_s);
+  return make("below_memcpy", gib_s > limit ? check_status::fail : check_status::pass, d);
+}
+
+check on_chain(chain& c, const chase_kernel& kernel, std::uint64_t seed) {
+  c.relink(seed);
+  std::size_t steps = std::min<std::size_t>(c.nodes() * 2 + 3, 100000);
+  const void* start = c.at_position(0);
+  const void* want = c.walk(start, steps);
+  const void* got = kernel(start, steps);
+  if (got == want)
+    return make(
+        "on_chain", check_status::pass,
+        format("after relinking, the kernel followed the new links for %.0f loads", double(steps)));
+  return make("on_chain", check_status::fail,
+              "after relinking the nodes, the kernel ended elsewhere than the links lead: its "
+              "next address does not come from the loaded line, so loads may overlap and the "
+              "figure is not a latency");
+}
+
+check huge_pages(const std::string& what, double share) {
+  check_status s = share < 0.5   ? check_status::fail
+                   : share < 0.9 ? check_status::warn
+                                 : check_status::pass;
+  return make(
+      "huge_pages", s,
+      what + format(": %.0f%% of the buffer on 2 MiB pages (from /proc/self/smaps)", 100 * share));
+}
+
+check branch_present(const std::string& what, const summary& random, const summary& sorted,
+                     const reading* branch_misses, double elements) {
+  if (branch_misses && branch_misses->available && elements > 0) {
+    double per = branch_misses->value / elements;
+    bool ok = per > 0.2;
+    return make("branch_present", ok ? check_status::pass : check_status::fail,
+                what +
+                    format(": %.2f branch misses per random element (a real, unpredictable "
+                           "branch misses about 0.5)",
+                           per) +
+                    (ok ? "" : ": the compiler removed the branch"));
+  }
+  double ratio = sorted.median > 0 ? random.median / sorted.median : 0;
+  bool ok = ratio >= kBranchRatio;
+  return make("branch_present", ok ? check_status::pass : check_status::fail,
+              what + format(": random data %.2fx the time of sorted data", ratio) +
+                  (ok ? " (mispredictions visible)"
+                      : " (below 1.5x, and no branch-miss counter: no branch was taken on "
+                        "data; the compiler removed it)"));
+}
+
+check placement(const std::string& what, const team_report& team) {
+  if (!team.placement_verified)
+    return make("placement", check_status::fail,
+                what + ": a thread was not where it was pinned (requested -> seen before/after: " +
+                    team.detail() + ")");
+  if (!team.overlapped)
+    return make("placement", check_status::warn,
+                what + ": pinned and verified (" + team.detail() +
+                    "), but the threads never all ran at once");
+  return make("placement", check_status::pass, what + ": verified " + team.detail());
+}
+
+check counters_reported(const std::vector<reading>& rs) {
+  std::string missing, bad;
+  for (const auto& r : rs) {
+    if (r.status.empty()) bad += (bad.empty() ? "" : ", ") + r.name;
+    if (!r.available) missing += (missing.empty() ? "" : ", ") + r.name;
+  }
+  if (!bad.empty())
+    return make("counters", check_status::fail, "counters without value or reason: " + bad);
+  return make("counters", check_status::pass,
+              missing.empty() ? "all counters read" : "unavailable, with reasons: " + missing);
+}
+
+check faults_per_page(const std::string& what, const reading* faults, double pages) {
+  if (!faults || !faults->available)
+    return make("faults_per_page", check_status::warn,
+                what + ": page-fault counter " + (faults ? faults->status : "not opened"));
+  double per = faults->value / pages;
+  bool ok = per > 0.9 && per < 1.2;
+  return make("faults_per_page", ok ? check_status::pass : check_status::fail,
+              what + format(": %.3f page faults per page touched (first touch wants 1)", per));
+}
+
+check in_range(const std::string& what, double value, double lo, double hi,
+               const std::string& unit) {
+  bool ok = value >= lo && value <= hi;
+  return make("plausible_range", ok ? check_status::pass : check_status::warn,
+              what + format(": %.3g", value) + " " + unit +
+                  format(" (plausible %.3g - %.3g)", lo, hi) + " " + unit);
+}
+
+check steady(const std::string& what, const summary& s) {
+  return make("steady", s.noisy ? check_status::warn : check_status::pass,
+              what + format(": max/min %.2f over %.0f samples", s.min > 0 ? s.max / s.min : 0,
+                            double(s.samples.size())));
+}
+
+bool any_failed(const std::vector<check>& cs) {
+  for (const auto& c : cs)
+    if (c.status == check_status::fail) return true;
+  return false;
+}
+
+}  // namespace simdex::lab

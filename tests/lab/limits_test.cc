@@ -1,0 +1,31 @@
+// The machine limits every benchmark's JSON carries: filled, and from the lab's kernels.
+#include "simdex/lab/limits.h"
+
+#include <gtest/gtest.h>
+
+#include "simdex/lab/timing.h"
+
+namespace {
+
+using namespace simdex::lab;
+
+TEST(LabLimits, EveryFigureFilled) {
+  auto m = measure_memory_limits(std::size_t{8} << 20, 2, 2000);
+  EXPECT_EQ(m.bytes, std::size_t{8} << 20);
+  for (const summary* s : {&m.memcpy_4k, &m.memcpy_2m, &m.latency_1_4k, &m.latency_16_4k,
+                           &m.latency_1_2m, &m.latency_16_2m}) {
+    EXPECT_EQ(s->samples.size(), 2u);
+    EXPECT_GT(s->median, 0);
+  }
+  EXPECT_GT(m.cycle_ns, 0);
+  EXPECT_EQ(m.huge_bytes_4k, 0u);
+}
+
+TEST(LabClock, Calibrates) {
+  auto c = calibrate_clock();
+  EXPECT_GT(c.tsc_ghz, 0);
+  EXPECT_GT(c.now_ns_cost, 0);
+  EXPECT_GT(c.core_ghz, 0);
+}
+
+}  // namespace
