@@ -302,27 +302,36 @@ class suite {
       group("bulk_build_unsorted", {}, "ns/key", bulk, ref, static_cast<double>(n_),
             [&](runner<K>& x, std::size_t) { return x.build_unsorted(ks_.keys); });
 
-    // The structure every other workload uses: N keys inserted one by one in random order (the
-    // read-only vector is bulk-built). Huge-page use is the process's AnonHugePages delta.
+    // The structure every other workload uses: N keys inserted one by one in random order. The
+    // ordered mutable contenders build it as the timed fill_random workload (the last sample's
+    // tree is what the later workloads read); the others, and every contender when fill_random
+    // is filtered out, build it untimed (the read-only vector is bulk-built). Huge-page use is
+    // the process's AnonHugePages growth during that build.
     auto everyone = l.pick(false, false, true, true);
-    std::vector<double> huge(everyone.size());
-    for (std::size_t i = 0; i < everyone.size(); ++i) {
-      runner<K>& x = *everyone[i];
+    auto writers = l.pick(true, true, false, false);
+    std::map<const runner<K>*, double> huge;
+    auto build = [&](runner<K>& x) {
       x.reset();
       std::size_t h0 = process_huge_bytes();
+      phase ph;
       if (x.mutable_())
-        x.insert_untimed(ks_.keys);
+        ph = x.insert_all(ks_.keys);
       else
-        x.build_sorted(ks_.sorted);
+        ph = x.build_sorted(ks_.sorted);
       std::size_t h1 = process_huge_bytes();
-      huge[i] = static_cast<double>(h1 > h0 ? h1 - h0 : 0);
-    }
+      huge[&x] = static_cast<double>(h1 > h0 ? h1 - h0 : 0);
+      return ph;
+    };
+    group("fill_random", {{"ops", (std::int64_t)n_}}, "ns/op", writers, ref,
+          static_cast<double>(n_), [&](runner<K>& x, std::size_t) { return build(x); });
+    for (runner<K>* x : everyone)
+      if (!huge.count(x)) build(*x);
     record_bytes(l, everyone, "bytes_per_key", ref);
     for (std::size_t i = 0; i < everyone.size(); ++i)
       s_.record("huge_page_share", base_, everyone[i]->name(), everyone[i]->version(), "fraction",
                 better::higher,
-                {std::min(1.0, huge[i] / static_cast<double>(
-                                             std::max<std::size_t>(1, everyone[i]->bytes())))});
+                {std::min(1.0, huge[everyone[i]] / static_cast<double>(std::max<std::size_t>(
+                                                       1, everyone[i]->bytes())))});
     if (l.judy_own_bytes)
       s_.record("bytes_per_key", base_, "JudyL (JudyLMemUsed)", "own count", "B/key", better::lower,
                 {static_cast<double>(l.judy_own_bytes()) / static_cast<double>(n_)});
@@ -356,10 +365,9 @@ class suite {
             ordered, ref, static_cast<double>(scans),
             [&](runner<K>& x, std::size_t i) { return x.scan_all(starts[i], len); });
     }
-    batched(l, hits, ref);
+    batched(l, hits, anywhere, ref);
 
     // Mutations at size N; each sample puts the key set back untimed.
-    auto writers = l.pick(true, true, false, false);
     std::vector<std::vector<K>> fresh(reps_);
     for (auto& v : fresh) {
       v.assign(ks_.absent.begin(), ks_.absent.begin() + static_cast<std::ptrdiff_t>(m_));
@@ -389,6 +397,18 @@ class suite {
             phase ph = x.churn(present(i), fresh[i]);
             x.erase_untimed(fresh[i]);
             x.insert_untimed(present(i));
+            return ph;
+          });
+    // A random half erased one by one: a window of the (random) insertion order, a different
+    // one each repetition; the half goes back untimed.
+    std::size_t half = n_ / 2;
+    auto window = [&](std::size_t i) {
+      return std::span<const K>(ks_.keys.data() + (i * half) / reps_, half);
+    };
+    group("erase_half", {{"ops", (std::int64_t)half}}, "ns/op", writers, ref,
+          static_cast<double>(half), [&](runner<K>& x, std::size_t i) {
+            phase ph = x.erase_all(window(i));
+            x.insert_untimed(window(i));
             return ph;
           });
     for (runner<K>* x : everyone)
@@ -448,23 +468,29 @@ class suite {
     return static_cast<K>(r.below(static_cast<std::uint64_t>(ks_.domain_hi) + 1));
   }
 
+  // simdex's batch calls over spans of B keys against per-key loops (simdex's own, Abseil's,
+  // JudyL's, and for contains the hash set's).
   void batched(const lineup<K>& l, const std::vector<std::vector<K>>& hits,
-               const std::string& ref) {
+               const std::vector<std::vector<K>>& anywhere, const std::string& ref) {
     if (!l.simdex) return;
     std::unique_ptr<bool[]> found(new bool[q_]);
-    for (std::size_t chunk : {std::size_t{1024}, q_}) {
-      std::vector<runner<K>*> who = {l.simdex, l.simdex, l.absl, l.judy, l.hash};
-      std::vector<std::string> names = {l.simdex->name() + " batch", l.simdex->name() + " per-key",
-                                        l.absl->name() + " per-key", "JudyL per-key",
-                                        l.hash->name() + " per-key"};
-      group(
-          "contains_hit_batched", {{"batch", (std::int64_t)chunk}, {"ops", (std::int64_t)q_}},
-          "ns/op", who, ref + " per-key", static_cast<double>(q_),
-          [&, chunk](runner<K>& x, std::size_t i, std::size_t c) {
-            return x.contains_batch(hits[i], found.get(), chunk, c == 0);
-          },
-          names);
-    }
+    for (bool lb : {false, true})
+      for (std::size_t chunk : {std::size_t{256}, std::size_t{1024}, q_}) {
+        std::vector<runner<K>*> who = {l.simdex, l.simdex, l.absl, l.judy};
+        if (!lb) who.push_back(l.hash);
+        std::vector<std::string> names;
+        for (std::size_t c = 0; c < who.size(); ++c)
+          names.push_back(who[c]->name() + (c == 0 ? " batch" : " per-key"));
+        group(
+            lb ? "lower_bound_batched" : "contains_hit_batched",
+            {{"batch", (std::int64_t)chunk}, {"ops", (std::int64_t)q_}}, "ns/op", who,
+            ref + " per-key", static_cast<double>(q_),
+            [&, chunk, lb](runner<K>& x, std::size_t i, std::size_t c) {
+              if (lb) return x.lower_bound_batch(anywhere[i], chunk, c == 0);
+              return x.contains_batch(hits[i], found.get(), chunk, c == 0);
+            },
+            names);
+      }
   }
 
   void record_bytes(const lineup<K>& l, const std::vector<runner<K>*>& who, const std::string& w,
@@ -547,7 +573,7 @@ int main(int argc, char** argv) {
   session s(parse_options(argc, argv, "btree"));
   plan_opts po = make_plan(s.opts(), own);
 
-  int per_config = s.opts().full() ? 15 : 14, ycsb_groups = 12;
+  int per_config = s.opts().full() ? 21 : 20, ycsb_groups = 12;
   int configs =
       static_cast<int>(po.sizes.size() * po.key_types.size() * po.dists.size() * po.pages.size());
   s.plan(configs * per_config + (po.ycsb == "all"     ? configs

@@ -89,6 +89,15 @@ class simdex_adapter {
       t_->build(keys);
   }
   void contains_batch(std::span<const K> keys, bool* out) const { t_->contains_batch(keys, out); }
+  // Sums the keys found (`none` for end()), so a batch answer is consumed like a loop's.
+  std::uint64_t lower_bound_batch(std::span<const K> keys, std::uint64_t none) const {
+    its_.resize(keys.size());
+    t_->lower_bound_batch(keys, its_.data());
+    std::uint64_t sum = 0;
+    auto end = t_->end();
+    for (const auto& it : its_) sum += it == end ? none : static_cast<std::uint64_t>(it.key());
+    return sum;
+  }
   std::size_t size() const { return t_->size(); }
   std::size_t bytes() const { return t_->memory_usage(); }
   const char* isa() const { return t_->isa(); }
@@ -99,6 +108,7 @@ class simdex_adapter {
   }
   page_size pages_;
   std::optional<tree> t_;
+  mutable std::vector<typename tree::iterator> its_;
 };
 
 }  // namespace simdex::bench::btree

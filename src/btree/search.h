@@ -1,0 +1,285 @@
+// Search: the descent through inner nodes, the block of a leaf, point and range queries, rank
+// and select, and the batched lookups that overlap the misses of many queries.
+// Part of impl (generic.h); included only through it.
+#pragma once
+
+#include "generic.h"
+
+namespace simdex::btree_detail {
+
+// Prefetches are asm statements: GCC drops a __builtin_prefetch of the leaf's meta lines in
+// descend() (the loads right after the loop make it look redundant), and then the heads
+// line, read only once the header line is back, costs a second wave of misses.
+template <class Policy, std::size_t VS>
+void impl<Policy, VS>::prefetch(const void* a) noexcept {
+  asm volatile("prefetcht0 %0" : : "m"(*static_cast<const char*>(a)));
+}
+
+template <class Policy, std::size_t VS>
+void impl<Policy, VS>::prefetch_lines(const std::byte* p, unsigned from, unsigned lines) noexcept {
+  for (unsigned i = 0; i < lines; ++i) prefetch(p + (from + i) * kLine);
+}
+
+// Early prefetch: as soon as a child pointer is read, fetch the lines its search needs.
+template <class Policy, std::size_t VS>
+void impl<Policy, VS>::prefetch_child(std::uintptr_t c) noexcept {
+  if (c & kLeafTag)
+    prefetch_lines(LL::meta(untag(c)), 0, LL::kMetaLines);
+  else if constexpr (IL::kSummary)
+    prefetch(untag(c) + IL::kSumOff);
+  else
+    prefetch_lines(untag(c), 0, IL::kKeysBytes / kLine);
+}
+
+template <class Policy, std::size_t VS>
+unsigned impl<Policy, VS>::inner_child(const std::byte* in, S k) noexcept {
+  unsigned m = IL::n(in) - 1;
+  if constexpr (IL::kSummary) {
+    // Separators 0..8j-1 are <= k and 8j+7.. are > k (unused slots hold kMax, hence the
+    // clamp for k == kMax).
+    unsigned j = Policy::count_le(IL::summary(in), IL::kSumKeys, k);
+    prefetch(IL::child(in) + 8 * j);  // the answer's pointer line, with its key line
+    unsigned c = 8 * j + Policy::count_le(IL::keys(in) + 8 * j, 7, k);
+    return c < m ? c : m;
+  } else {
+    return Policy::count_le(IL::keys(in), m, k);
+  }
+}
+
+// Block of page p whose range holds k (the last block whose first key <= k, or 0).
+template <class Policy, std::size_t VS>
+unsigned impl<Policy, VS>::leaf_block(const std::byte* p, S k) noexcept {
+  const H* h = LL::hdr(p);
+  unsigned lt, le;
+  Policy::count_heads(LL::heads(p), h->nb - 1u, LL::head_of(h, k), lt, le);
+  // Blocks up to lt start below k, those after le above it; the ones between share k's head.
+  while (lt < le && LL::keys(p, lt + 1)[0] <= k) ++lt;
+  return lt;
+}
+
+template <class Policy, std::size_t VS>
+std::byte* impl<Policy, VS>::descend(const T& t, S k) noexcept {
+  std::uintptr_t c = t.root;
+  for (unsigned h = t.height; h > 0; --h) {
+    const std::byte* in = untag(c);
+    c = IL::child(in)[inner_child(in, k)];
+    prefetch_child(c);
+  }
+  return untag(c);
+}
+
+template <class Policy, std::size_t VS>
+std::byte* impl<Policy, VS>::descend_path(const T& t, S k, path& P) noexcept {
+  std::uintptr_t c = t.root;
+  for (unsigned d = 0; d < t.height; ++d) {
+    std::byte* in = untag(c);
+    unsigned i = inner_child(in, k);
+    P.node[d] = in;
+    P.idx[d] = i;
+    c = IL::child(in)[i];
+    prefetch_child(c);
+  }
+  return untag(c);
+}
+
+// First position >= k in page p, or {p, nb, 0} meaning "past this page".
+template <class Policy, std::size_t VS>
+pos impl<Policy, VS>::leaf_lb(std::byte* p, S k) noexcept {
+  unsigned b = leaf_block(p, k);
+  unsigned s = Policy::count_lt16(keys(p, b), k);
+  if (s < count(p, b)) return {p, b, s};
+  return {p, b + 1u, 0};
+}
+
+template <class Policy, std::size_t VS>
+pos impl<Policy, VS>::normalize(pos r) noexcept {
+  if (r.page != nullptr && r.block >= hdr(r.page)->nb) return {hdr(r.page)->next, 0, 0};
+  return r;
+}
+
+// Sorted, unique keys: consecutive keys that stay inside the current page's fences skip
+// the descent (the fence keys in the page header say so).
+template <class Policy, std::size_t VS>
+bool impl<Policy, VS>::in_fences(std::byte* p, S k) noexcept {
+  const H* h = hdr(p);
+  return (!(h->flags & H::kHasLo) || h->lo <= k) && (!(h->flags & H::kHasHi) || k < h->hi);
+}
+
+template <class Policy, std::size_t VS>
+pos impl<Policy, VS>::find(const T& t, S k) noexcept {
+  if (t.root == 0) return {};
+  std::byte* p = descend(t, k);
+  unsigned b = leaf_block(p, k);
+  unsigned s = Policy::count_lt16(keys(p, b), k);
+  if (s < count(p, b) && keys(p, b)[s] == k) return {p, b, s};
+  return {};
+}
+
+template <class Policy, std::size_t VS>
+pos impl<Policy, VS>::lower_bound(const T& t, S k) noexcept {
+  if (t.root == 0) return {};
+  return normalize(leaf_lb(descend(t, k), k));
+}
+
+template <class Policy, std::size_t VS>
+pos impl<Policy, VS>::upper_bound(const T& t, S k) noexcept {
+  if (t.root == 0) return {};
+  pos r = normalize(leaf_lb(descend(t, k), k));
+  if (r.page != nullptr && keys(r.page, r.block)[r.slot] == k) {
+    if (++r.slot >= count(r.page, r.block)) r = normalize({r.page, r.block + 1u, 0});
+  }
+  return r;
+}
+
+template <class Policy, std::size_t VS>
+std::size_t impl<Policy, VS>::rank(const T& t, S k) noexcept {
+  if (t.root == 0) return 0;
+  std::uint64_t r = 0;
+  std::uintptr_t c = t.root;
+  for (unsigned h = t.height; h > 0; --h) {
+    const std::byte* in = untag(c);
+    unsigned i = inner_child(in, k);
+    for (unsigned j = 0; j < i; ++j) r += IL::count(in)[j];
+    c = IL::child(in)[i];
+    prefetch_child(c);
+  }
+  std::byte* p = untag(c);
+  pos q = leaf_lb(p, k);
+  for (unsigned b = 0; b < q.block; ++b) r += count(p, b);
+  return static_cast<std::size_t>(r + q.slot);
+}
+
+template <class Policy, std::size_t VS>
+pos impl<Policy, VS>::select(const T& t, std::size_t i) noexcept {
+  if (i >= t.size) return {};
+  std::uint64_t r = i;
+  std::uintptr_t c = t.root;
+  for (unsigned h = t.height; h > 0; --h) {
+    const std::byte* in = untag(c);
+    unsigned j = 0;
+    while (r >= IL::count(in)[j]) r -= IL::count(in)[j++];
+    c = IL::child(in)[j];
+  }
+  std::byte* p = untag(c);
+  unsigned b = 0;
+  while (r >= count(p, b)) r -= count(p, b++);
+  return {p, b, static_cast<std::uint32_t>(r)};
+}
+
+template <class Policy, std::size_t VS>
+void impl<Policy, VS>::descend_group(const T& t, const S* q, unsigned m, std::uintptr_t* cur,
+                                     unsigned* blk, std::uint64_t* rk) noexcept {
+  for (unsigned i = 0; i < m; ++i) {
+    cur[i] = t.root;
+    if (rk) rk[i] = 0;
+  }
+  for (unsigned h = t.height; h > 0; --h) {
+    for (unsigned i = 0; i < m; ++i) {
+      const std::byte* in = untag(cur[i]);
+      unsigned j = inner_child(in, q[i]);
+      if (rk)
+        for (unsigned x = 0; x < j; ++x) rk[i] += IL::count(in)[x];
+      cur[i] = IL::child(in)[j];
+      prefetch_child(cur[i]);
+    }
+  }
+  for (unsigned i = 0; i < m; ++i) {
+    std::byte* p = untag(cur[i]);
+    blk[i] = leaf_block(p, q[i]);
+    prefetch_lines(reinterpret_cast<const std::byte*>(keys(p, blk[i])), 0, sizeof(S) * 16 / kLine);
+  }
+}
+
+template <class Policy, std::size_t VS>
+void impl<Policy, VS>::lower_bound_batch(const T& t, const S* ks, std::size_t n, pos* out,
+                                         std::uint64_t* ranks) noexcept {
+  if (t.root == 0) {
+    for (std::size_t i = 0; i < n; ++i) {
+      out[i] = {};
+      if (ranks) ranks[i] = 0;
+    }
+    return;
+  }
+  std::uintptr_t cur[kGroup];
+  unsigned blk[kGroup];
+  std::uint64_t rk[kGroup];
+  for (std::size_t base = 0; base < n; base += kGroup) {
+    unsigned m = static_cast<unsigned>(n - base < kGroup ? n - base : kGroup);
+    const S* q = ks + base;
+    descend_group(t, q, m, cur, blk, ranks ? rk : nullptr);
+    for (unsigned i = 0; i < m; ++i) {
+      std::byte* p = untag(cur[i]);
+      unsigned b = blk[i];
+      unsigned s = Policy::count_lt16(keys(p, b), q[i]);
+      pos r = s < count(p, b) ? pos{p, b, s} : pos{p, b + 1u, 0};
+      if (ranks) {
+        std::uint64_t x = rk[i] + r.slot;
+        for (unsigned y = 0; y < r.block; ++y) x += count(p, y);
+        ranks[base + i] = x;
+      }
+      out[base + i] = normalize(r);
+    }
+  }
+}
+
+template <class Policy, std::size_t VS>
+void impl<Policy, VS>::contains_batch(const T& t, const S* ks, std::size_t n, bool* out) noexcept {
+  if (t.root == 0) {
+    for (std::size_t i = 0; i < n; ++i) out[i] = false;
+    return;
+  }
+  std::uintptr_t cur[kGroup];
+  unsigned blk[kGroup];
+  for (std::size_t base = 0; base < n; base += kGroup) {
+    unsigned m = static_cast<unsigned>(n - base < kGroup ? n - base : kGroup);
+    const S* q = ks + base;
+    descend_group(t, q, m, cur, blk, nullptr);
+    for (unsigned i = 0; i < m; ++i) {
+      std::byte* p = untag(cur[i]);
+      const S* bk = keys(p, blk[i]);
+      unsigned s = Policy::count_lt16(bk, q[i]);
+      out[base + i] = s < count(p, blk[i]) && bk[s] == q[i];
+    }
+  }
+}
+
+// Ascending queries: walk the leaves in order, descending again only when a query leaves
+// the current page's fences. found and ranks may each be null.
+template <class Policy, std::size_t VS>
+void impl<Policy, VS>::lookup_sorted(const T& t, const S* ks, std::size_t n, bool* found,
+                                     std::uint64_t* ranks) noexcept {
+  std::byte* p = nullptr;
+  std::uint64_t base = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    S k = ks[i];
+    if (t.root == 0) {
+      if (found) found[i] = false;
+      if (ranks) ranks[i] = 0;
+      continue;
+    }
+    if (p == nullptr || !in_fences(p, k)) {
+      base = 0;
+      std::uintptr_t c = t.root;
+      for (unsigned h = t.height; h > 0; --h) {
+        const std::byte* in = untag(c);
+        unsigned j = inner_child(in, k);
+        for (unsigned x = 0; x < j; ++x) base += IL::count(in)[x];
+        c = IL::child(in)[j];
+      }
+      p = untag(c);
+      if (i + 1 < n && hdr(p)->next != nullptr)
+        prefetch_lines(LL::meta(hdr(p)->next), 0, LL::kMetaLines);
+    }
+    unsigned b = leaf_block(p, k);
+    const S* bk = keys(p, b);
+    unsigned s = Policy::count_lt16(bk, k);
+    if (found) found[i] = s < count(p, b) && bk[s] == k;
+    if (ranks) {
+      std::uint64_t r = base + s;
+      for (unsigned x = 0; x < b; ++x) r += count(p, x);
+      ranks[i] = r;
+    }
+  }
+}
+
+}  // namespace simdex::btree_detail
