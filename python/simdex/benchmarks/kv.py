@@ -68,8 +68,8 @@ def _noisy(*rs) -> str:
 
 
 def bar_table(doc: dict, gen: str = "rand") -> str:
-    """One row per target: simdex's figure, LMDB's, the ratio, the bar, met or missed."""
-    rows = ["| target | keys | simdex | LMDB | ratio | bar | |", "|---|---|---|---|---|---|---|"]
+    """One row per target: simdex's figure, LMDB's, the ratio, the target, met or missed."""
+    rows = ["| target | keys | simdex | LMDB | ratio | target | |", "|---|---|---|---|---|---|---|"]
     for label, w, extra, peer_w, kind, thr in _BAR:
         a, b = _pick(doc, w, ME, gen, extra), _pick(doc, peer_w or w, PEER, gen, extra)
         if not a or not b or not a["median"] or not b["median"]:
