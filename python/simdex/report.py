@@ -339,9 +339,13 @@ def readme_block(docs: list[dict], command: str) -> str:
     """The README's summary: each component's headline rows (as the report's summary table),
     with the date, machine and command."""
     e = docs[0].get("environment", {})
+    # Components rerun at a later commit say so rather than borrow the first one's.
+    commits = {d.get("component", "?"): d.get("environment", {}).get("simdex_commit", "?") for d in docs}
+    first = e.get("simdex_commit", "?")
+    commit = f"commit {first}" + "".join(f", {c} at {v}" for c, v in commits.items() if v != first)
     lines = [README_BEGIN, "",
              f"Measured {docs[0].get('started', '?')[:10]} on {e.get('cpu_model', '?')} ({e.get('cores', '?')} cores, "
-             f"{'KVM guest, ' if e.get('hypervisor') else ''}THP {e.get('thp', '?')}), commit {e.get('simdex_commit', '?')}, "
+             f"{'KVM guest, ' if e.get('hypervisor') else ''}THP {e.get('thp', '?')}), {commit}, "
              f"by `{command}` ({docs[0].get('mode', '?')} mode); medians, `~` noisy; {SUMMARY_NOTE}", "",
              md_table(SUMMARY_HEAD, summary_rows(headlines.headlines(docs))), "", README_END]
     return "\n".join(lines)

@@ -167,6 +167,11 @@ def test_readme_block_shows_headline_rows_only(tmp_path):
     assert text.startswith("intro\n") and text.endswith("\noutro\n") and "old" not in text
     assert "| btree | contains_hit |" in text and "| base85 | b85_encode |" in text
     assert "bytes_per_key" not in text and "huge_page_share" not in text
+    # A component rerun at another commit is named with it.
+    a, b = btree_doc(), base85_doc()
+    a["environment"]["simdex_commit"], b["environment"]["simdex_commit"] = "aaaaaaaaaaaa", "bbbbbbbbbbbb"
+    report.update_readme(readme, [a, b], "bash scripts/bench.sh")
+    assert "commit aaaaaaaaaaaa, base85 at bbbbbbbbbbbb," in readme.read_text()
 
 
 def test_component_hooks_and_default_headlines(monkeypatch):
