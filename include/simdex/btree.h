@@ -87,7 +87,7 @@ class basic_btree {
     }
     iterator& operator++() noexcept {
       const auto* h = L::hdr(p_.page);
-      if (++p_.slot < L::count(p_.page, p_.block)) return *this;
+      if (++p_.slot < L::cnt(p_.page)[p_.block]) return *this;
       p_.slot = 0;
       if (++p_.block < h->nb) return *this;
       p_.block = 0;
@@ -102,14 +102,14 @@ class basic_btree {
         return *this;
       } else if (p_.block > 0) {
         --p_.block;
-        p_.slot = L::count(p_.page, p_.block) - 1u;
+        p_.slot = L::cnt(p_.page)[p_.block] - 1u;
         return *this;
       } else {
         p_.page = L::hdr(p_.page)->prev;
       }
       if (p_.page == nullptr) return *this;
       p_.block = L::hdr(p_.page)->nb - 1u;
-      p_.slot = L::count(p_.page, p_.block) - 1u;
+      p_.slot = L::cnt(p_.page)[p_.block] - 1u;
       return *this;
     }
     iterator operator++(int) noexcept {

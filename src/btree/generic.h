@@ -5,7 +5,8 @@
 //
 // impl below is the table of contents: every function with a one-line comment, grouped by the
 // file that defines it (leaf_edits.h, inner_edits.h, search.h, mutation.h, included at the end,
-// each templated on the same Policy).
+// each templated on the same Policy). The declarations say inline, as definitions inside the
+// class would: GCC's inliner weighs that, and without it descend() stays a call at u64.
 #pragma once
 
 #include <cstdint>
@@ -35,8 +36,10 @@ struct impl {
 
   // ---- page access (inline) ----------------------------------------------------------
   static H* hdr(std::byte* p) noexcept { return LL::hdr(p); }  // a leaf page's header
-  // Keys in block b of page p.
-  static unsigned count(const std::byte* p, unsigned b) noexcept { return LL::count(p, b); }
+  // Keys in each block of page p (one byte per block).
+  static std::uint8_t* cnt(std::byte* p) noexcept { return LL::cnt(p); }
+  // Each block's first key (kMax for an unused block): the in-page index leaf_block searches.
+  static S* idx(std::byte* p) noexcept { return LL::idx(p); }
   // Block b's 16 key lanes.
   static S* keys(std::byte* p, unsigned b) noexcept { return LL::keys(p, b); }
   // The value slot of (b, s).
@@ -49,145 +52,135 @@ struct impl {
   // A carry longer than this many blocks respreads the page instead (far_gap).
   static constexpr unsigned kNearBlocks = 6;
   // Copies a value in (zeros when src is null).
-  static void copy_val(std::byte* dst, const void* src) noexcept;
-  // Unused key lanes [from, 16) of a block hold kMax.
-  static void fill_max(S* kb, unsigned from) noexcept;
-  // One block's key (and value) lines.
-  static void prefetch_block(std::byte* p, unsigned b) noexcept;
+  static inline void copy_val(std::byte* dst, const void* src) noexcept;
   // A new empty leaf.
-  static std::byte* new_leaf(T& t);
+  static inline std::byte* new_leaf(T& t);
   // A new leaf that pack() fills right away (header cleared only).
-  static std::byte* new_leaf_for_pack(T& t);
-  // Every block empty, every lane kMax.
-  static void init_empty_leaf(std::byte* p) noexcept;
+  static inline std::byte* new_leaf_for_pack(T& t);
+  // Every block empty, every index slot and lane kMax.
+  static inline void init_empty_leaf(std::byte* p) noexcept;
   // Copies page p's keys (and values) out in order; returns the count.
-  static unsigned gather(std::byte* p, S* ks, std::byte* vs) noexcept;
+  static inline unsigned gather(std::byte* p, S* ks, std::byte* vs) noexcept;
   // Lays n sorted keys over min(n, B) blocks evenly.
-  static void pack(std::byte* p, const S* ks, const std::byte* vs, unsigned n) noexcept;
+  static inline void pack(std::byte* p, const S* ks, const std::byte* vs, unsigned n) noexcept;
   // Lays n sorted keys 16 per block (bulk build).
-  static void pack_dense(std::byte* p, const S* ks, const std::byte* vs, unsigned n) noexcept;
-  // Picks the page's head base and shift for keys lo..hi.
-  static void choose_heads(H* h, S lo, S hi) noexcept;
-  // Block b's head follows its first key; true on a clash with a neighbour.
-  static bool set_head(std::byte* p, unsigned b) noexcept;
-  // After a clash: new base and shift, every head rewritten.
-  [[gnu::noinline]] static void refit_heads(std::byte* p) noexcept;
+  static inline void pack_dense(std::byte* p, const S* ks, const std::byte* vs,
+                                unsigned n) noexcept;
   // Inserts k at (b, s) of a non-full page, carrying overflow to the nearest gap.
-  static void leaf_insert_at(std::byte* p, unsigned b, unsigned s, S k, const void* v) noexcept;
+  static inline void leaf_insert_at(std::byte* p, unsigned b, unsigned s, S k,
+                                    const void* v) noexcept;
   // The nearest block with room is more than kNearBlocks away.
-  static bool far_gap(std::byte* p, unsigned b) noexcept;
+  static inline bool far_gap(std::byte* p, unsigned b) noexcept;
   // Spreads a page's keys evenly over its blocks again.
-  [[gnu::noinline]] static void respread(std::byte* p) noexcept;
+  static inline void respread(std::byte* p) noexcept;
   // Removes (b, s); an emptied block closes.
-  static void leaf_erase_at(std::byte* p, unsigned b, unsigned s) noexcept;
+  static inline void leaf_erase_at(std::byte* p, unsigned b, unsigned s) noexcept;
   // P's upper fence from another page's.
-  static void set_hi(std::byte* p, const H* from) noexcept;
+  static inline void set_hi(std::byte* p, const H* from) noexcept;
   // P's lower fence from another page's.
-  static void set_lo(std::byte* p, const H* from) noexcept;
+  static inline void set_lo(std::byte* p, const H* from) noexcept;
   // The fence between two neighbouring pages.
-  static void set_sep(std::byte* left, std::byte* right, S sep) noexcept;
+  static inline void set_sep(std::byte* left, std::byte* right, S sep) noexcept;
   // Links r into the leaf chain after p.
-  static void link_after(T& t, std::byte* p, std::byte* r) noexcept;
+  static inline void link_after(T& t, std::byte* p, std::byte* r) noexcept;
   // Takes p out of the leaf chain.
-  static void unlink(T& t, std::byte* p) noexcept;
+  static inline void unlink(T& t, std::byte* p) noexcept;
   // Returns a page to the arena.
-  static void free_leaf(T& t, std::byte* p) noexcept;
+  static inline void free_leaf(T& t, std::byte* p) noexcept;
 
   // ---- inner-node edits (inner_edits.h) ---------------------------------------------------------
   // A new inner node with no children.
-  static std::byte* new_inner(T& t);
+  static inline std::byte* new_inner(T& t);
   // Keys under an inner node.
-  static std::uint64_t inner_total(const std::byte* in) noexcept;
+  static inline std::uint64_t inner_total(const std::byte* in) noexcept;
   // Links a new right sibling in above a split child, splitting upwards.
-  [[gnu::noinline]] static void inner_insert(T& t, path& P, int d, S sep, std::uintptr_t c,
-                                             std::uint64_t moved);
+  static inline void inner_insert(T& t, path& P, int d, S sep, std::uintptr_t c,
+                                  std::uint64_t moved);
   // Child c at position j of a node with room.
-  static void insert_slot(std::byte* in, unsigned j, S sep, std::uintptr_t c,
-                          std::uint64_t count) noexcept;
+  static inline void insert_slot(std::byte* in, unsigned j, S sep, std::uintptr_t c,
+                                 std::uint64_t count) noexcept;
   // Drops child j, then merges or collapses underfull nodes.
-  [[gnu::noinline]] static void remove_child(T& t, path& P, int d, unsigned j);
+  static inline void remove_child(T& t, path& P, int d, unsigned j);
   // Appends node r (and the separator between) to node l.
   // Children j and j + 1 of P.node[d] (inner nodes) become one.
-  static void merge_children(T& t, path& P, int d, unsigned j);
-  static void merge_inner(std::byte* l, std::byte* r, S sep) noexcept;
+  static inline void merge_children(T& t, path& P, int d, unsigned j);
+  static inline void merge_inner(std::byte* l, std::byte* r, S sep) noexcept;
   // Appends a child to the rightmost node of a level (bulk build).
-  static void push_child(T& t, path& P, unsigned& levels, unsigned d, S k, std::uintptr_t c,
-                         std::uint64_t count);
+  static inline void push_child(T& t, path& P, unsigned& levels, unsigned d, S k, std::uintptr_t c,
+                                std::uint64_t count);
 
   // ---- search and batches (search.h) ------------------------------------------------------------
   // Group prefetching: descend kGroup queries level by level, so their misses overlap.
   static constexpr unsigned kGroup = 32;
-  // One line, as an asm statement the compiler cannot drop.
-  static void prefetch(const void* a) noexcept;
   // Lines [from, from + lines) of p.
-  static void prefetch_lines(const std::byte* p, unsigned from, unsigned lines) noexcept;
+  static inline void prefetch_lines(const std::byte* p, unsigned from, unsigned lines) noexcept;
   // The lines a child's search reads, as soon as its pointer is known.
-  static void prefetch_child(std::uintptr_t c) noexcept;
+  static inline void prefetch_child(std::uintptr_t c) noexcept;
   // The child of an inner node whose range holds k.
-  static unsigned inner_child(const std::byte* in, S k) noexcept;
+  static inline unsigned inner_child(const std::byte* in, S k) noexcept;
   // The block of page p whose range holds k.
-  static unsigned leaf_block(const std::byte* p, S k) noexcept;
+  static inline unsigned leaf_block(std::byte* p, S k) noexcept;
   // Root to the leaf whose range holds k.
-  static std::byte* descend(const T& t, S k) noexcept;
+  static inline std::byte* descend(const T& t, S k) noexcept;
   // The same, recording the path for an edit.
-  static std::byte* descend_path(const T& t, S k, path& P) noexcept;
+  static inline std::byte* descend_path(const T& t, S k, path& P) noexcept;
   // First position >= k in page p, or past its end.
-  static pos leaf_lb(std::byte* p, S k) noexcept;
+  static inline pos leaf_lb(std::byte* p, S k) noexcept;
   // A position past a page becomes the next page's first.
-  static pos normalize(pos r) noexcept;
+  static inline pos normalize(pos r) noexcept;
   // K lies within page p's fences.
-  static bool in_fences(std::byte* p, S k) noexcept;
+  static inline bool in_fences(std::byte* p, S k) noexcept;
   // The position of k, or none.
-  static pos find(const T& t, S k) noexcept;
+  static inline pos find(const T& t, S k) noexcept;
   // First position >= k.
-  static pos lower_bound(const T& t, S k) noexcept;
+  static inline pos lower_bound(const T& t, S k) noexcept;
   // First position > k.
-  static pos upper_bound(const T& t, S k) noexcept;
+  static inline pos upper_bound(const T& t, S k) noexcept;
   // Keys < k.
-  static std::size_t rank(const T& t, S k) noexcept;
+  static inline std::size_t rank(const T& t, S k) noexcept;
   // The i-th key's position.
-  static pos select(const T& t, std::size_t i) noexcept;
+  static inline pos select(const T& t, std::size_t i) noexcept;
   // Descends m queries together to their leaves and blocks, ranks gathered when rk is set.
-  static void descend_group(const T& t, const S* q, unsigned m, std::uintptr_t* cur, unsigned* blk,
-                            std::uint64_t* rk) noexcept;
+  static inline void descend_group(const T& t, const S* q, unsigned m, std::uintptr_t* cur,
+                                   unsigned* blk, std::uint64_t* rk) noexcept;
   // Lower_bound (and rank) of n keys, in groups that overlap their misses.
-  static void lower_bound_batch(const T& t, const S* ks, std::size_t n, pos* out,
-                                std::uint64_t* ranks) noexcept;
+  static inline void lower_bound_batch(const T& t, const S* ks, std::size_t n, pos* out,
+                                       std::uint64_t* ranks) noexcept;
   // Membership of n keys, in groups.
-  static void contains_batch(const T& t, const S* ks, std::size_t n, bool* out) noexcept;
+  static inline void contains_batch(const T& t, const S* ks, std::size_t n, bool* out) noexcept;
   // Membership and rank of ascending keys along the leaf chain.
-  static void lookup_sorted(const T& t, const S* ks, std::size_t n, bool* found,
-                            std::uint64_t* ranks) noexcept;
+  static inline void lookup_sorted(const T& t, const S* ks, std::size_t n, bool* found,
+                                   std::uint64_t* ranks) noexcept;
 
   // ---- mutation drivers (mutation.h) ------------------------------------------------------------
   static constexpr unsigned kMergeMin = 32;        // below this, key-by-key insert is cheaper
   static constexpr unsigned kMergeRun = 4 * kCap;  // keys merged per step (stack buffers)
   // Adds delta to the subtree counts along a path.
-  static void add_counts(const T& t, const path& P, std::int64_t delta) noexcept;
+  static inline void add_counts(const T& t, const path& P, std::int64_t delta) noexcept;
   // Room for k in full page p: append, shift to a sibling, or split.
   // Full page p evens out with its right or left neighbour when that one has room.
-  static bool shift_to_sibling(path& P, int d, std::byte* p, bool right) noexcept;
-  [[gnu::noinline]] static void make_room(T& t, path& P, std::byte* p, S k);
+  static inline bool shift_to_sibling(path& P, int d, std::byte* p, bool right) noexcept;
+  static inline void make_room(T& t, path& P, std::byte* p, S k);
   // An underfull or empty page after an erase: merge or drop it.
   // Children j and j + 1 of P.node[d] (leaves) become one.
-  static void merge_leaves(T& t, path& P, int d, unsigned j);
-  [[gnu::noinline]] static void leaf_underflow(T& t, path& P, std::byte* p);
+  static inline void merge_leaves(T& t, path& P, int d, unsigned j);
+  static inline void leaf_underflow(T& t, path& P, std::byte* p);
   // The first key of an empty tree.
-  static void first_leaf(T& t, S k, const void* v);
+  static inline void first_leaf(T& t, S k, const void* v);
   // Inserts (or assigns) one key; false when it was present.
-  static bool insert(T& t, S k, const void* v, bool assign);
+  static inline bool insert(T& t, S k, const void* v, bool assign);
   // Erases one key; false when it was absent.
-  static bool erase(T& t, S k);
+  static inline bool erase(T& t, S k);
   // Inserts ascending keys, merging runs that share a page.
-  static std::size_t insert_sorted(T& t, const S* ks, const std::byte* vs, std::size_t n,
-                                   bool assign);
+  static inline std::size_t insert_sorted(T& t, const S* ks, const std::byte* vs, std::size_t n,
+                                          bool assign);
   // Merges a sorted run into page p, overflowing into new pages.
-  static unsigned merge_into(T& t, path& P, std::byte* p, const S* in, const std::byte* iv,
-                             unsigned m, bool assign);
+  static inline unsigned merge_into(T& t, path& P, std::byte* p, const S* in, const std::byte* iv,
+                                    unsigned m, bool assign);
   // Erases ascending keys along the leaf chain.
-  static std::size_t erase_sorted(T& t, const S* ks, std::size_t n);
+  static inline std::size_t erase_sorted(T& t, const S* ks, std::size_t n);
   // Bottom-up build of an empty tree from sorted unique keys.
-  static void build_sorted(T& t, const S* ks, const std::byte* vs, std::size_t n);
+  static inline void build_sorted(T& t, const S* ks, const std::byte* vs, std::size_t n);
 
   static constexpr kernels<S, VS> table() {
     return {.insert = &insert,

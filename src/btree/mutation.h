@@ -50,13 +50,13 @@ void impl<Policy, VS>::make_room(T& t, path& P, std::byte* p, S k) {
   H* h = hdr(p);
   int d = static_cast<int>(t.height) - 1;  // parent level
   unsigned lastb = h->nb - 1u;
-  S maxk = keys(p, lastb)[count(p, lastb) - 1];
+  S maxk = keys(p, lastb)[cnt(p)[lastb] - 1];
   if (h->next == nullptr && k > maxk) {
     // Append: move only the largest key to a new right page; the left stays full.
     std::byte* r = new_leaf(t);
     alignas(16) std::byte v[VS > 0 ? VS : 1];
-    if constexpr (VS > 0) std::memcpy(v, val(p, lastb, count(p, lastb) - 1u), VS);
-    leaf_erase_at(p, lastb, count(p, lastb) - 1u);
+    if constexpr (VS > 0) std::memcpy(v, val(p, lastb, cnt(p)[lastb] - 1u), VS);
+    leaf_erase_at(p, lastb, cnt(p)[lastb] - 1u);
     leaf_insert_at(r, 0, 0, maxk, VS > 0 ? v : nullptr);
     link_after(t, p, r);
     set_hi(r, h);
@@ -193,7 +193,7 @@ bool impl<Policy, VS>::insert(T& t, S k, const void* v, bool assign) {
     std::byte* p = descend_path(t, k, P);
     unsigned b = leaf_block(p, k);
     unsigned s = Policy::count_lt16(keys(p, b), k);
-    if (s < count(p, b) && keys(p, b)[s] == k) {
+    if (s < cnt(p)[b] && keys(p, b)[s] == k) {
       if (assign) copy_val(val(p, b, s), v);
       return false;
     }
@@ -201,7 +201,7 @@ bool impl<Policy, VS>::insert(T& t, S k, const void* v, bool assign) {
       make_room(t, P, p, k);
       continue;  // structure changed: descend again
     }
-    if (count(p, b) == 16 && far_gap(p, b)) {
+    if (cnt(p)[b] == 16 && far_gap(p, b)) {
       // A long carry would touch many lines: spread the keys again if that leaves room
       // in every block, else treat the page as full.
       if (hdr(p)->n <= kCap - B)
@@ -225,7 +225,7 @@ bool impl<Policy, VS>::erase(T& t, S k) {
   std::byte* p = descend_path(t, k, P);
   unsigned b = leaf_block(p, k);
   unsigned s = Policy::count_lt16(keys(p, b), k);
-  if (!(s < count(p, b) && keys(p, b)[s] == k)) return false;
+  if (!(s < cnt(p)[b] && keys(p, b)[s] == k)) return false;
   leaf_erase_at(p, b, s);
   add_counts(t, P, -1);
   --t.size;
@@ -263,7 +263,7 @@ std::size_t impl<Policy, VS>::insert_sorted(T& t, const S* ks, const std::byte* 
     }
     unsigned b = leaf_block(p, k);
     unsigned s = Policy::count_lt16(keys(p, b), k);
-    if (s < count(p, b) && keys(p, b)[s] == k) {
+    if (s < cnt(p)[b] && keys(p, b)[s] == k) {
       if (assign) copy_val(val(p, b, s), v);
       continue;
     }
@@ -357,7 +357,7 @@ std::size_t impl<Policy, VS>::erase_sorted(T& t, const S* ks, std::size_t n) {
     if (p == nullptr || !in_fences(p, k)) p = descend_path(t, k, P);
     unsigned b = leaf_block(p, k);
     unsigned s = Policy::count_lt16(keys(p, b), k);
-    if (!(s < count(p, b) && keys(p, b)[s] == k)) continue;
+    if (!(s < cnt(p)[b] && keys(p, b)[s] == k)) continue;
     leaf_erase_at(p, b, s);
     add_counts(t, P, -1);
     --t.size;

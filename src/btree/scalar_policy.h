@@ -21,15 +21,6 @@ struct scalar_policy {
     for (unsigned i = 0; i < 16; ++i) c += a[i] < x;
     return c;
   }
-  // Leaf block heads: lt = number of a[i] < h, le = number of a[i] <= h, for i < m (m < 64).
-  static void count_heads(const std::uint16_t* a, unsigned m, std::uint16_t h, unsigned& lt,
-                          unsigned& le) noexcept {
-    lt = le = 0;
-    for (unsigned i = 0; i < m; ++i) {
-      lt += a[i] < h;
-      le += a[i] <= h;
-    }
-  }
 };
 
 }  // namespace simdex::btree_detail

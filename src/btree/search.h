@@ -7,26 +7,18 @@
 
 namespace simdex::btree_detail {
 
-// Prefetches are asm statements: GCC drops a __builtin_prefetch of the leaf's meta lines in
-// descend() (the loads right after the loop make it look redundant), and then the heads
-// line, read only once the header line is back, costs a second wave of misses.
-template <class Policy, std::size_t VS>
-void impl<Policy, VS>::prefetch(const void* a) noexcept {
-  asm volatile("prefetcht0 %0" : : "m"(*static_cast<const char*>(a)));
-}
-
 template <class Policy, std::size_t VS>
 void impl<Policy, VS>::prefetch_lines(const std::byte* p, unsigned from, unsigned lines) noexcept {
-  for (unsigned i = 0; i < lines; ++i) prefetch(p + (from + i) * kLine);
+  for (unsigned i = 0; i < lines; ++i) __builtin_prefetch(p + (from + i) * kLine);
 }
 
 // Early prefetch: as soon as a child pointer is read, fetch the lines its search needs.
 template <class Policy, std::size_t VS>
 void impl<Policy, VS>::prefetch_child(std::uintptr_t c) noexcept {
   if (c & kLeafTag)
-    prefetch_lines(LL::meta(untag(c)), 0, LL::kMetaLines);
+    prefetch_lines(untag(c), 1, LL::kIdxLines);
   else if constexpr (IL::kSummary)
-    prefetch(untag(c) + IL::kSumOff);
+    __builtin_prefetch(untag(c) + IL::kSumOff);
   else
     prefetch_lines(untag(c), 0, IL::kKeysBytes / kLine);
 }
@@ -38,7 +30,6 @@ unsigned impl<Policy, VS>::inner_child(const std::byte* in, S k) noexcept {
     // Separators 0..8j-1 are <= k and 8j+7.. are > k (unused slots hold kMax, hence the
     // clamp for k == kMax).
     unsigned j = Policy::count_le(IL::summary(in), IL::kSumKeys, k);
-    prefetch(IL::child(in) + 8 * j);  // the answer's pointer line, with its key line
     unsigned c = 8 * j + Policy::count_le(IL::keys(in) + 8 * j, 7, k);
     return c < m ? c : m;
   } else {
@@ -48,13 +39,13 @@ unsigned impl<Policy, VS>::inner_child(const std::byte* in, S k) noexcept {
 
 // Block of page p whose range holds k (the last block whose first key <= k, or 0).
 template <class Policy, std::size_t VS>
-unsigned impl<Policy, VS>::leaf_block(const std::byte* p, S k) noexcept {
-  const H* h = LL::hdr(p);
-  unsigned lt, le;
-  Policy::count_heads(LL::heads(p), h->nb - 1u, LL::head_of(h, k), lt, le);
-  // Blocks up to lt start below k, those after le above it; the ones between share k's head.
-  while (lt < le && LL::keys(p, lt + 1)[0] <= k) ++lt;
-  return lt;
+unsigned impl<Policy, VS>::leaf_block(std::byte* p, S k) noexcept {
+  unsigned c = Policy::count_le(idx(p) + 1, B - 1, k);
+  if (k == kMax) {  // unused index slots hold kMax too
+    unsigned last = hdr(p)->nb - 1u;
+    if (c > last) c = last;
+  }
+  return c;
 }
 
 template <class Policy, std::size_t VS>
@@ -87,7 +78,7 @@ template <class Policy, std::size_t VS>
 pos impl<Policy, VS>::leaf_lb(std::byte* p, S k) noexcept {
   unsigned b = leaf_block(p, k);
   unsigned s = Policy::count_lt16(keys(p, b), k);
-  if (s < count(p, b)) return {p, b, s};
+  if (s < cnt(p)[b]) return {p, b, s};
   return {p, b + 1u, 0};
 }
 
@@ -111,7 +102,7 @@ pos impl<Policy, VS>::find(const T& t, S k) noexcept {
   std::byte* p = descend(t, k);
   unsigned b = leaf_block(p, k);
   unsigned s = Policy::count_lt16(keys(p, b), k);
-  if (s < count(p, b) && keys(p, b)[s] == k) return {p, b, s};
+  if (s < cnt(p)[b] && keys(p, b)[s] == k) return {p, b, s};
   return {};
 }
 
@@ -126,7 +117,7 @@ pos impl<Policy, VS>::upper_bound(const T& t, S k) noexcept {
   if (t.root == 0) return {};
   pos r = normalize(leaf_lb(descend(t, k), k));
   if (r.page != nullptr && keys(r.page, r.block)[r.slot] == k) {
-    if (++r.slot >= count(r.page, r.block)) r = normalize({r.page, r.block + 1u, 0});
+    if (++r.slot >= cnt(r.page)[r.block]) r = normalize({r.page, r.block + 1u, 0});
   }
   return r;
 }
@@ -145,7 +136,7 @@ std::size_t impl<Policy, VS>::rank(const T& t, S k) noexcept {
   }
   std::byte* p = untag(c);
   pos q = leaf_lb(p, k);
-  for (unsigned b = 0; b < q.block; ++b) r += count(p, b);
+  for (unsigned b = 0; b < q.block; ++b) r += cnt(p)[b];
   return static_cast<std::size_t>(r + q.slot);
 }
 
@@ -162,7 +153,7 @@ pos impl<Policy, VS>::select(const T& t, std::size_t i) noexcept {
   }
   std::byte* p = untag(c);
   unsigned b = 0;
-  while (r >= count(p, b)) r -= count(p, b++);
+  while (r >= cnt(p)[b]) r -= cnt(p)[b++];
   return {p, b, static_cast<std::uint32_t>(r)};
 }
 
@@ -211,10 +202,10 @@ void impl<Policy, VS>::lower_bound_batch(const T& t, const S* ks, std::size_t n,
       std::byte* p = untag(cur[i]);
       unsigned b = blk[i];
       unsigned s = Policy::count_lt16(keys(p, b), q[i]);
-      pos r = s < count(p, b) ? pos{p, b, s} : pos{p, b + 1u, 0};
+      pos r = s < cnt(p)[b] ? pos{p, b, s} : pos{p, b + 1u, 0};
       if (ranks) {
         std::uint64_t x = rk[i] + r.slot;
-        for (unsigned y = 0; y < r.block; ++y) x += count(p, y);
+        for (unsigned y = 0; y < r.block; ++y) x += cnt(p)[y];
         ranks[base + i] = x;
       }
       out[base + i] = normalize(r);
@@ -238,7 +229,7 @@ void impl<Policy, VS>::contains_batch(const T& t, const S* ks, std::size_t n, bo
       std::byte* p = untag(cur[i]);
       const S* bk = keys(p, blk[i]);
       unsigned s = Policy::count_lt16(bk, q[i]);
-      out[base + i] = s < count(p, blk[i]) && bk[s] == q[i];
+      out[base + i] = s < cnt(p)[blk[i]] && bk[s] == q[i];
     }
   }
 }
@@ -267,16 +258,15 @@ void impl<Policy, VS>::lookup_sorted(const T& t, const S* ks, std::size_t n, boo
         c = IL::child(in)[j];
       }
       p = untag(c);
-      if (i + 1 < n && hdr(p)->next != nullptr)
-        prefetch_lines(LL::meta(hdr(p)->next), 0, LL::kMetaLines);
+      if (i + 1 < n && hdr(p)->next != nullptr) prefetch_lines(hdr(p)->next, 1, LL::kIdxLines);
     }
     unsigned b = leaf_block(p, k);
     const S* bk = keys(p, b);
     unsigned s = Policy::count_lt16(bk, k);
-    if (found) found[i] = s < count(p, b) && bk[s] == k;
+    if (found) found[i] = s < cnt(p)[b] && bk[s] == k;
     if (ranks) {
       std::uint64_t r = base + s;
-      for (unsigned x = 0; x < b; ++x) r += count(p, x);
+      for (unsigned x = 0; x < b; ++x) r += cnt(p)[x];
       ranks[i] = r;
     }
   }

@@ -77,11 +77,10 @@ struct checker {
     if (nb < 1 || nb > LL::kBlocks) return fail("leaf block count out of range", p);
     unsigned n = 0;
     for (unsigned b = 0; b < LL::kBlocks; ++b) {
-      unsigned c = LL::count(p, b);
+      unsigned c = LL::cnt(p)[b];
       const S* ks = LL::keys(p, b);
-      if (b < nb && (c < 1 || c > kBlockKeys)) return fail("block count out of range", p);
-      if (b > 0 && b < nb && LL::heads(p)[b - 1] != LL::head_of(h, ks[0]))
-        return fail("block head wrong", p);
+      if (b < nb ? (c < 1 || c > kBlockKeys) : c != 0) return fail("block count out of range", p);
+      if (LL::idx(p)[b] != (b < nb ? ks[0] : kMax)) return fail("in-page index entry wrong", p);
       for (unsigned s = 0; s < kBlockKeys; ++s) {
         if (s >= c) {
           if (ks[s] != kMax) return fail("unused key lane not max", p);

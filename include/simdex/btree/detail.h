@@ -90,35 +90,27 @@ template <class V>
 inline constexpr std::size_t value_slot = value_traits<V>::slot;
 
 // ---- leaf page ----------------------------------------------------------------------------
-// A leaf is one 4 KiB page: a meta region (header, per-block key counts, block heads), then
-// blocks of 16 keys in key order (one cache line of 4-byte keys, two of 8-byte keys), then the
-// values, if any. Each used block holds at least one key; unused key lanes hold the maximum
-// stored value, so a block is searched with one "count keys < x" over all 16 lanes.
-//
-// The in-page index is a 16-bit head per block (after the first): head(k) = (k - base) >>
-// shift, clamped to [0, 0xffff], with base and shift chosen per page so that the page's keys
-// spread over the 65536 values. head is monotone in k, so the blocks whose head is below
-// head(k) all start below k and those above start above it; only a block whose head equals
-// head(k) needs its first key read, which the choice of base and shift makes rare. The whole
-// meta region is two lines (8-byte keys) or three (4-byte keys), prefetched together the
-// moment the page's address is known: a point lookup in a page costs one wave of misses for
-// the meta lines and one for the block, and the meta lines of all pages are small enough
-// (1/32 of the leaves for 8-byte keys) to stay in the last-level cache.
+// A leaf is one 4 KiB page holding a two-level sub-tree: an in-page index (the first key of
+// every block, one to four cache lines right after the header) over blocks of 16 keys
+// (one cache line of 4-byte keys, two of 8-byte keys). Blocks are kept in key order and each
+// used block holds at least one key; unused key lanes hold the maximum stored value, so a
+// block is searched with one "count keys < x" over all 16 lanes. A point lookup in a page
+// touches the index lines (prefetched together the moment the page address is known) and
+// one block: two dependent misses, against three in a nested three-level sub-tree.
 inline constexpr std::size_t kPageBytes = 4096;
 inline constexpr std::size_t kBlockKeys = 16;
 inline constexpr std::size_t kLine = 64;
 
 template <class S>
 struct leaf_header {
-  std::byte* prev;  // neighbouring leaves, for iteration
-  std::byte* next;
-  S lo;  // fence keys: every key k in the page has lo <= k < hi (where the flag says so)
-  S hi;
-  S base;              // block heads are (key - base) >> shift
   std::uint16_t n;     // keys in the page
   std::uint8_t nb;     // blocks in use, [1, kBlocks] (0 only while the page is being built)
   std::uint8_t flags;  // kHasLo / kHasHi: which fences are finite
-  std::uint8_t shift;
+  std::uint32_t reserved;
+  std::byte* prev;  // neighbouring leaves, for iteration
+  std::byte* next;
+  S lo;  // fence keys: every key k in the page has lo <= k < hi
+  S hi;
   static constexpr std::uint8_t kHasLo = 1, kHasHi = 2;
 };
 
@@ -126,100 +118,46 @@ constexpr std::size_t round_up(std::size_t x, std::size_t a) { return (x + a - 1
 
 template <class S, std::size_t VS>
 struct leaf_layout {
-  using H = leaf_header<S>;
-  using U = std::make_unsigned_t<S>;
-  // Block counts, 4 bits each (count - 1), right after the header; then the heads.
-  static constexpr std::size_t kCntOff = sizeof(H);
-  static constexpr std::size_t kKeyBlock = kBlockKeys * sizeof(S);  // bytes of one block's keys
-  static constexpr std::size_t kValBlock = kBlockKeys * VS;
-  static constexpr std::size_t head_off(std::size_t b) {
-    return round_up(kCntOff + (b + 1) / 2, 2);
-  }
+  static constexpr std::size_t kIdxOff = kLine;  // index lines follow the header line
   static constexpr std::size_t meta_end(std::size_t b) {
-    return round_up(head_off(b) + 2 * (b - 1), kLine);
-  }
-  // Value blocks start at a multiple of their size (see color()).
-  static constexpr std::size_t vals_off(std::size_t b) {
-    return round_up(meta_end(b) + b * kKeyBlock, VS > 0 ? kValBlock : 1);
+    return round_up(kLine + b * sizeof(S) + b, kLine);
   }
   static constexpr std::size_t blocks_for() {
     std::size_t b = 1;
-    while (b < 64 && vals_off(b + 1) + (b + 1) * kValBlock <= kPageBytes) ++b;
+    while (b < 64 && meta_end(b + 1) + (b + 1) * kBlockKeys * (sizeof(S) + VS) <= kPageBytes) ++b;
     return b;
   }
   static constexpr std::size_t kBlocks = blocks_for();
   static constexpr std::size_t kCap = kBlocks * kBlockKeys;
-  static constexpr std::size_t kHeadOff = head_off(kBlocks);
+  static constexpr std::size_t kCntOff = kIdxOff + kBlocks * sizeof(S);
   static constexpr std::size_t kKeysOff = meta_end(kBlocks);
-  static constexpr std::size_t kMetaLines = kKeysOff / kLine;
-  static constexpr std::size_t kValsOff = vals_off(kBlocks);
+  static constexpr std::size_t kValsOff = kKeysOff + kCap * sizeof(S);
+  static constexpr std::size_t kIdxLines = (kCntOff + kBlocks - 1) / kLine;  // after header
   static_assert(kValsOff + kCap * VS <= kPageBytes);
   static_assert(kBlocks >= 8);
 
-  // Page coloring. Pages are 4 KiB aligned, so line l of every page maps to the same 1/64 of
-  // a cache's sets, and the meta lines that every lookup reads would compete for 1/64 of the
-  // last-level cache. So the lines of each page are permuted: line l of the layout lives at
-  // line l ^ color of the page, the color taken from the page's address. Colors are multiples
-  // of kAtom lines, the largest piece that must stay contiguous (the meta region, one block's
-  // keys, one block's values; each starts at a multiple of its own size), so every piece stays
-  // in one piece: 32 colors for 8-byte keys, 16 for 4-byte keys.
-  static constexpr std::size_t pow2_lines(std::size_t bytes) {
-    std::size_t l = 1;
-    while (l * kLine < bytes) l *= 2;
-    return l;
+  static leaf_header<S>* hdr(std::byte* p) noexcept { return reinterpret_cast<leaf_header<S>*>(p); }
+  static const leaf_header<S>* hdr(const std::byte* p) noexcept {
+    return reinterpret_cast<const leaf_header<S>*>(p);
   }
-  static constexpr std::size_t kAtom =
-      pow2_lines(kKeysOff > kKeyBlock ? (kKeysOff > kValBlock ? kKeysOff : kValBlock)
-                                      : (kKeyBlock > kValBlock ? kKeyBlock : kValBlock));
-  static_assert(kKeysOff % kKeyBlock == 0 && (VS == 0 || kValsOff % kValBlock == 0));
-  // The color is the address bits from 18 up: the bits below take part in the set index of
-  // the caches (4096 sets per slice of a 32 MiB L3, 1024 in a 1 MiB L2), so the pages that
-  // compete for the same sets differ only above them.
-  static std::size_t color(const std::byte* p) noexcept {
-    return ((reinterpret_cast<std::uintptr_t>(p) >> 18) * kAtom % (kPageBytes / kLine)) * kLine;
+  static S* idx(std::byte* p) noexcept { return reinterpret_cast<S*>(p + kIdxOff); }
+  static const S* idx(const std::byte* p) noexcept {
+    return reinterpret_cast<const S*>(p + kIdxOff);
   }
-  static std::byte* at(std::byte* p, std::size_t off) noexcept { return p + (off ^ color(p)); }
-  static const std::byte* at(const std::byte* p, std::size_t off) noexcept {
-    return p + (off ^ color(p));
+  static std::uint8_t* cnt(std::byte* p) noexcept {
+    return reinterpret_cast<std::uint8_t*>(p + kCntOff);
   }
-
-  // The meta region (header, counts, heads), contiguous: kKeysOff bytes from meta(p).
-  static std::byte* meta(std::byte* p) noexcept { return at(p, 0); }
-  static H* hdr(std::byte* p) noexcept { return reinterpret_cast<H*>(at(p, 0)); }
-  static const H* hdr(const std::byte* p) noexcept { return reinterpret_cast<const H*>(at(p, 0)); }
-  // Keys in block b (0 for a block past the ones in use).
-  static unsigned count(const std::byte* p, std::size_t b) noexcept {
-    const std::byte* m = at(p, 0);
-    if (b >= reinterpret_cast<const H*>(m)->nb) return 0;
-    unsigned byte = static_cast<unsigned>(m[kCntOff + b / 2]);
-    return ((byte >> (4 * (b & 1))) & 15u) + 1u;
+  static const std::uint8_t* cnt(const std::byte* p) noexcept {
+    return reinterpret_cast<const std::uint8_t*>(p + kCntOff);
   }
-  static void set_count(std::byte* p, std::size_t b, unsigned c) noexcept {  // c in [1, 16]
-    auto& byte = reinterpret_cast<unsigned char&>(at(p, 0)[kCntOff + b / 2]);
-    unsigned sh = 4 * (b & 1);
-    byte = static_cast<unsigned char>((byte & ~(15u << sh)) | ((c - 1u) << sh));
+  static S* keys(std::byte* p, std::size_t b = 0) noexcept {
+    return reinterpret_cast<S*>(p + kKeysOff) + b * kBlockKeys;
   }
-  // heads(p)[i] is the head of block i + 1.
-  static std::uint16_t* heads(std::byte* p) noexcept {
-    return reinterpret_cast<std::uint16_t*>(at(p, 0) + kHeadOff);
+  static const S* keys(const std::byte* p, std::size_t b = 0) noexcept {
+    return reinterpret_cast<const S*>(p + kKeysOff) + b * kBlockKeys;
   }
-  static const std::uint16_t* heads(const std::byte* p) noexcept {
-    return reinterpret_cast<const std::uint16_t*>(at(p, 0) + kHeadOff);
-  }
-  static std::uint16_t head_of(const H* h, S k) noexcept {
-    if (k <= h->base) return 0;
-    U d = static_cast<U>(static_cast<U>(k) - static_cast<U>(h->base)) >> h->shift;
-    return d > 0xffff ? std::uint16_t{0xffff} : static_cast<std::uint16_t>(d);
-  }
-  // One block's 16 keys / value slots; blocks are contiguous one at a time only.
-  static S* keys(std::byte* p, std::size_t b) noexcept {
-    return reinterpret_cast<S*>(at(p, kKeysOff + b * kKeyBlock));
-  }
-  static const S* keys(const std::byte* p, std::size_t b) noexcept {
-    return reinterpret_cast<const S*>(at(p, kKeysOff + b * kKeyBlock));
-  }
-  static std::byte* vals(std::byte* p, std::size_t b) noexcept {
-    return at(p, kValsOff + b * kValBlock);
+  static std::byte* vals(std::byte* p, std::size_t b = 0) noexcept {
+    return p + kValsOff + b * kBlockKeys * VS;
   }
 };
 
