@@ -19,16 +19,30 @@ APT_PACKAGES=(
   libabsl-dev         # btree peer: absl::btree_set, flat_hash_set
   libjudy-dev         # btree peer: JudyL
   liblmdb-dev         # kv peer: LMDB
-  cargo               # base85 peer: base85-simd (used only when no newer cargo is on PATH)
+  cargo-web           # base85 peer: base85-simd (skipped when a cargo >= 1.70 is on PATH)
+  valgrind            # btree_profile: callgrind markers; cachegrind counts for design work
   ccache              # scripts/wheels.sh: the library compiles once for all Python versions
 )
 
 log() { printf '\033[1m[simdex]\033[0m %s\n' "$*" >&2; }
 
+# cargo 1.70 and later reach crates.io through its sparse index; Debian 12's own cargo (1.65)
+# knows only the git index on github.com, which this network does not reach, so Debian's newer
+# cargo-web is installed unless such a cargo is already here (rustup's, say).
+have_new_cargo() {
+  local c v
+  for c in "$HOME/.cargo/bin/cargo" "$(command -v cargo 2>/dev/null || true)"; do
+    [[ -n $c && -x $c ]] || continue
+    v="$("$c" --version 2>/dev/null | awk '{print $2}')"
+    [[ -n $v && "$(printf '%s\n1.70.0\n' "$v" | sort -V | head -1)" == 1.70.0 ]] && return 0
+  done
+  return 1
+}
+
 install_apt() {
   local missing=()
   for p in "${APT_PACKAGES[@]}"; do
-    [[ "$p" == cargo ]] && { command -v cargo >/dev/null 2>&1 || [[ -x "$HOME/.cargo/bin/cargo" ]]; } && continue
+    [[ "$p" == cargo-web ]] && have_new_cargo && continue
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
   done
   if ((${#missing[@]})); then
