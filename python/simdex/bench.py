@@ -13,8 +13,8 @@ from pathlib import Path
 from . import components as _components
 
 # A component's benchmark program is bench/<component>/'s bench_<component>; available() says
-# which of them this installation has.
-COMPONENTS = _components.ALL
+# which of them this installation has. cpu has none (its probe runs inside every program).
+COMPONENTS = _components.BENCHED
 # Benchmarks with no native program (simdex.benchmarks.<name>.run_standalone): run when named.
 PYTHON_ONLY = ("datasets",)
 

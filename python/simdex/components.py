@@ -12,11 +12,14 @@ import importlib
 from types import ModuleType
 
 from ._simdex import all_components as _all
+from ._simdex import bench_components as _benched
 from ._simdex import components as _built
 
-# Every component there is, and those this build compiled in; both in SIMDEX_COMPONENTS order.
+# Every component there is, those this build compiled in, and those with a benchmark program
+# (built or not; cpu has none); all in SIMDEX_COMPONENTS order.
 ALL: tuple[str, ...] = tuple(_all)
 BUILT: tuple[str, ...] = tuple(_built)
+BENCHED: tuple[str, ...] = tuple(_benched)
 
 
 def part(kind: str, component: str) -> ModuleType | None:

@@ -15,9 +15,11 @@ NB_MODULE(_simdex, m) {
 #undef SIMDEX_CALL_BINDING
   // What this build compiled in, and every component there is (tests of the absent ones are
   // skipped; the Python side discovers commands, benchmarks and report sections from these).
-  nanobind::list components, all_components;
+  nanobind::list components, all_components, bench_components;
   for (const char* c : {SIMDEX_BUILT_COMPONENTS}) components.append(c);
   for (const char* c : {SIMDEX_ALL_COMPONENTS}) all_components.append(c);
+  for (const char* c : {SIMDEX_BENCH_COMPONENTS}) bench_components.append(c);
   m.attr("components") = components;
   m.attr("all_components") = all_components;
+  m.attr("bench_components") = bench_components;
 }
