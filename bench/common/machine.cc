@@ -4,17 +4,21 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "json.h"
 #include "simdex/cpu.h"
 #include "simdex/lab/system.h"
 #include "simdex/memory.h"
+#include "simdex_commit.h"
 
-#ifndef SIMDEX_GIT_COMMIT
-#define SIMDEX_GIT_COMMIT "unknown"
+#ifndef SIMDEX_SOURCE_DIR
+#define SIMDEX_SOURCE_DIR ""
 #endif
 #ifndef SIMDEX_CXX_FLAGS
 #define SIMDEX_CXX_FLAGS ""
@@ -37,6 +41,42 @@ std::string stats_json(const stats& s) {
                        {"max", json::num(s.max)},
                        {"noisy", s.noisy ? "true" : "false"},
                        {"samples", json::array(xs)}});
+}
+
+// HEAD of the source tree this program was built from, or "" where that tree is gone (an
+// installed wheel) or is no git checkout.
+std::string source_head() {
+  std::string dir = SIMDEX_SOURCE_DIR;
+  if (dir.empty() || access((dir + "/bench/common/machine.cc").c_str(), R_OK) != 0) return "";
+  std::string quoted = "'";
+  for (char c : dir) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  quoted += "'";
+  FILE* p = popen(("git -C " + quoted + " rev-parse --short=12 HEAD 2>/dev/null").c_str(), "r");
+  if (!p) return "";
+  char buf[64] = {};
+  std::string head = std::fgets(buf, sizeof buf, p) ? buf : "";
+  pclose(p);
+  while (!head.empty() && (head.back() == '\n' || head.back() == '\r')) head.pop_back();
+  return head;
+}
+
+// The commit the measured code came from: SIMDEX_COMMIT if set, else the one stamped at build
+// time. A program older than its source tree's HEAD says so on stderr and in the JSON, since
+// its figures are not those of the code now checked out.
+std::vector<std::pair<std::string, std::string>> commit_fields() {
+  const char* env = std::getenv("SIMDEX_COMMIT");
+  if (env && *env) return {{"simdex_commit", json::str(env)}};
+  std::vector<std::pair<std::string, std::string>> out{
+      {"simdex_commit", json::str(SIMDEX_GIT_COMMIT)}};
+  std::string head = source_head();
+  if (!head.empty() && head != SIMDEX_GIT_COMMIT) {
+    std::fprintf(stderr,
+                 "warning: this program was built from commit %s but %s is now at %s; rebuild "
+                 "it to measure the checked-out code\n",
+                 SIMDEX_GIT_COMMIT, SIMDEX_SOURCE_DIR, head.c_str());
+    out.emplace_back("source_head", json::str(head));
+  }
+  return out;
 }
 
 }  // namespace
@@ -80,9 +120,8 @@ std::string environment_json() {
   }
   utsname u{};
   uname(&u);
-  const char* commit_env = std::getenv("SIMDEX_COMMIT");
   long long mem = static_cast<long long>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGESIZE);
-  return json::object({
+  std::vector<std::pair<std::string, std::string>> fields{
       {"cpu_model", json::str(f.brand)},
       {"cpu_vendor", json::str(f.vendor)},
       {"cpu_flags", json::array(flags)},
@@ -102,11 +141,12 @@ std::string environment_json() {
       {"cxx_flags", json::str(SIMDEX_CXX_FLAGS)},
       {"build_type", json::str(SIMDEX_BUILD_TYPE)},
       {"simdex_version", json::str(SIMDEX_VERSION)},
-      {"simdex_commit", json::str(commit_env && *commit_env ? commit_env : SIMDEX_GIT_COMMIT)},
-      {"isa_detected", json::str(isa_name(detected_isa()))},
-      {"isa_active", json::str(isa_name(active_isa()))},
-      {"kernels", json::array(kernels)},
-  });
+  };
+  for (auto& field : commit_fields()) fields.push_back(std::move(field));
+  fields.insert(fields.end(), {{"isa_detected", json::str(isa_name(detected_isa()))},
+                               {"isa_active", json::str(isa_name(active_isa()))},
+                               {"kernels", json::array(kernels)}});
+  return json::object(fields);
 }
 
 }  // namespace simdex::bench

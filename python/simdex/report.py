@@ -124,7 +124,8 @@ def env_rows(doc: dict, docs: list[dict] | None = None) -> list[tuple[str, str]]
         ("memory", f"{e.get('memory_bytes', 0) / 2**30:.1f} GiB"),
         ("kernel / THP", f"{e.get('kernel', '?')} / {e.get('thp', '?')}"),
         ("compiler", f"{e.get('compiler', '?')} {e.get('build_type', '')}".strip()),
-        ("simdex", f"{e.get('simdex_version', '?')} commit {e.get('simdex_commit', '?')}"),
+        ("simdex", f"{e.get('simdex_version', '?')} commit {e.get('simdex_commit', '?')}"
+                   + (f" (programs older than the source tree, at {e['source_head']})" if e.get("source_head") else "")),
         ("ISA", f"detected {e.get('isa_detected', '?')}, active {e.get('isa_active', '?')}"),
         ("run", f"{doc.get('mode')} mode, {doc.get('repetitions')} repetitions, {run_span(docs)}"
                 + (f" ({len(docs)} components)" if len(docs) > 1 else "")),
