@@ -141,7 +141,7 @@ void memory_pool(trial& t) {
       "locked pool, " + tn, [&] { team_pass(cpus, shared_take, shared_give); }, true);
   const lab::reading* switches = lab::find(readings, "context-switches");
 
-  const double cyc = cycle_ns(t);
+  const double cyc = lab::cycle_ns();
   const double overlap =
       team_runs ? static_cast<double>(overlapped) / static_cast<double>(team_runs) : 0;
   // The headline is the multi-threaded ratio when the threads really ran together.

@@ -142,7 +142,7 @@ void allocators(trial& t) {
   }
   t.add(blocks_kept(kept));
 
-  const double cyc = cycle_ns(t);
+  const double cyc = lab::cycle_ns();
   t.figure(s[4].median / s[0].median,
            "pmr::unsynchronized_pool_resource built per pass (the study's) / new-delete time");
   t.set("pool_study", s[4].median / s[0].median);
@@ -277,7 +277,7 @@ void allocators_mixed(trial& t) {
        }}};
   auto s = measure_variants(t, "32-256 bytes, random sizes", n, vs, "malloc/free");
   t.add(blocks_kept(kept));
-  const double cyc = cycle_ns(t);
+  const double cyc = lab::cycle_ns();
   t.figure(s[2].median / s[3].median,
            "malloc-free / pmr::unsynchronized_pool_resource (per pass) time");
   t.set("pool_vs_malloc", s[2].median / s[3].median);

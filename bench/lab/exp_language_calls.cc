@@ -94,7 +94,7 @@ void inlining(trial& t) {
   auto in = random_inputs<std::uint32_t>(kInputs, 9);
   const step_fn fp = step_pointer();
   probe.entry[kStep] = reinterpret_cast<const void*>(&step);
-  const double cyc = cycle_ns(t);
+  const double cyc = lab::cycle_ns();
   tally work;
 
   struct loops {
@@ -310,7 +310,7 @@ void dispatch(trial& t) {
   const apply_fn fp = apply_pointer();
   const auto obj = make_applier();
   probe.entry[kApply] = reinterpret_cast<const void*>(&apply);
-  const double cyc = cycle_ns(t);
+  const double cyc = lab::cycle_ns();
   tally work;
   reference want([&](std::size_t n) { return sum_apply(in.data(), n, apply_body); });
   std::vector<kernel> ks = {
@@ -555,7 +555,7 @@ void callables(trial& t) {
   const mix_fn fp = mix_pointer();
   const auto fn = mix_function();
   probe.entry[kMix] = reinterpret_cast<const void*>(&mix);
-  const double cyc = cycle_ns(t);
+  const double cyc = lab::cycle_ns();
   tally work;
   reference want([&](std::size_t n) { return sum_mix(v.data(), n, mix_body); });
   std::vector<kernel> ks = {

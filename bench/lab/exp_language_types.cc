@@ -101,7 +101,7 @@ void variant_virtual(trial& t) {
                                        operands[i]));
   }
   index_stream order(280);
-  const double cyc = cycle_ns(t);
+  const double cyc = lab::cycle_ns();
   tally work;
   auto want = [&](const std::uint16_t* idx, std::size_t n) {
     std::uint64_t acc = 1;
@@ -233,7 +233,7 @@ void dynamic_cast_tag(trial& t) {
     nodes.push_back(owned.back().get());
   }
   index_stream order(350);
-  const double cyc = cycle_ns(t);
+  const double cyc = lab::cycle_ns();
   tally work;
   auto want = [&](const std::uint16_t* idx, std::size_t n) {
     std::uint64_t acc = 1;
@@ -385,7 +385,7 @@ void exceptions(trial& t) {
     planted += rare[at] != 0;
     rare[at] = 0;
   }
-  const double cyc = cycle_ns(t);
+  const double cyc = lab::cycle_ns();
   tally work;
   auto want = [](const std::vector<std::uint32_t>& in, std::size_t n) {
     std::uint64_t sum = 0, errors = 0;

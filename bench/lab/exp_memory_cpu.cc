@@ -38,7 +38,7 @@ std::uint64_t power(std::uint64_t base, std::size_t e) {
 
 void ilp(trial& t) {
   const std::size_t ops = t.quick() ? 20'000'000 : 100'000'000;
-  const double cyc = t.limits() ? t.limits()->cycle_ns : lab::cycle_ns();
+  const double cyc = lab::cycle_ns();
   std::uint64_t d[1] = {3}, i4[4] = {3, 5, 7, 11}, i8[8] = {3, 5, 7, 11, 13, 17, 19, 23};
   std::size_t calls = 0;
   // Multiplies per ns (the study's items/s), not ns per multiply: one independent multiply
@@ -165,7 +165,7 @@ void branch(trial& t) {
       lab::branch_present("the study's C++ loop", as_time(s[4]), as_time(s[5]),
                           lab::find(plain_counts, "branch-misses"), static_cast<double>(n));
   t.note(study.detail);
-  const double cyc = t.limits() ? t.limits()->cycle_ns : lab::cycle_ns();
+  const double cyc = lab::cycle_ns();
   // Half of the random elements mispredict: the extra time per element, doubled, per cycle.
   double penalty = (1 / s[0].median - 1 / s[1].median) * 2 / cyc;
   t.figure(penalty, "cycles per mispredicted branch (asm branch, random vs sorted)");

@@ -197,7 +197,7 @@ void cache_levels(trial& t) {
   for (const auto& cl : lab::data_caches())
     levels.emplace_back(fmt("L%.0f", cl.level), at(cl.bytes / 2));
   levels.emplace_back("DRAM", pts.back().small.median);
-  double cyc = t.limits() ? t.limits()->cycle_ns : lab::cycle_ns();
+  double cyc = lab::cycle_ns();
   std::string steps_text;
   bool stages = true;
   for (std::size_t i = 0; i < levels.size(); ++i) {

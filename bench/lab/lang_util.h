@@ -1,5 +1,6 @@
 // Timing for the language and allocator experiments: kernels that run a number of calls,
-// sampled in short batches, recorded in ns/op and cycles/op, each checked to repeat its work
+// sampled in short batches, recorded in ns/op and cycles/op (lab::cycle_ns(), the value the
+// harness flags "below one cycle" against), each checked to repeat its work
 // per call and to make the calls it claims.
 #pragma once
 
@@ -21,41 +22,6 @@ struct kernel {
   std::string name;
   std::function<double(std::size_t calls)> run;
 };
-
-// Nanoseconds per core cycle from short batches: the fastest of 40 chains of 100k dependent
-// adds (about 30 us each, one add per cycle on every x86 core). A long chain on a shared core is
-// stretched by every preemption; one of many short ones is not.
-inline double short_batch_cycle_ns() {
-  double best = 0;
-  for (int b = 0; b < 40; ++b) {
-    std::uint64_t x = 0;
-    std::uint64_t t0 = lab::now_ns();
-    for (int i = 0; i < 12'500; ++i)
-      asm volatile(
-          "add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\t"
-          "add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0"
-          : "+r"(x));
-    double ns = static_cast<double>(lab::now_ns() - t0) / 100'000;
-    if (b == 0 || ns < best) best = ns;
-  }
-  return best;
-}
-
-// The core's cycle time for cycles/op: this run's machine probe, unless short batches find the
-// core faster (the probe's longer chains ran on a busy core); then theirs, with a note.
-inline double cycle_ns(trial& t) {
-  static const double short_batches = short_batch_cycle_ns();
-  double probe = t.limits() ? t.limits()->cycle_ns : 0;
-  if (probe > 0 && probe <= short_batches * 1.15) return probe;
-  if (probe > 0) {
-    std::string n = format(
-        "cycles/op use %.2f GHz from short add chains; the run's clock probe measured %.2f GHz, "
-        "its longer chains stretched by a busy core",
-        1 / short_batches, 1 / probe);
-    if (std::find(t.notes.begin(), t.notes.end(), n) == t.notes.end()) t.note(n);
-  }
-  return short_batches;
-}
 
 // The fastest of `batches` runs, per call. A batch is short (well under a scheduler time
 // slice): on a shared machine a batch that lost the CPU is slower, never faster.
@@ -82,7 +48,7 @@ inline std::vector<lab::summary> measure_calls(trial& t, const std::string& part
   for (const auto& k : ks)
     cs.emplace_back(k.name, [&k, calls, batches] { return best_per_call(k, calls, batches); });
   auto s = t.measure(part, p, "ns/op", bench::better::lower, cs, reference);
-  const double cyc = cycle_ns(t);
+  const double cyc = lab::cycle_ns();
   for (std::size_t i = 0; i < ks.size(); ++i) {
     std::vector<double> cycles;
     for (double ns : s[i].samples) cycles.push_back(ns / cyc);

@@ -87,6 +87,23 @@ def test_run_json_is_valid(lab_run):
                 assert r["value"] is not None or r["status"].startswith(("unavailable", "untrusted"))
 
 
+def test_below_one_cycle_agrees_with_the_cycles_column(tmp_path):
+    """The harness's "below one cycle" flag and the lab's cycles/op divide by the same cycle time:
+    a time is flagged exactly where its cycles/op figure is under 1."""
+    if "lab" not in bench.available():
+        pytest.skip(f"bench_lab not built in {bench.bench_dir()}")
+    r = simdex("lab", "inlining", "--reps", "2", "--no-probe", "--out", str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    results = json.loads((tmp_path / "lab.json").read_text())["results"]
+    ns = {(x["workload"], x["contender"]): x for x in results if x["unit"] == "ns/op"}
+    pairs = [(ns[(c["workload"].removesuffix(" cycles"), c["contender"])], c)
+             for c in results if c["unit"] == "cycles/op"]
+    assert pairs
+    for t, c in pairs:
+        assert bool(t.get("below_one_cycle")) == (c["median"] < 1), (t, c)
+        assert t["median"] / c["median"] == pytest.approx(pairs[0][0]["median"] / pairs[0][1]["median"])
+
+
 def test_json_round_trip_renders_the_same(lab_run, tmp_path):
     doc = json.loads((lab_run / "lab.json").read_text())
     again = json.loads(json.dumps(doc))

@@ -28,4 +28,14 @@ TEST(LabClock, Calibrates) {
   EXPECT_GT(c.core_ghz, 0);
 }
 
+// The cycle time is one value per process: the probe's, the clock calibration's and the one
+// every cycles/op figure and "below one cycle" flag divides by.
+TEST(LabClock, OneCycleTimePerRun) {
+  double cyc = cycle_ns();
+  EXPECT_GT(cyc, 0);
+  EXPECT_EQ(cycle_ns(), cyc);
+  EXPECT_EQ(calibrate_clock().cycle_ns, cyc);
+  EXPECT_EQ(measure_memory_limits(std::size_t{4} << 20, 1, 1000).cycle_ns, cyc);
+}
+
 }  // namespace
