@@ -10,20 +10,13 @@
 #include <string>
 #include <vector>
 
+#include "lab/format.h"
 #include "registry.h"
 #include "simdex/lab/concurrency.h"
 
 namespace simdex::lab_bench::conc {
 
-// printf into a string, for check details and verdict reasons.
-inline std::string say(const char* f, ...) {
-  char buf[512];
-  va_list ap;
-  va_start(ap, f);
-  std::vsnprintf(buf, sizeof buf, f, ap);
-  va_end(ap);
-  return buf;
-}
+using lab::format;
 
 inline int cpu_count() { return static_cast<int>(lab::allowed_cpus().size()); }
 
@@ -45,6 +38,9 @@ inline std::string thread_label(int n) {
   return std::to_string(n) + (n == 1 ? " thread" : " threads") +
          (n > cpus ? " (oversubscribed)" : "");
 }
+
+// How long one hand-off or transfer measurement runs: 30 ms quick, 200 ms full.
+inline double budget_ns(const trial& t) { return t.quick() ? 30e6 : 200e6; }
 
 // A time budget that starts when the first thread of a team starts working. Contention
 // experiments run for a fixed time rather than a fixed count: on a loaded or oversubscribed
@@ -157,7 +153,7 @@ class team_book {
     double now = lab::steal_ns(lab::allowed_cpus());
     if (now < 0 || steal_at_start_ < 0) return "steal time: not reported by this kernel";
     double wall = static_cast<double>(lab::now_ns() - start_ns_);
-    return say(
+    return format(
         "steal time (the hypervisor running something else on these vCPUs): %.0f ms over "
         "%.0f ms of wall time on %d CPUs",
         (now - steal_at_start_) * 1e-6, wall * 1e-6, cpu_count());
@@ -174,10 +170,11 @@ class team_book {
     }
     if (teams == 0) return {"placement", lab::check_status::fail, "no pinned team was run"};
     const auto& any = tallies_.begin()->second.last;
-    return {"placement", lab::check_status::pass,
-            say("%llu pinned teams, every thread seen on its CPU from inside before and after its "
-                "work (e.g. %s)",
-                static_cast<unsigned long long>(teams), any.detail().c_str())};
+    return {
+        "placement", lab::check_status::pass,
+        format("%llu pinned teams, every thread seen on its CPU from inside before and after its "
+               "work (e.g. %s)",
+               static_cast<unsigned long long>(teams), any.detail().c_str())};
   }
 
   // "wall_clock": every rate divided by its team's wall-clock span.
@@ -190,10 +187,11 @@ class team_book {
       }
     std::uint64_t teams = 0;
     for (const auto& [label, t] : tallies_) teams += t.teams;
-    return {"wall_clock", lab::check_status::pass,
-            say("all %llu multi-threaded rates are over the wall-clock span from the common start "
-                "to the last thread's end",
-                static_cast<unsigned long long>(teams))};
+    return {
+        "wall_clock", lab::check_status::pass,
+        format("all %llu multi-threaded rates are over the wall-clock span from the common start "
+               "to the last thread's end",
+               static_cast<unsigned long long>(teams))};
   }
 
   // "overlap": the contenders whose figure needs simultaneous threads did run side by side
@@ -277,7 +275,7 @@ double team_mops(const std::vector<int>& cpus, team_tally& tally, Body&& body) {
 inline curve thread_curve(const std::string& section, const std::string& title,
                           const std::string& y_label) {
   curve c(section, title, "threads", y_label, true, true);
-  c.markers.push_back({static_cast<double>(cpu_count()), say("%d CPUs", cpu_count())});
+  c.markers.push_back({static_cast<double>(cpu_count()), format("%d CPUs", cpu_count())});
   return c;
 }
 

@@ -98,10 +98,10 @@ void false_sharing(trial& t) {
 }
 
 verdict false_sharing_verdict(const trial& t) {
-  std::string why =
-      say("on two CPUs at once, counters in one line run %.1fx slower than padded ones with "
-          "fetch_add (study 3.3x) and %.1fx with plain stores; on one CPU, taking turns, %.2fx",
-          t.get("rmw"), t.get("store"), t.get("one_cpu"));
+  std::string why = format(
+      "on two CPUs at once, counters in one line run %.1fx slower than padded ones with "
+      "fetch_add (study 3.3x) and %.1fx with plain stores; on one CPU, taking turns, %.2fx",
+      t.get("rmw"), t.get("store"), t.get("one_cpu"));
   if (t.get("rmw") >= 2) return {verdict_kind::confirmed, why};
   if (t.get("rmw") < 1.2) return {verdict_kind::contradicted, why};
   return {verdict_kind::inconclusive, why + ": between no effect and the study's"};
@@ -227,7 +227,7 @@ void mutex_atomic(trial& t) {
 
 verdict mutex_atomic_verdict(const trial& t) {
   double a = t.get("atomic_drop"), m = t.get("mutex_drop");
-  std::string why = say(
+  std::string why = format(
       "from 1 to 2 threads on two CPUs the atomic's total rate falls %.1fx and the mutex's "
       "%.1fx (study, 1 to 2 threads: 3.5x and 3.5x; to 4: 12.7x and 33x); uncontended the mutex "
       "costs %.1fx the atomic. At %.0f threads, per-thread CPU time would report the mutex %.1fx "
@@ -338,7 +338,7 @@ void lock_variants(trial& t) {
                        "Mops/s", better::higher, cs, cs[0].first);
     auto c = thread_curve(
         "queues",
-        say("Lock variants, %d multiply-add%s inside the lock", work, work == 1 ? "" : "s"),
+        format("Lock variants, %d multiply-add%s inside the lock", work, work == 1 ? "" : "s"),
         "million acquisitions/s (all threads)");
     const std::size_t k = counts.size();
     for (int l = 0; l < 3; ++l) {
@@ -371,16 +371,16 @@ void lock_variants(trial& t) {
 }
 
 verdict lock_variants_verdict(const trial& t) {
-  std::string why = say(
+  std::string why = format(
       "against std::mutex, 1 thread: the spinlock runs %.1fx (work 1) and %.1fx (work 32), the "
       "ticket lock %.1fx and %.1fx; 2 threads on two CPUs: spinlock %.2fx / %.2fx, ticket %.2fx / "
       "%.2fx",
       t.get("spin_1_w1"), t.get("spin_1_w32"), t.get("ticket_1_w1"), t.get("ticket_1_w32"),
       t.get("spin_2_w1"), t.get("spin_2_w32"), t.get("ticket_2_w1"), t.get("ticket_2_w32"));
-  why +=
-      say("; %.0f threads (more than the CPUs, so lock holders get switched out): spinlock "
-          "%.2fx, ticket %.2fx (study, 4 threads on 8 cores: 0.12x and 0.16x at work 1)",
-          t.get("max_threads"), t.get("spin_max_w1"), t.get("ticket_max_w1"));
+  why += format(
+      "; %.0f threads (more than the CPUs, so lock holders get switched out): spinlock "
+      "%.2fx, ticket %.2fx (study, 4 threads on 8 cores: 0.12x and 0.16x at work 1)",
+      t.get("max_threads"), t.get("spin_max_w1"), t.get("ticket_max_w1"));
   bool uncontended = t.get("spin_1_w1") > 1.3;
   bool shrinks = t.get("spin_1_w32") < t.get("spin_1_w1");
   bool contended_mutex = t.get("spin_2_w1") < 1 && t.get("ticket_2_w1") < 1;

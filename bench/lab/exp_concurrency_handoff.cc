@@ -11,13 +11,11 @@ namespace {
 using bench::better;
 using namespace conc;
 
-double handoff_budget(const trial& t) { return t.quick() ? 30e6 : 200e6; }
-
 // --- 21: blocking vs spinning ----------------------------------------------------------------
 
 void blocking_spinning(trial& t) {
   const auto cpus = team_cpus(2);
-  const double ns = handoff_budget(t);
+  const double ns = budget_ns(t);
   team_book book;
   handoff_book answers;
   // Context switches inside the hand-off loops and hand-offs, summed over each kind's runs.
@@ -69,9 +67,9 @@ void blocking_spinning(trial& t) {
   t.add(lab::switches_per_handoff("condition variable", &switched[2], handed[2],
                                   lab::waiting::block));
   t.note(switched[1].available
-             ? say("yield: %.3g context switches per hand-off (sched_yield switches only when "
-                   "another task waits for the CPU)",
-                   switched[1].value / handed[1])
+             ? format("yield: %.3g context switches per hand-off (sched_yield switches only when "
+                      "another task waits for the CPU)",
+                      switched[1].value / handed[1])
              : "yield: context-switch counter " + switched[1].status);
   t.add(book.placement());
   t.add(book.wall_clock());
@@ -86,7 +84,7 @@ void blocking_spinning(trial& t) {
 }
 
 verdict blocking_spinning_verdict(const trial& t) {
-  std::string why = say(
+  std::string why = format(
       "spinning hands off %.0fx as often as a condition variable, yielding %.1fx (study 163x and "
       "2.4x); round trips: spin %.2f us, condition variable %.1f us",
       t.get("spin_over_cv"), t.get("yield_over_cv"), t.get("spin_rtt"), t.get("cv_rtt"));
@@ -275,12 +273,12 @@ void memory_order(trial& t) {
 }
 
 verdict memory_order_verdict(const trial& t) {
-  std::string why = say(
+  std::string why = format(
       "SB: both loads old in %.0f (relaxed) and %.0f (acquire/release) of %.0f rounds, %.0f with "
       "seq_cst; MP: flag without data %.0f times in %.0f rounds",
       t.get("sb_relaxed"), t.get("sb_acq_rel"), t.get("sb_rounds"), t.get("sb_seq_cst"),
       t.get("mp_bad"), t.get("mp_rounds"));
-  why += say(
+  why += format(
       ". Throughput with seq_cst against the weaker order: fetch_add %.2fx (1 thread) and %.2fx "
       "(2 threads; one lock-prefixed instruction for every order on x86), flag hand-off %.2fx, "
       "ring %.2fx (the study: 1.00x, 0.93x at 4 threads, 1.02x, 0.77x)",

@@ -13,8 +13,6 @@ namespace {
 using bench::better;
 using namespace conc;
 
-double transfer_budget(const trial& t) { return t.quick() ? 30e6 : 200e6; }
-
 // --- 11: queue ---------------------------------------------------------------------------------
 
 void queue(trial& t) {
@@ -28,14 +26,14 @@ void queue(trial& t) {
   for (int spsc = 0; spsc < 2; ++spsc)
     for (std::size_t batch : batches)
       for (lab::backoff w : waits) {
-        std::string name = say("%s, batch %zu, %s", spsc ? "SPSC ring" : "mutex queue", batch,
-                               lab::backoff_name(w));
+        std::string name = format("%s, batch %zu, %s", spsc ? "SPSC ring" : "mutex queue", batch,
+                                  lab::backoff_name(w));
         labels.push_back(name);
         cs.push_back({name, [&, spsc, batch, w, name] {
                         transfer_spec spec;
                         spec.batch = batch;
                         spec.wait = w;
-                        spec.budget_ns = transfer_budget(t);
+                        spec.budget_ns = budget_ns(t);
                         using u64 = std::uint64_t;
                         return spsc ? transfer_mmsgs<u64, lab::spsc_ring<u64>>(
                                           capacity, spec, book[name], delivered)
@@ -50,7 +48,7 @@ void queue(trial& t) {
       [&] {
         transfer_spec spec;
         spec.batch = 8;
-        spec.budget_ns = transfer_budget(t);
+        spec.budget_ns = budget_ns(t);
         transfer_mmsgs<std::uint64_t, lab::spsc_ring<std::uint64_t>>(capacity, spec,
                                                                      book["counted"], delivered);
       },
@@ -70,8 +68,8 @@ void queue(trial& t) {
                  "million messages/s", true, true);
   for (int spsc = 0; spsc < 2; ++spsc)
     for (std::size_t wi = 0; wi < 3; ++wi) {
-      series line{say("%s, %s", spsc ? "SPSC ring" : "mutex queue", lab::backoff_name(waits[wi])),
-                  {}};
+      series line{
+          format("%s, %s", spsc ? "SPSC ring" : "mutex queue", lab::backoff_name(waits[wi])), {}};
       for (std::size_t bi = 0; bi < 3; ++bi) {
         const auto& x = s[static_cast<std::size_t>(spsc) * half + bi * 3 + wi];
         line.points.push_back({double(batches[bi]), x.median, x.min, x.max});
@@ -89,11 +87,11 @@ void queue(trial& t) {
 }
 
 verdict queue_verdict(const trial& t) {
-  std::string why =
-      say("best SPSC ring %.1fM against best mutex queue %.1fM messages/s (%.2fx; study 174.1M vs "
-          "111.6M, 1.56x); best/worst setting: ring %.1fx, mutex %.1fx",
-          t.get("best_spsc"), t.get("best_mutex"), t.get("ratio"), t.get("spread_spsc"),
-          t.get("spread_mutex"));
+  std::string why = format(
+      "best SPSC ring %.1fM against best mutex queue %.1fM messages/s (%.2fx; study 174.1M vs "
+      "111.6M, 1.56x); best/worst setting: ring %.1fx, mutex %.1fx",
+      t.get("best_spsc"), t.get("best_mutex"), t.get("ratio"), t.get("spread_spsc"),
+      t.get("spread_mutex"));
   if (t.get("ratio") >= 1.2) return {verdict_kind::confirmed, why};
   if (t.get("ratio") <= 1) return {verdict_kind::contradicted, why};
   return {verdict_kind::inconclusive, why};
@@ -126,13 +124,13 @@ void queue_message_size(trial& t) {
   std::vector<std::string> labels;
   for (int spsc = 0; spsc < 2; ++spsc)
     for (std::size_t batch : {1, 8}) {
-      std::string name = say("%s, %s", spsc ? "SPSC ring" : "mutex queue",
-                             batch == 1 ? "unbatched" : "batches of 8");
+      std::string name = format("%s, %s", spsc ? "SPSC ring" : "mutex queue",
+                                batch == 1 ? "unbatched" : "batches of 8");
       labels.push_back(name);
       cs.push_back({name, [&, spsc, batch, name] {
                       transfer_spec spec;
                       spec.batch = batch;
-                      spec.budget_ns = transfer_budget(t);
+                      spec.budget_ns = budget_ns(t);
                       using m256 = message256;
                       return spsc ? transfer_mmsgs<m256, lab::spsc_ring<m256>>(
                                         capacity, spec, book[name], delivered)
@@ -159,10 +157,10 @@ void queue_message_size(trial& t) {
 }
 
 verdict queue_message_size_verdict(const trial& t) {
-  std::string why =
-      say("256-byte messages: batching by 8 speeds the mutex queue up %.2fx and the SPSC ring "
-          "%.2fx (study 1.74x and 1.06x); batched: mutex %.2f GiB/s, ring %.2f GiB/s",
-          t.get("mutex_gain"), t.get("spsc_gain"), t.get("mutex_gib"), t.get("spsc_gib"));
+  std::string why = format(
+      "256-byte messages: batching by 8 speeds the mutex queue up %.2fx and the SPSC ring "
+      "%.2fx (study 1.74x and 1.06x); batched: mutex %.2f GiB/s, ring %.2f GiB/s",
+      t.get("mutex_gain"), t.get("spsc_gain"), t.get("mutex_gib"), t.get("spsc_gib"));
   if (t.get("mutex_gain") >= 1.3 && t.get("mutex_gain") > t.get("spsc_gain"))
     return {verdict_kind::confirmed, why + ": batching pays off for the lock"};
   if (t.get("mutex_gain") < 1.1 || t.get("mutex_gain") <= t.get("spsc_gain"))
@@ -201,14 +199,15 @@ void mpmc_scaling(trial& t) {
   std::vector<std::string> need_overlap;
   for (int ring = 0; ring < 2; ++ring)
     for (auto tp : tops) {
-      std::string name = say("%s, %dP%dC", ring ? "bounded MPMC ring" : "mutex queue", tp.p, tp.c);
+      std::string name =
+          format("%s, %dP%dC", ring ? "bounded MPMC ring" : "mutex queue", tp.p, tp.c);
       if (tp.p + tp.c <= cpu_count()) need_overlap.push_back(name);
       cs.push_back({name, [&, ring, tp, name] {
                       transfer_spec spec;
                       spec.producers = tp.p;
                       spec.consumers = tp.c;
                       spec.wait = lab::backoff::hybrid;  // more threads than CPUs must yield
-                      spec.budget_ns = transfer_budget(t);
+                      spec.budget_ns = budget_ns(t);
                       using u64 = std::uint64_t;
                       return ring ? transfer_mmsgs<u64, lab::mpmc_ring<u64>>(capacity, spec,
                                                                              book[name], delivered)
@@ -228,8 +227,8 @@ void mpmc_scaling(trial& t) {
   c.x_label = "producers";
   for (int ring = 0; ring < 2; ++ring)
     for (bool mpmc : {false, true}) {
-      series line{say("%s, %s", ring ? "bounded MPMC ring" : "mutex queue", mpmc ? "MPMC" : "MPSC"),
-                  {}};
+      series line{
+          format("%s, %s", ring ? "bounded MPMC ring" : "mutex queue", mpmc ? "MPMC" : "MPSC"), {}};
       for (std::size_t i = 0; i < n; ++i)
         if ((tops[i].c > 1) == mpmc || tops[i].p == 1) {
           const auto& x = s[static_cast<std::size_t>(ring) * n + i];
@@ -245,15 +244,16 @@ void mpmc_scaling(trial& t) {
 }
 
 verdict mpmc_scaling_verdict(const trial& t) {
-  std::string why = say(
+  std::string why = format(
       "4P1C: the ring runs %.2fx the mutex queue (study 1.18x); 4P4C: the mutex queue runs %.2fx "
       "the ring (study 2.84x); 1P1C: ring %.2fx mutex",
       t.get("mpsc_ring_over_mutex"), t.get("mpmc_mutex_over_ring"), t.get("one_ring_over_mutex"));
   if (cpu_count() < 8)
-    return {verdict_kind::inconclusive,
-            why + say(": 4P4C needs 8 CPUs to run its threads at once and this machine has %d; "
-                      "with more threads than CPUs the figures measure time slices, not the queues",
-                      cpu_count())};
+    return {
+        verdict_kind::inconclusive,
+        why + format(": 4P4C needs 8 CPUs to run its threads at once and this machine has %d; "
+                     "with more threads than CPUs the figures measure time slices, not the queues",
+                     cpu_count())};
   bool mpsc = t.get("mpsc_ring_over_mutex") >= 1, mpmc = t.get("mpmc_mutex_over_ring") >= 1.5;
   if (mpsc && mpmc) return {verdict_kind::confirmed, why};
   if (!mpsc && !mpmc) return {verdict_kind::contradicted, why};
@@ -298,13 +298,13 @@ void thread_placement(trial& t) {
   std::vector<trial::contender> cs;
   for (lab::backoff w : {lab::backoff::spin, lab::backoff::yield})
     for (const auto& k : kinds) {
-      std::string name = say("%s, %s", k.name, lab::backoff_name(w));
+      std::string name = format("%s, %s", k.name, lab::backoff_name(w));
       cs.push_back({name, [&, k, w, name] {
                       transfer_spec spec;
                       spec.wait = w;
                       spec.cpus = k.cpus;
                       spec.pin = k.pin;
-                      spec.budget_ns = transfer_budget(t);
+                      spec.budget_ns = budget_ns(t);
                       bool pinned = k.pin != leave_unpinned;
                       return transfer_mmsgs<std::uint64_t, lab::spsc_ring<std::uint64_t>>(
                           capacity, spec, pinned ? book[name] : unpinned[name], delivered,
@@ -317,7 +317,7 @@ void thread_placement(trial& t) {
       "split (two CPUs), spin",
       [&] {
         transfer_spec spec;
-        spec.budget_ns = transfer_budget(t);
+        spec.budget_ns = budget_ns(t);
         transfer_mmsgs<std::uint64_t, lab::spsc_ring<std::uint64_t>>(capacity, spec,
                                                                      book["counted"], delivered);
       },
@@ -336,11 +336,11 @@ void thread_placement(trial& t) {
 }
 
 verdict thread_placement_verdict(const trial& t) {
-  std::string why =
-      say("placement requested and verified from inside each thread; on two CPUs a spinning "
-          "transfer runs %.1fx what it does with both threads on one CPU (yielding: %.1fx); "
-          "unpinned runs at %.2fx the split placement",
-          t.get("spin_split_shared"), t.get("yield_split_shared"), t.get("default_split"));
+  std::string why = format(
+      "placement requested and verified from inside each thread; on two CPUs a spinning "
+      "transfer runs %.1fx what it does with both threads on one CPU (yielding: %.1fx); "
+      "unpinned runs at %.2fx the split placement",
+      t.get("spin_split_shared"), t.get("yield_split_shared"), t.get("default_split"));
   double r = t.get("spin_split_shared");
   if (r > 1.5 || r < 0.67)
     return {verdict_kind::contradicted,
@@ -524,18 +524,18 @@ void cross_thread_free(trial& t) {
   std::vector<std::string> cross_labels, alone;
   for (bool cross : {true, false})
     for (const auto& k : kinds) {
-      std::string name = say("%s, %s", k.name, cross ? "freed on another thread" : "same thread");
+      std::string name =
+          format("%s, %s", k.name, cross ? "freed on another thread" : "same thread");
       (cross ? cross_labels : alone).push_back(name);
       cs.push_back({name, [&, k, cross, name] {
-                      return alloc_free(k, cross, transfer_budget(t), book[name], delivered,
-                                        balanced);
+                      return alloc_free(k, cross, budget_ns(t), book[name], delivered, balanced);
                     }});
     }
   auto s = t.measure("alloc_free", {{"node_bytes", std::int64_t{128}}}, "Mops/s", better::higher,
                      cs, cs[1].first);
   t.count(
       "pmr::synchronized_pool_resource, freed on another thread",
-      [&] { alloc_free(kinds[3], true, transfer_budget(t), book["counted"], delivered, balanced); },
+      [&] { alloc_free(kinds[3], true, budget_ns(t), book["counted"], delivered, balanced); },
       true);
   lab::check d = delivered.check("every node allocated was read and freed once");
   if (d.status == lab::check_status::pass && !balanced)
@@ -551,11 +551,11 @@ void cross_thread_free(trial& t) {
 
 verdict cross_thread_free_verdict(const trial& t) {
   double nd = t.get("cross0"), mf = t.get("cross1"), lp = t.get("cross2"), pmr = t.get("cross3");
-  std::string why =
-      say("freed on another thread: new/delete %.1fM, malloc/free %.1fM, locked pool %.1fM, "
-          "pmr::synchronized_pool_resource %.2fM ops/s (study 20.8M, 25.6M, 7.01M, 0.88M); malloc "
-          "runs %.1fx faster when one thread frees what it allocated",
-          nd, mf, lp, pmr, t.get("malloc_penalty"));
+  std::string why = format(
+      "freed on another thread: new/delete %.1fM, malloc/free %.1fM, locked pool %.1fM, "
+      "pmr::synchronized_pool_resource %.2fM ops/s (study 20.8M, 25.6M, 7.01M, 0.88M); malloc "
+      "runs %.1fx faster when one thread frees what it allocated",
+      nd, mf, lp, pmr, t.get("malloc_penalty"));
   bool general_wins = std::min(nd, mf) > lp && std::min(nd, mf) > pmr;
   bool pmr_last = pmr < lp;
   if (general_wins && pmr_last) return {verdict_kind::confirmed, why};

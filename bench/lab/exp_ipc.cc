@@ -2,6 +2,8 @@
 // loopback against a Unix stream socket. Each transport is measured both ways: a one-way stream
 // of 8-byte messages (one write and one read per message, the study's shape) and a ping-pong
 // whose round trips are timed one by one. Every message is checked on arrival.
+#include <initializer_list>
+
 #include "handoff.h"
 
 namespace simdex::lab_bench {
@@ -9,8 +11,6 @@ namespace {
 
 using bench::better;
 using namespace conc;
-
-double ipc_budget(const trial& t) { return t.quick() ? 30e6 : 200e6; }
 
 // A transport the samples create afresh: a kernel channel or a spinning mailbox.
 struct transport {
@@ -50,7 +50,8 @@ struct ipc_run {
   }
 
   // Streams and ping-pongs of every transport, interleaved; returns {streams..., pingpongs...}.
-  std::vector<lab::summary> measure(trial& t, const std::vector<transport>& trs, double ns) {
+  std::vector<lab::summary> measure(trial& t, const std::vector<transport>& trs) {
+    const double ns = budget_ns(t);
     std::vector<trial::contender> streams, pings;
     for (const auto& tr : trs) {
       streams.push_back({tr.name, [&, tr] { return run(tr, false, ns).per_s / 1e6; }});
@@ -63,6 +64,15 @@ struct ipc_run {
       t.record("ping_pong_rtt", p, tr.name, "us", better::lower, lab::summarize(rtt_us[tr.name]));
     s.insert(s.end(), q.begin(), q.end());
     return s;
+  }
+
+  // Runs the transports `which` once more each under the counters.
+  void count(trial& t, const std::vector<transport>& trs, std::initializer_list<std::size_t> which,
+             bool pingpong) {
+    for (std::size_t i : which)
+      t.count(
+          trs[i].name + (pingpong ? ", ping-pong" : ", stream"),
+          [&] { run(trs[i], pingpong, budget_ns(t)); }, true);
   }
 
   // Common checks: every thread got a CPU promptly when woken (a busy machine adds its time
@@ -91,11 +101,8 @@ void pipe_shm(trial& t) {
   const std::vector<transport> trs = {
       {"pipe", lab::channel_kind::pipe, false, false},
       {"shared-memory mailbox", lab::channel_kind::pipe, false, true}};
-  auto s = ipc.measure(t, trs, ipc_budget(t));
-  t.count(
-      "pipe, stream", [&] { ipc.run(trs[0], false, ipc_budget(t)); }, true);
-  t.count(
-      "shared-memory mailbox, stream", [&] { ipc.run(trs[1], false, ipc_budget(t)); }, true);
+  auto s = ipc.measure(t, trs);
+  ipc.count(t, trs, {0, 1}, false);
   ipc.checks(t, trs, {"shared-memory mailbox, stream", "shared-memory mailbox, ping-pong"});
   t.figure(s[1].median / s[0].median, "shared-memory mailbox / pipe, messages per second");
   t.set("stream", s[1].median / s[0].median);
@@ -106,11 +113,11 @@ void pipe_shm(trial& t) {
 }
 
 verdict pipe_shm_verdict(const trial& t) {
-  std::string why =
-      say("8-byte messages: pipe %.2fM/s, shared-memory mailbox %.2fM/s (%.1fx; study 2.31M vs "
-          "10.6M, 4.6x); round trip: pipe %.1f us, mailbox %.2f us",
-          t.get("pipe_mmsgs"), t.get("shm_mmsgs"), t.get("stream"), t.get("pipe_rtt"),
-          t.get("shm_rtt"));
+  std::string why = format(
+      "8-byte messages: pipe %.2fM/s, shared-memory mailbox %.2fM/s (%.1fx; study 2.31M vs "
+      "10.6M, 4.6x); round trip: pipe %.1f us, mailbox %.2f us",
+      t.get("pipe_mmsgs"), t.get("shm_mmsgs"), t.get("stream"), t.get("pipe_rtt"),
+      t.get("shm_rtt"));
   if (t.get("stream") >= 2) return {verdict_kind::confirmed, why + ": kernel crossings dominate"};
   if (t.get("stream") <= 1) return {verdict_kind::contradicted, why};
   return {verdict_kind::inconclusive, why};
@@ -138,11 +145,8 @@ void pipe_socketpair(trial& t) {
   ipc_run ipc;
   const std::vector<transport> trs = {{"pipe", lab::channel_kind::pipe, false, false},
                                       {"socketpair", lab::channel_kind::socketpair, false, false}};
-  auto s = ipc.measure(t, trs, ipc_budget(t));
-  t.count(
-      "pipe, stream", [&] { ipc.run(trs[0], false, ipc_budget(t)); }, true);
-  t.count(
-      "socketpair, stream", [&] { ipc.run(trs[1], false, ipc_budget(t)); }, true);
+  auto s = ipc.measure(t, trs);
+  ipc.count(t, trs, {0, 1}, false);
   ipc.checks(t, trs, {});
   t.figure(s[0].median / s[1].median, "pipe / socketpair, messages per second");
   t.set("stream", s[0].median / s[1].median);
@@ -152,10 +156,10 @@ void pipe_socketpair(trial& t) {
 }
 
 verdict pipe_socketpair_verdict(const trial& t) {
-  std::string why =
-      say("streaming 8-byte messages the pipe runs %.2fx the socketpair (study 1.71x); ping-pong "
-          "%.2fx (round trips %.1f us and %.1f us)",
-          t.get("stream"), t.get("pingpong"), t.get("pipe_rtt"), t.get("sock_rtt"));
+  std::string why = format(
+      "streaming 8-byte messages the pipe runs %.2fx the socketpair (study 1.71x); ping-pong "
+      "%.2fx (round trips %.1f us and %.1f us)",
+      t.get("stream"), t.get("pingpong"), t.get("pipe_rtt"), t.get("sock_rtt"));
   if (t.get("stream") >= 1.2) return {verdict_kind::confirmed, why};
   if (t.get("stream") <= 1) return {verdict_kind::contradicted, why};
   return {verdict_kind::inconclusive, why};
@@ -185,11 +189,8 @@ void tcp_loopback(trial& t) {
       {"TCP, TCP_NODELAY", lab::channel_kind::tcp, true, false},
       {"TCP, Nagle (no TCP_NODELAY)", lab::channel_kind::tcp, false, false},
       {"unix stream", lab::channel_kind::unix_stream, false, false}};
-  auto s = ipc.measure(t, trs, ipc_budget(t));
-  t.count(
-      "TCP, TCP_NODELAY, ping-pong", [&] { ipc.run(trs[0], true, ipc_budget(t)); }, true);
-  t.count(
-      "unix stream, ping-pong", [&] { ipc.run(trs[2], true, ipc_budget(t)); }, true);
+  auto s = ipc.measure(t, trs);
+  ipc.count(t, trs, {0, 2}, true);
   ipc.checks(t, trs, {});
   const double tcp_rtt = lab::summarize(ipc.rtt_us[trs[0].name]).median;
   t.figure(tcp_rtt, "TCP loopback round trip with TCP_NODELAY, us");
@@ -201,12 +202,12 @@ void tcp_loopback(trial& t) {
 }
 
 verdict tcp_loopback_verdict(const trial& t) {
-  std::string why =
-      say("streaming 8-byte messages TCP runs %.2fx a Unix stream socket with Nagle, %.2fx with "
-          "TCP_NODELAY (study 1.02x, without TCP_NODELAY); ping-pong: Unix %.1fx TCP (study 4.6x), "
-          "round trips %.1f us (TCP, TCP_NODELAY) and %.1f us (Unix)",
-          t.get("stream_nagle"), t.get("stream_nodelay"), t.get("pingpong"), t.get("tcp_rtt"),
-          t.get("unix_rtt"));
+  std::string why = format(
+      "streaming 8-byte messages TCP runs %.2fx a Unix stream socket with Nagle, %.2fx with "
+      "TCP_NODELAY (study 1.02x, without TCP_NODELAY); ping-pong: Unix %.1fx TCP (study 4.6x), "
+      "round trips %.1f us (TCP, TCP_NODELAY) and %.1f us (Unix)",
+      t.get("stream_nagle"), t.get("stream_nodelay"), t.get("pingpong"), t.get("tcp_rtt"),
+      t.get("unix_rtt"));
   bool stream_close = t.get("stream_nagle") > 0.67 && t.get("stream_nagle") < 1.5;
   bool pingpong_apart = t.get("pingpong") >= 2;
   if (stream_close && pingpong_apart) return {verdict_kind::confirmed, why};

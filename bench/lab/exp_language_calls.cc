@@ -115,19 +115,12 @@ void inlining(trial& t) {
       return L.is_chain ? chain(in.data(), n, step_body) : map(in.data(), n, step_body);
     });
     std::vector<kernel> ks = {
-        {"forced inline",
-         [&](std::size_t n) { return timed([&] { return L.inl(in.data(), n); }, want(n), work); }},
-        {"noinline",
-         [&](std::size_t n) {
-           return timed([&] { return L.noinl(in.data(), n); }, want(n), work);
-         }},
-        {"function pointer",
-         [&](std::size_t n) {
-           return timed([&] { return L.ptr(in.data(), n, fp); }, want(n), work);
-         }},
-        {"the study's function pointer", [&](std::size_t n) {
-           return timed([&] { return L.study(in.data(), n); }, want(n), work);
-         }}};
+        checked("forced inline", want, work, [&](std::size_t n) { return L.inl(in.data(), n); }),
+        checked("noinline", want, work, [&](std::size_t n) { return L.noinl(in.data(), n); }),
+        checked("function pointer", want, work,
+                [&](std::size_t n) { return L.ptr(in.data(), n, fp); }),
+        checked("the study's function pointer", want, work,
+                [&](std::size_t n) { return L.study(in.data(), n); })};
     auto s =
         measure_calls(t,
                       std::string(L.name) == "chain" ? "chain (x = step(x, input))"
@@ -314,25 +307,16 @@ void dispatch(trial& t) {
   tally work;
   reference want([&](std::size_t n) { return sum_apply(in.data(), n, apply_body); });
   std::vector<kernel> ks = {
-      {"template",
-       [&](std::size_t n) {
-         return timed([&] { return dispatch_template(in.data(), n); }, want(n), work);
-       }},
-      {"function pointer",
-       [&](std::size_t n) {
-         return timed([&] { return dispatch_pointer(in.data(), n, fp); }, want(n), work);
-       }},
-      {"virtual",
-       [&](std::size_t n) {
-         return timed([&] { return dispatch_virtual(in.data(), n, obj.get()); }, want(n), work);
-       }},
-      {"the study's virtual (object of a known final class)",
-       [&](std::size_t n) {
-         return timed([&] { return dispatch_study_virtual(in.data(), n); }, want(n), work);
-       }},
-      {"the study's function pointer (a constant)", [&](std::size_t n) {
-         return timed([&] { return dispatch_study_pointer(in.data(), n); }, want(n), work);
-       }}};
+      checked("template", want, work,
+              [&](std::size_t n) { return dispatch_template(in.data(), n); }),
+      checked("function pointer", want, work,
+              [&](std::size_t n) { return dispatch_pointer(in.data(), n, fp); }),
+      checked("virtual", want, work,
+              [&](std::size_t n) { return dispatch_virtual(in.data(), n, obj.get()); }),
+      checked("the study's virtual (object of a known final class)", want, work,
+              [&](std::size_t n) { return dispatch_study_virtual(in.data(), n); }),
+      checked("the study's function pointer (a constant)", want, work,
+              [&](std::size_t n) { return dispatch_study_pointer(in.data(), n); })};
   auto s = measure_calls(t, "one target", {{"calls", static_cast<std::int64_t>(calls)}}, ks, calls,
                          "template");
   t.add(call_shape("one target, template", shape::inlined,
@@ -559,25 +543,14 @@ void callables(trial& t) {
   tally work;
   reference want([&](std::size_t n) { return sum_mix(v.data(), n, mix_body); });
   std::vector<kernel> ks = {
-      {"lambda",
-       [&](std::size_t n) {
-         return timed([&] { return callable_lambda(v.data(), n); }, want(n), work);
-       }},
-      {"functor",
-       [&](std::size_t n) {
-         return timed([&] { return callable_functor(v.data(), n); }, want(n), work);
-       }},
-      {"function pointer",
-       [&](std::size_t n) {
-         return timed([&] { return callable_pointer(v.data(), n, fp); }, want(n), work);
-       }},
-      {"std::function",
-       [&](std::size_t n) {
-         return timed([&] { return callable_function(v.data(), n, fn); }, want(n), work);
-       }},
-      {"the study's function pointer (a constant)", [&](std::size_t n) {
-         return timed([&] { return callable_study_pointer(v.data(), n); }, want(n), work);
-       }}};
+      checked("lambda", want, work, [&](std::size_t n) { return callable_lambda(v.data(), n); }),
+      checked("functor", want, work, [&](std::size_t n) { return callable_functor(v.data(), n); }),
+      checked("function pointer", want, work,
+              [&](std::size_t n) { return callable_pointer(v.data(), n, fp); }),
+      checked("std::function", want, work,
+              [&](std::size_t n) { return callable_function(v.data(), n, fn); }),
+      checked("the study's function pointer (a constant)", want, work,
+              [&](std::size_t n) { return callable_study_pointer(v.data(), n); })};
   auto s = measure_calls(t, "sum of calls", {{"calls", static_cast<std::int64_t>(calls)}}, ks,
                          calls, "lambda");
   t.add(call_shape("lambda", shape::inlined,

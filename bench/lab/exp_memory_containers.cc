@@ -117,11 +117,12 @@ void container_lookup(trial& t) {
 
 verdict container_lookup_verdict(const trial& t) {
   std::string why =
-      fmt("std::unordered_map is %.1fx faster than std::map on the hot set and %.1fx "
+      format(
+          "std::unordered_map is %.1fx faster than std::map on the hot set and %.1fx "
           "on the large set",
           t.get("ratio_small"), t.get("ratio_large")) +
-      fmt("; std::map takes %.2fx (hot) and %.2fx (large) the time of a sorted vector",
-          t.get("map_sorted_small"), t.get("map_sorted_large"));
+      format("; std::map takes %.2fx (hot) and %.2fx (large) the time of a sorted vector",
+             t.get("map_sorted_small"), t.get("map_sorted_large"));
   if (t.get("hash_fastest") != 0)
     return {verdict_kind::confirmed, why + ": the hash map wins both regimes, as in the study"};
   return {verdict_kind::contradicted, why + ": the hash map does not win both regimes here"};
@@ -195,9 +196,10 @@ void sequence_scan(trial& t) {
 }
 
 verdict sequence_scan_verdict(const trial& t) {
-  std::string why = fmt("vector %.2f, deque %.2f, list %.3f G items/s", t.get("vec"), t.get("deq"),
-                        t.get("list")) +
-                    fmt(" (study: 12.7, 3.23, 0.934); a list whose nodes are not in address order: "
+  std::string why = format("vector %.2f, deque %.2f, list %.3f G items/s", t.get("vec"),
+                           t.get("deq"), t.get("list")) +
+                    format(
+                        " (study: 12.7, 3.23, 0.934); a list whose nodes are not in address order: "
                         "%.3f G items/s",
                         t.get("shuffled"));
   if (t.get("vec") > t.get("deq") && t.get("deq") > t.get("list"))

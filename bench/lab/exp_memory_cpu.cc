@@ -60,9 +60,10 @@ void ilp(trial& t) {
          ok ? "every chain's final value equals start x m^(multiplies run)"
             : "a chain's final value is not start x m^n: multiplies were skipped"});
   double dep_cycles = 1 / s[0].median / cyc;
-  t.add({"known_latency",
-         dep_cycles > 2.5 && dep_cycles < 4.5 ? lab::check_status::pass : lab::check_status::warn,
-         fmt("dependent 64-bit multiply: %.2f cycles (x86 cores since Nehalem: 3)", dep_cycles)});
+  t.add(
+      {"known_latency",
+       dep_cycles > 2.5 && dep_cycles < 4.5 ? lab::check_status::pass : lab::check_status::warn,
+       format("dependent 64-bit multiply: %.2f cycles (x86 cores since Nehalem: 3)", dep_cycles)});
   t.figure(s[1].median / s[0].median, "independent (4 chains) / dependent throughput");
   t.set("speedup4", s[1].median / s[0].median);
   t.set("speedup8", s[2].median / s[0].median);
@@ -72,10 +73,10 @@ void ilp(trial& t) {
 
 verdict ilp_verdict(const trial& t) {
   std::string why =
-      fmt("4 independent chains run %.1fx as fast as one dependent chain (8: %.1fx; study 3.4x)",
-          t.get("speedup4"), t.get("speedup8")) +
-      fmt(": %.2f cycles per dependent multiply, %.2f per independent one", t.get("dep_cycles"),
-          t.get("ind_cycles"));
+      format("4 independent chains run %.1fx as fast as one dependent chain (8: %.1fx; study 3.4x)",
+             t.get("speedup4"), t.get("speedup8")) +
+      format(": %.2f cycles per dependent multiply, %.2f per independent one", t.get("dep_cycles"),
+             t.get("ind_cycles"));
   if (t.get("speedup4") >= 2) return {verdict_kind::confirmed, why};
   if (t.get("speedup4") < 1.3) return {verdict_kind::contradicted, why};
   return {verdict_kind::inconclusive, why};
@@ -176,18 +177,18 @@ void branch(trial& t) {
 }
 
 verdict branch_verdict(const trial& t) {
-  std::string why =
-      fmt("a real branch on random data runs %.1fx slower than on sorted data, %.0f cycles per "
-          "misprediction; ",
-          t.get("asm_ratio"), t.get("penalty"));
+  std::string why = format(
+      "a real branch on random data runs %.1fx slower than on sorted data, %.0f cycles per "
+      "misprediction; ",
+      t.get("asm_ratio"), t.get("penalty"));
   if (t.get("study_branch") == 0)
-    why +=
-        fmt("the study's C++ loop shows %.2fx here: the compiler made it branch-free, so the "
-            "study's four equal figures measured no branch at all",
-            t.get("study_ratio"));
+    why += format(
+        "the study's C++ loop shows %.2fx here: the compiler made it branch-free, so the "
+        "study's four equal figures measured no branch at all",
+        t.get("study_ratio"));
   else
-    why += fmt("the study's C++ loop kept its branch with this compiler (%.1fx)",
-               t.get("study_ratio"));
+    why += format("the study's C++ loop kept its branch with this compiler (%.1fx)",
+                  t.get("study_ratio"));
   return {verdict_kind::contradicted, why};
 }
 
@@ -284,7 +285,8 @@ void aliasing(trial& t) {
 }
 
 verdict aliasing_verdict(const trial& t) {
-  std::string why = fmt("restrict runs %.2fx the unannotated loop on separate arrays; writing in "
+  std::string why = format(
+                        "restrict runs %.2fx the unannotated loop on separate arrays; writing in "
                         "place costs %.2fx; an output shifted one element into its input, %.0fx",
                         t.get("restrict"), t.get("inplace"), t.get("overlap")) +
                     " (study: restrict 1.02x, aliased output 2.9x slower)";

@@ -42,9 +42,10 @@ void pointer_chase(trial& t) {
   latency_checks(t, small, "4k chain");
   if (const auto* m = t.limits()) {
     double off = std::fabs(lat[0].median / m->latency_1_4k.median - 1);
-    t.add({"same_as_machine", off <= 0.1 ? lab::check_status::pass : lab::check_status::warn,
-           fmt("1-chain 4k latency %.1f ns vs %.1f ns in this run's machine probe (%.0f%% apart)",
-               lat[0].median, m->latency_1_4k.median, 100 * off)});
+    t.add(
+        {"same_as_machine", off <= 0.1 ? lab::check_status::pass : lab::check_status::warn,
+         format("1-chain 4k latency %.1f ns vs %.1f ns in this run's machine probe (%.0f%% apart)",
+                lat[0].median, m->latency_1_4k.median, 100 * off)});
   }
   t.figure(lat[0].median, "DRAM latency, 1 chain, 4 KiB pages, " + size_label(bytes));
   t.set("chase_4k", lat[0].median);
@@ -56,10 +57,10 @@ void pointer_chase(trial& t) {
 verdict pointer_chase_verdict(const trial& t) {
   double ratio = t.get("chase_4k") / t.get("seq_item");
   std::string why =
-      fmt("a dependent load from DRAM costs %.0f ns, %.0fx a streamed 4-byte item",
-          t.get("chase_4k"), ratio) +
-      fmt(" (study: about 1300x); 16 chains overlap to %.1f ns/access, 2 MiB pages give %.0f ns",
-          t.get("chase16_4k"), t.get("chase_2m"));
+      format("a dependent load from DRAM costs %.0f ns, %.0fx a streamed 4-byte item",
+             t.get("chase_4k"), ratio) +
+      format(" (study: about 1300x); 16 chains overlap to %.1f ns/access, 2 MiB pages give %.0f ns",
+             t.get("chase16_4k"), t.get("chase_2m"));
   if (ratio >= 100) return {verdict_kind::confirmed, why};
   if (ratio < 30) return {verdict_kind::contradicted, why};
   return {verdict_kind::inconclusive, why + "; between one and two orders of magnitude"};
@@ -195,23 +196,23 @@ void cache_levels(trial& t) {
   };
   std::vector<std::pair<std::string, double>> levels;
   for (const auto& cl : lab::data_caches())
-    levels.emplace_back(fmt("L%.0f", cl.level), at(cl.bytes / 2));
+    levels.emplace_back(format("L%d", cl.level), at(cl.bytes / 2));
   levels.emplace_back("DRAM", pts.back().small.median);
   double cyc = lab::cycle_ns();
   std::string steps_text;
   bool stages = true;
   for (std::size_t i = 0; i < levels.size(); ++i) {
     steps_text += (i ? ", " : "") + levels[i].first +
-                  fmt(" %.1f ns (%.0f cycles)", levels[i].second, levels[i].second / cyc);
+                  format(" %.1f ns (%.0f cycles)", levels[i].second, levels[i].second / cyc);
     if (i && levels[i].second < 1.3 * levels[i - 1].second) stages = false;
   }
   int decreases = 0;
   for (std::size_t i = 1; i < pts.size(); ++i)
     decreases += pts[i].small.median < 0.8 * pts[i - 1].small.median;
   t.add({"monotone", decreases ? lab::check_status::warn : lab::check_status::pass,
-         fmt("%.0f sizes faster than the next smaller one by more than 20%% (noise or a "
-             "prefetcher)",
-             decreases)});
+         format("%d sizes faster than the next smaller one by more than 20%% (noise or a "
+                "prefetcher)",
+                decreases)});
   t.figure(levels.front().second, "L1 hit latency, 4 KiB pages");
   t.note("plateaus (half of each cache, 4 KiB pages): " + steps_text);
   t.set("stages", stages);
@@ -222,8 +223,9 @@ void cache_levels(trial& t) {
 }
 
 verdict cache_levels_verdict(const trial& t) {
-  std::string why = fmt("latency rises from %.1f ns (L1) to %.0f ns (DRAM, %.0f with 2 MiB pages)",
-                        t.get("l1"), t.get("dram"), t.get("dram_2m"));
+  std::string why =
+      format("latency rises from %.1f ns (L1) to %.0f ns (DRAM, %.0f with 2 MiB pages)",
+             t.get("l1"), t.get("dram"), t.get("dram_2m"));
   if (t.get("stages") != 0)
     return {verdict_kind::confirmed,
             why + ", at least 1.3x at each cache boundary (the notes list each plateau)"};
@@ -319,11 +321,12 @@ void associativity(trial& t) {
 }
 
 verdict associativity_verdict(const trial& t) {
-  std::string why = fmt("%.0f lines in one L1 set cost %.1fx lines spread over sets; the step "
+  std::string why = format(
+                        "%.0f lines in one L1 set cost %.1fx lines spread over sets; the step "
                         "comes at %.0f lines",
                         2 * t.get("ways"), t.get("at2"), t.get("knee")) +
-                    fmt(" (L1 has %.0f ways; at %.0f lines the ratio is %.2f)", t.get("ways"),
-                        t.get("ways"), t.get("below"));
+                    format(" (L1 has %.0f ways; at %.0f lines the ratio is %.2f)", t.get("ways"),
+                           t.get("ways"), t.get("below"));
   bool knee_at_ways = t.get("knee") > t.get("ways") && t.get("knee") <= 2 * t.get("ways");
   if (t.get("at2") >= 1.5 && knee_at_ways)
     return {verdict_kind::confirmed, why + ": conflict misses once a set's ways are full"};
@@ -426,10 +429,11 @@ void tlb(trial& t) {
 
 verdict tlb_verdict(const trial& t) {
   std::string why =
-      fmt("a dependent load to a new 4 KiB page costs %.0f ns, %.0f ns with 2 MiB pages",
-          t.get("big4"), t.get("big2")) +
+      format("a dependent load to a new 4 KiB page costs %.0f ns, %.0f ns with 2 MiB pages",
+             t.get("big4"), t.get("big2")) +
       " over " + size_label(static_cast<std::size_t>(t.get("span"))) +
-      fmt(" of address space; the study's loop runs at %.1f ns per page here because its loads "
+      format(
+          " of address space; the study's loop runs at %.1f ns per page here because its loads "
           "are off the chain (",
           t.get("study_ns")) +
       (t.get("study_on_chain") != 0 ? "yet it passed the on-chain check"

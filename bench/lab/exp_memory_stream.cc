@@ -70,7 +70,7 @@ void stride(trial& t) {
     if (g / s[1].median > worst) {
       worst = g / s[1].median;
       lab::check k =
-          lab::below_memcpy(fmt("lines pulled at a %.0f-byte stride", 4.0 * st), g, s[1].max);
+          lab::below_memcpy(format("lines pulled at a %.0f-byte stride", 4.0 * st), g, s[1].max);
       worst_text = k.detail;
       t.set("worst_fail", k.status == lab::check_status::fail);
     }
@@ -94,7 +94,8 @@ void stride(trial& t) {
 }
 
 verdict stride_verdict(const trial& t) {
-  std::string why = fmt("an item costs %.2f ns read sequentially, %.1fx that at a 64-byte stride "
+  std::string why = format(
+                        "an item costs %.2f ns read sequentially, %.1fx that at a 64-byte stride "
                         "(one item per line) and %.1fx at 256 bytes",
                         t.get("first"), t.get("r16"), t.get("r64")) +
                     " (study: 3.5x and 10x)";
@@ -195,10 +196,10 @@ void aos_soa(trial& t) {
 }
 
 verdict aos_soa_verdict(const trial& t) {
-  std::string why =
-      fmt("using 2 of 8 fields, SoA runs %.2fx AoS; using all 8, %.2fx (study: 1.42x "
-          "and 0.99x)",
-          t.get("sparse"), t.get("dense"));
+  std::string why = format(
+      "using 2 of 8 fields, SoA runs %.2fx AoS; using all 8, %.2fx (study: 1.42x "
+      "and 0.99x)",
+      t.get("sparse"), t.get("dense"));
   bool sparse = t.get("sparse") >= 1.3, dense = t.get("dense") > 0.7 && t.get("dense") < 1.4;
   if (sparse && dense)
     return {verdict_kind::confirmed,
@@ -271,12 +272,12 @@ void* map_file(const scratch_file& f, int prot, int flags) {
 lab::check checksum_check(const std::string& what, std::uint64_t got, std::uint64_t want,
                           std::size_t credited) {
   bool ok = got == want;
-  return {
-      "bytes_touched", ok ? lab::check_status::pass : lab::check_status::fail,
-      what + (ok ? fmt(": checksum of all %.0f credited bytes matches the file", double(credited))
-                 : fmt(": checksum differs from the file's: the loop did not read all %.0f "
-                       "bytes it is credited with",
-                       double(credited)))};
+  return {"bytes_touched", ok ? lab::check_status::pass : lab::check_status::fail,
+          what + (ok ? format(": checksum of all %.0f credited bytes matches the file",
+                              double(credited))
+                     : format(": checksum differs from the file's: the loop did not read all %.0f "
+                              "bytes it is credited with",
+                              double(credited)))};
 }
 
 // --- 13: mmap vs read / pread ----------------------------------------------------------------
@@ -354,9 +355,9 @@ void mmap_read(trial& t) {
   auto rs = t.count("mmap, fresh mapping, one scan", [&] { fresh_map(sink); });
   if (const lab::reading* pf = lab::find(rs, "page-faults"); pf && pf->available)
     t.note(
-        fmt("a fresh mapping's scan took %.0f page faults for %.0f pages (the kernel maps "
-            "several pages per fault)",
-            pf->value, double(bytes / 4096)));
+        format("a fresh mapping's scan took %.0f page faults for %.0f pages (the kernel maps "
+               "several pages per fault)",
+               pf->value, double(bytes / 4096)));
   munmap(const_cast<std::byte*>(kept), bytes);
   t.figure(s[3].median / s[0].median, "populated mmap / read() bandwidth");
   t.set("read", s[0].median);
@@ -369,12 +370,13 @@ void mmap_read(trial& t) {
 
 verdict mmap_read_verdict(const trial& t) {
   std::string why =
-      fmt("counting every byte, a populated mapping scans at %.1f GiB/s, %.2fx read() "
+      format(
+          "counting every byte, a populated mapping scans at %.1f GiB/s, %.2fx read() "
           "(%.1f GiB/s)",
           t.get("kept"), t.get("kept") / t.get("read"), t.get("read")) +
-      fmt("; a fresh mapping, page faults included, %.1f GiB/s; random pread %.1f GiB/s",
-          t.get("fresh"), t.get("pread")) +
-      fmt(". The study's loop credits %.0f GiB/s here and ", t.get("study")) +
+      format("; a fresh mapping, page faults included, %.1f GiB/s; random pread %.1f GiB/s",
+             t.get("fresh"), t.get("pread")) +
+      format(". The study's loop credits %.0f GiB/s here and ", t.get("study")) +
       (t.get("study_ok") != 0 ? "passes the byte check"
                               : "fails the byte check: it reads 1 byte in 4096");
   if (t.get("kept") / t.get("read") < 10)
@@ -474,10 +476,11 @@ void mmap_write(trial& t) {
 }
 
 verdict mmap_write_verdict(const trial& t) {
-  std::string why = fmt("private first write %.2f GiB/s, rewrite %.2f GiB/s (%.1fx), ",
-                        t.get("first"), t.get("again"), t.get("again") / t.get("first")) +
-                    fmt("shared %.2f GiB/s, with msync %.2f GiB/s (study: 7.27, 48.5, 26.2, 11.9)",
-                        t.get("shared"), t.get("sync"));
+  std::string why =
+      format("private first write %.2f GiB/s, rewrite %.2f GiB/s (%.1fx), ", t.get("first"),
+             t.get("again"), t.get("again") / t.get("first")) +
+      format("shared %.2f GiB/s, with msync %.2f GiB/s (study: 7.27, 48.5, 26.2, 11.9)",
+             t.get("shared"), t.get("sync"));
   bool cow = t.get("first") <= 0.5 * t.get("again");
   bool sync = t.get("sync") <= 0.8 * t.get("shared");
   if (cow && sync)
@@ -568,7 +571,7 @@ void page_faults(trial& t) {
     t.add(lab::below_memcpy(names[k], s[k].median, copy));
   }
   double study_gib = s[lock_err ? 2 : 3].median;
-  t.note(fmt("the study's loop credits %.1f GiB/s and ", study_gib) +
+  t.note(format("the study's loop credits %.1f GiB/s and ", study_gib) +
          (study_ok ? "passes" : "fails") + " the written-bytes check (1 word in 512 written)");
   // mlock: whether it worked, and under which limit; when the whole buffer cannot be locked,
   // the largest lockable size is compared with a prefaulted buffer of the same size.
@@ -616,18 +619,18 @@ void page_faults(trial& t) {
 }
 
 verdict page_faults_verdict(const trial& t) {
-  std::string why =
-      fmt("writing every byte, first touch runs at %.2f GiB/s against %.2f "
-          "prefaulted (%.0f ns per page fault)",
-          t.get("first"), t.get("pre"), t.get("per_fault"));
+  std::string why = format(
+      "writing every byte, first touch runs at %.2f GiB/s against %.2f "
+      "prefaulted (%.0f ns per page fault)",
+      t.get("first"), t.get("pre"), t.get("per_fault"));
   double r = t.get("locked_ratio");
   if (r == 0)
     return {verdict_kind::inconclusive,
             why + "; mlock could not be measured (see the mlock check)"};
-  why +=
-      fmt("; locked memory runs %.2fx prefaulted memory (study: 3.9x, from its page-touch loop "
-          "crediting bytes it never wrote; that loop credits %.0f GiB/s here)",
-          r, t.get("study"));
+  why += format(
+      "; locked memory runs %.2fx prefaulted memory (study: 3.9x, from its page-touch loop "
+      "crediting bytes it never wrote; that loop credits %.0f GiB/s here)",
+      r, t.get("study"));
   if (r > 0.8 && r < 1.25) return {verdict_kind::contradicted, why};
   if (r >= 2) return {verdict_kind::confirmed, why};
   return {verdict_kind::inconclusive, why};

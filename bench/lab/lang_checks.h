@@ -13,15 +13,12 @@
 #include <string>
 #include <vector>
 
+#include "lab/format.h"
 #include "simdex/lab/validity.h"
 
 namespace simdex::lab_bench::lang {
 
-inline std::string format(const char* f, double a, double b = 0, double c = 0) {
-  char buf[256];
-  std::snprintf(buf, sizeof buf, f, a, b, c);
-  return buf;
-}
+using lab::format;
 
 // --- per_call: the timed loop really runs once per call ----------------------------------------
 

@@ -128,4 +128,12 @@ double timed(F&& f, std::uint64_t want, tally& tl) {
   return static_cast<double>(t1 - t0);
 }
 
+// A kernel that times body(calls) and checks its result against want(calls).
+template <class Body>
+kernel checked(std::string name, reference& want, tally& work, Body body) {
+  return {std::move(name), [&want, &work, body](std::size_t n) {
+            return timed([&] { return body(n); }, want(n), work);
+          }};
+}
+
 }  // namespace simdex::lab_bench::lang

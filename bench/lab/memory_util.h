@@ -6,16 +6,12 @@
 #include <cstring>
 #include <string>
 
+#include "lab/format.h"
 #include "registry.h"
 
 namespace simdex::lab_bench::mem {
 
-// printf into a string, for check details and verdict reasons.
-inline std::string fmt(const char* f, double a, double b = 0, double c = 0) {
-  char buf[256];
-  std::snprintf(buf, sizeof buf, f, a, b, c);
-  return buf;
-}
+using lab::format;
 
 constexpr std::size_t KiB = std::size_t{1} << 10;
 constexpr std::size_t MiB = std::size_t{1} << 20;
@@ -85,7 +81,7 @@ inline void latency_checks(trial& t, lab::chain& c, const std::string& what) {
 inline std::vector<marker> cache_markers() {
   std::vector<marker> out;
   for (const auto& c : lab::data_caches())
-    out.push_back({static_cast<double>(c.bytes), fmt("L%.0f ", c.level) + size_label(c.bytes)});
+    out.push_back({static_cast<double>(c.bytes), format("L%d ", c.level) + size_label(c.bytes)});
   return out;
 }
 

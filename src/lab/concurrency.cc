@@ -7,16 +7,11 @@
 #include <fstream>
 #include <sstream>
 
+#include "format.h"
 #include "simdex/lab/timing.h"
 
 namespace simdex::lab {
 namespace {
-
-std::string format(const char* fmt, double a, double b = 0, double c = 0, double d = 0) {
-  char buf[320];
-  std::snprintf(buf, sizeof buf, fmt, a, b, c, d);
-  return buf;
-}
 
 check make(std::string name, check_status s, std::string detail) {
   return {std::move(name), s, std::move(detail)};

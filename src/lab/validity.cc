@@ -2,16 +2,11 @@
 
 #include <cstdio>
 
+#include "format.h"
 #include "simdex/lab/streams.h"
 
 namespace simdex::lab {
 namespace {
-
-std::string format(const char* fmt, double a, double b = 0, double c = 0) {
-  char buf[256];
-  std::snprintf(buf, sizeof buf, fmt, a, b, c);
-  return buf;
-}
 
 check make(std::string name, check_status s, std::string detail) {
   return {std::move(name), s, std::move(detail)};
