@@ -299,9 +299,8 @@ verdict allocators_mixed_verdict(const trial& t) {
              t.get("new_vs_malloc"), t.get("study_new_vs_malloc")) +
       "; the study's \"flip\" from its fixed-size result is not a size-mix effect: there the "
       "blocks were over-aligned and took its library's unpooled path (experiment 33)";
-  if (t.get("pool_vs_malloc") >= 1.5) return {verdict_kind::confirmed, why};
-  if (t.get("pool_vs_malloc") < 1.1) return {verdict_kind::contradicted, why};
-  return {verdict_kind::inconclusive, "the pool is ahead, by less than the study says: " + why};
+  return by_threshold(t.get("pool_vs_malloc"), 1.5, 1.1, why,
+                      "the pool is ahead, by less than the study says: " + why);
 }
 
 const registration kAllocatorsMixed({

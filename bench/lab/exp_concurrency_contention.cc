@@ -102,9 +102,7 @@ verdict false_sharing_verdict(const trial& t) {
       "on two CPUs at once, counters in one line run %.1fx slower than padded ones with "
       "fetch_add (study 3.3x) and %.1fx with plain stores; on one CPU, taking turns, %.2fx",
       t.get("rmw"), t.get("store"), t.get("one_cpu"));
-  if (t.get("rmw") >= 2) return {verdict_kind::confirmed, why};
-  if (t.get("rmw") < 1.2) return {verdict_kind::contradicted, why};
-  return {verdict_kind::inconclusive, why + ": between no effect and the study's"};
+  return by_threshold(t.get("rmw"), 2, 1.2, why, why + ": between no effect and the study's");
 }
 
 const registration kFalseSharing({

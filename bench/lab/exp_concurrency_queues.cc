@@ -92,9 +92,7 @@ verdict queue_verdict(const trial& t) {
       "111.6M, 1.56x); best/worst setting: ring %.1fx, mutex %.1fx",
       t.get("best_spsc"), t.get("best_mutex"), t.get("ratio"), t.get("spread_spsc"),
       t.get("spread_mutex"));
-  if (t.get("ratio") >= 1.2) return {verdict_kind::confirmed, why};
-  if (t.get("ratio") <= 1) return {verdict_kind::contradicted, why};
-  return {verdict_kind::inconclusive, why};
+  return by_threshold(t.get("ratio"), 1.2, 1, why);
 }
 
 const registration kQueue({

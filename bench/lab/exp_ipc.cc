@@ -160,9 +160,7 @@ verdict pipe_socketpair_verdict(const trial& t) {
       "streaming 8-byte messages the pipe runs %.2fx the socketpair (study 1.71x); ping-pong "
       "%.2fx (round trips %.1f us and %.1f us)",
       t.get("stream"), t.get("pingpong"), t.get("pipe_rtt"), t.get("sock_rtt"));
-  if (t.get("stream") >= 1.2) return {verdict_kind::confirmed, why};
-  if (t.get("stream") <= 1) return {verdict_kind::contradicted, why};
-  return {verdict_kind::inconclusive, why};
+  return by_threshold(t.get("stream"), 1.2, 1, why);
 }
 
 const registration kPipeSocketpair({

@@ -285,9 +285,7 @@ verdict dynamic_cast_verdict(const trial& t) {
           " and %.1fx with the kinds alternating as in the study (%.0f against %.1f cycles; "
           "study 14.5x)",
           t.get("alternating"), t.get("cast_alt_cycles"), t.get("tag_alt_cycles"));
-  if (t.get("alternating") >= 3) return {verdict_kind::confirmed, why};
-  if (t.get("alternating") < 1.5) return {verdict_kind::contradicted, why};
-  return {verdict_kind::inconclusive, "smaller than the study's gap: " + why};
+  return by_threshold(t.get("alternating"), 3, 1.5, why, "smaller than the study's gap: " + why);
 }
 
 const registration kDynamicCast({

@@ -77,9 +77,7 @@ verdict ilp_verdict(const trial& t) {
              t.get("speedup4"), t.get("speedup8")) +
       format(": %.2f cycles per dependent multiply, %.2f per independent one", t.get("dep_cycles"),
              t.get("ind_cycles"));
-  if (t.get("speedup4") >= 2) return {verdict_kind::confirmed, why};
-  if (t.get("speedup4") < 1.3) return {verdict_kind::contradicted, why};
-  return {verdict_kind::inconclusive, why};
+  return by_threshold(t.get("speedup4"), 2, 1.3, why);
 }
 
 const registration kIlp({

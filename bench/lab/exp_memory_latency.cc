@@ -61,9 +61,7 @@ verdict pointer_chase_verdict(const trial& t) {
              t.get("chase_4k"), ratio) +
       format(" (study: about 1300x); 16 chains overlap to %.1f ns/access, 2 MiB pages give %.0f ns",
              t.get("chase16_4k"), t.get("chase_2m"));
-  if (ratio >= 100) return {verdict_kind::confirmed, why};
-  if (ratio < 30) return {verdict_kind::contradicted, why};
-  return {verdict_kind::inconclusive, why + "; between one and two orders of magnitude"};
+  return by_threshold(ratio, 100, 30, why, why + "; between one and two orders of magnitude");
 }
 
 const registration kPointerChase({

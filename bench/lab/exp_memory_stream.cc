@@ -99,9 +99,7 @@ verdict stride_verdict(const trial& t) {
                         "(one item per line) and %.1fx at 256 bytes",
                         t.get("first"), t.get("r16"), t.get("r64")) +
                     " (study: 3.5x and 10x)";
-  if (t.get("r16") >= 3) return {verdict_kind::confirmed, why};
-  if (t.get("r16") < 1.5) return {verdict_kind::contradicted, why};
-  return {verdict_kind::inconclusive, why};
+  return by_threshold(t.get("r16"), 3, 1.5, why);
 }
 
 const registration kStride({

@@ -22,6 +22,13 @@ const char* verdict_name(verdict_kind k) {
   return "?";
 }
 
+verdict by_threshold(double value, double confirm_at, double contradict_below, std::string why,
+                     std::string between) {
+  if (value >= confirm_at) return {verdict_kind::confirmed, std::move(why)};
+  if (value < contradict_below) return {verdict_kind::contradicted, std::move(why)};
+  return {verdict_kind::inconclusive, between.empty() ? std::move(why) : std::move(between)};
+}
+
 namespace {
 
 std::vector<experiment>& mutable_registry() {

@@ -21,6 +21,11 @@ struct verdict {
   std::string reason;
 };
 
+// The verdict on one figure: confirmed from `confirm_at` up, contradicted below
+// `contradict_below`, else inconclusive with `between` as the reason (`why` when empty).
+verdict by_threshold(double value, double confirm_at, double contradict_below, std::string why,
+                     std::string between = "");
+
 // Where the headline figure should land on this class of machine, and why.
 struct plausible_range {
   plausible_range() = default;

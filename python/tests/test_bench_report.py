@@ -7,19 +7,13 @@ import sys
 
 import pytest
 
-from simdex import bench, report
+from simdex import report
 
 
 @pytest.fixture(scope="module")
-def primitives_run(tmp_path_factory):
-    if "primitives" not in bench.available():
-        pytest.skip(f"bench_primitives not built in {bench.bench_dir()}")
-    out = tmp_path_factory.mktemp("bench")
-    r = subprocess.run([sys.executable, "-m", "simdex", "bench", "primitives", "--reps", "2", "--no-probe",
-                        "--only", "find_u32x16", "--only", "rank_table", "--out", str(out)],
-                       capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
-    return out
+def primitives_run(bench_run):
+    return bench_run("primitives", "bench", "primitives", "--reps", "2", "--no-probe",
+                     "--only", "find_u32x16", "--only", "rank_table")
 
 
 def test_json_schema(primitives_run):

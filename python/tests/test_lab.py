@@ -30,13 +30,8 @@ def registry():
 
 
 @pytest.fixture(scope="module")
-def lab_run(tmp_path_factory):
-    if "lab" not in bench.available():
-        pytest.skip(f"bench_lab not built in {bench.bench_dir()}")
-    out = tmp_path_factory.mktemp("lab")
-    r = simdex("lab", "ilp", "branch", "--reps", "2", "--no-probe", "--out", str(out))
-    assert r.returncode == 0, r.stderr
-    return out
+def lab_run(bench_run):
+    return bench_run("lab", "lab", "ilp", "branch", "--reps", "2", "--no-probe")
 
 
 def test_registry_declares_every_field(registry):
@@ -87,14 +82,11 @@ def test_run_json_is_valid(lab_run):
                 assert r["value"] is not None or r["status"].startswith(("unavailable", "untrusted"))
 
 
-def test_below_one_cycle_agrees_with_the_cycles_column(tmp_path):
+def test_below_one_cycle_agrees_with_the_cycles_column(bench_run):
     """The harness's "below one cycle" flag and the lab's cycles/op divide by the same cycle time:
     a time is flagged exactly where its cycles/op figure is under 1."""
-    if "lab" not in bench.available():
-        pytest.skip(f"bench_lab not built in {bench.bench_dir()}")
-    r = simdex("lab", "inlining", "--reps", "2", "--no-probe", "--out", str(tmp_path))
-    assert r.returncode == 0, r.stderr
-    results = json.loads((tmp_path / "lab.json").read_text())["results"]
+    out = bench_run("lab", "lab", "inlining", "--reps", "2", "--no-probe")
+    results = json.loads((out / "lab.json").read_text())["results"]
     ns = {(x["workload"], x["contender"]): x for x in results if x["unit"] == "ns/op"}
     pairs = [(ns[(c["workload"].removesuffix(" cycles"), c["contender"])], c)
              for c in results if c["unit"] == "cycles/op"]

@@ -2,12 +2,9 @@
 where, when and how they were meant to, and the report shows them. Structure only, never a time."""
 
 import json
-import subprocess
-import sys
 
 import pytest
 
-from simdex import bench
 from simdex.benchmarks import lab
 
 CONCURRENCY = ("placement", "wall_clock", "run_queue")
@@ -49,14 +46,8 @@ def test_count_axes_print_whole_numbers():
 
 
 @pytest.fixture(scope="module")
-def concurrency_run(tmp_path_factory):
-    if "lab" not in bench.available():
-        pytest.skip(f"bench_lab not built in {bench.bench_dir()}")
-    out = tmp_path_factory.mktemp("lab-concurrency")
-    r = subprocess.run([sys.executable, "-m", "simdex", "lab", "blocking_spinning", "pipe_socketpair", "--reps", "2",
-                        "--no-probe", "--out", str(out)], capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
-    return out
+def concurrency_run(bench_run):
+    return bench_run("lab", "lab", "blocking_spinning", "pipe_socketpair", "--reps", "2", "--no-probe")
 
 
 def test_run_carries_the_concurrency_checks(concurrency_run):
