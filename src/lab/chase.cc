@@ -70,6 +70,13 @@ double run_chains(const void** ends, std::size_t steps) {
 
 }  // namespace
 
+double chase_window(const chain& c, std::size_t from, std::size_t steps) {
+  const void* at = c.at_position(from % c.nodes());
+  double ns = run_chains<1>(&at, steps);
+  do_not_optimize(at);  // the chain's end is its only result: without a use the loop goes
+  return ns / static_cast<double>(steps);
+}
+
 chase_result chase(const chain& c, int chains, std::size_t steps) {
   chase_result r;
   r.ends.resize(static_cast<std::size_t>(chains));

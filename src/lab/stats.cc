@@ -17,6 +17,21 @@ summary summarize(std::vector<double> samples) {
   return s;
 }
 
+spread_info spread_of(std::vector<double> xs) {
+  spread_info s;
+  s.n = xs.size();
+  if (xs.empty()) return s;
+  std::sort(xs.begin(), xs.end());
+  auto rank = [&](double q) {
+    return xs[static_cast<std::size_t>(q * static_cast<double>(s.n - 1) + 0.5)];
+  };
+  s.median = summarize(xs).median;
+  s.p10 = rank(0.1);
+  s.p90 = rank(0.9);
+  s.relative = s.median > 0 ? (s.p90 - s.p10) / s.median : 0;
+  return s;
+}
+
 std::vector<summary> interleaved(int reps, const std::vector<std::function<double()>>& contenders) {
   std::vector<std::vector<double>> samples(contenders.size());
   for (int r = 0; r < reps; ++r)

@@ -157,6 +157,14 @@ check steady(const std::string& what, const summary& s) {
                             double(s.samples.size())));
 }
 
+check spread(const std::string& what, const spread_info& s, double max_relative) {
+  return make("spread", s.relative > max_relative ? check_status::warn : check_status::pass,
+              what +
+                  format(": median %.1f, 10th-90th percentile %.1f-%.1f", s.median, s.p10, s.p90) +
+                  format(" over %zu repetitions (%.0f%% of the median; noisy above %.0f%%)", s.n,
+                         100 * s.relative, 100 * max_relative));
+}
+
 bool any_failed(const std::vector<check>& cs) {
   for (const auto& c : cs)
     if (c.status == check_status::fail) return true;

@@ -4,10 +4,16 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
+
+#include "simdex/lab/validity.h"
 
 namespace {
 
+using simdex::lab::check_status;
 using simdex::lab::interleaved;
+using simdex::lab::spread;
+using simdex::lab::spread_of;
 using simdex::lab::summarize;
 
 TEST(LabStats, MedianMinMaxNoisy) {
@@ -37,6 +43,28 @@ TEST(LabStats, InterleavesContenders) {
   ASSERT_EQ(s.size(), 2u);
   EXPECT_EQ(s[0].samples.size(), 3u);
   EXPECT_EQ(s[1].median, 2.0);
+}
+
+// The spread check that marks a DRAM figure noisy: a steady set passes, a scattered one warns,
+// one outlier among many moves neither percentile.
+TEST(LabStats, SpreadMarksScatteredRepetitions) {
+  std::vector<double> steady(20, 200.0), scattered, outlier(20, 200.0);
+  for (int i = 0; i < 20; ++i) scattered.push_back(150 + 10.0 * i);  // 150..340
+  outlier[7] = 5000;
+  auto s = spread_of(steady);
+  EXPECT_EQ(s.n, 20u);
+  EXPECT_EQ(s.relative, 0);
+  EXPECT_EQ(spread("dram", s, 0.25).status, check_status::pass);
+  auto w = spread_of(scattered);
+  EXPECT_EQ(w.p10, 170);
+  EXPECT_EQ(w.p90, 320);
+  EXPECT_GT(w.relative, 0.25);
+  auto c = spread("dram", w, 0.25);
+  EXPECT_EQ(c.name, "spread");
+  EXPECT_EQ(c.status, check_status::warn);
+  EXPECT_NE(c.detail.find("170.0-320.0"), std::string::npos) << c.detail;
+  EXPECT_EQ(spread_of(outlier).relative, 0);
+  EXPECT_EQ(spread_of({}).n, 0u);
 }
 
 }  // namespace

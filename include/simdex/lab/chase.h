@@ -57,4 +57,9 @@ struct chase_result {
 // `steps` loads long. One chain is latency; many chains show how much of it the core overlaps.
 chase_result chase(const chain& c, int chains, std::size_t steps);
 
+// One chain of `steps` loads from cycle position `from` (modulo nodes()), in ns per access.
+// Windows that each start where the last one stopped touch no line twice until the whole cycle
+// is walked, so none finds its lines still cached.
+double chase_window(const chain& c, std::size_t from, std::size_t steps);
+
 }  // namespace simdex::lab

@@ -16,6 +16,16 @@ struct summary {
 };
 summary summarize(std::vector<double> samples);
 
+// How far a figure's repetitions scatter: the 10th and 90th percentiles (nearest rank) around
+// the median, and their distance as a share of it. Unlike max / min, one outlier in many does
+// not move it.
+struct spread_info {
+  std::size_t n = 0;
+  double median = 0, p10 = 0, p90 = 0;
+  double relative = 0;  // (p90 - p10) / median
+};
+spread_info spread_of(std::vector<double> xs);
+
 // Takes `reps` samples of each contender, interleaved (A B C A B C ...), so slow drift in the
 // machine (another tenant, frequency) spreads over all of them instead of biasing one.
 std::vector<summary> interleaved(int reps, const std::vector<std::function<double()>>& contenders);

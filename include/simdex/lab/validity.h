@@ -68,6 +68,9 @@ check faults_per_page(const std::string& what, const reading* faults, double pag
 check in_range(const std::string& what, double value, double lo, double hi,
                const std::string& unit);
 check steady(const std::string& what, const summary& s);
+// Advisory: repetitions whose 10th-90th percentile range exceeds `max_relative` of their median
+// are too scattered for one figure to stand for them ("spread", warn).
+check spread(const std::string& what, const spread_info& s, double max_relative);
 
 bool any_failed(const std::vector<check>& cs);
 
