@@ -93,7 +93,8 @@ def test_below_one_cycle_agrees_with_the_cycles_column(bench_run):
     assert pairs
     for t, c in pairs:
         assert bool(t.get("below_one_cycle")) == (c["median"] < 1), (t, c)
-        assert t["median"] / c["median"] == pytest.approx(pairs[0][0]["median"] / pairs[0][1]["median"])
+        # one cycle time for every pair (to the JSON's printed precision)
+        assert t["median"] / c["median"] == pytest.approx(pairs[0][0]["median"] / pairs[0][1]["median"], rel=1e-4)
 
 
 def test_json_round_trip_renders_the_same(lab_run, tmp_path):
