@@ -28,6 +28,7 @@
 // level (scalar, AVX2, AVX-512) and chosen once when the tree is constructed.
 #pragma once
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -257,18 +258,23 @@ class basic_btree {
             "simdex::btree: build_sorted input not strictly ascending at position " +
             std::to_string(i));
   }
-  // Large batches (one query per 32 keys or more) are cheaper sorted: the leaves are
-  // then walked in order and each page is fetched once.
+  // Large batches (one query per 32 keys or more) are cheaper grouped by key range: the
+  // leaves are then visited in order and each page is fetched once. The groups need not be
+  // sorted inside: a bucket spans about a quarter of a leaf's keys, so the queries of one
+  // bucket stay in one page and the lookup descends again only when a page's fences say so.
   bool use_sweep(std::size_t n) const noexcept {
     return n >= 4096 && n <= 0xffffffffu && n * 32 >= t_.size;
   }
-  void sweep(std::vector<S>& ks, bool* found, std::uint64_t* ranks) const {
+  void sweep(const std::vector<S>& ks, bool* found, std::uint64_t* ranks) const {
     std::size_t n = ks.size();
+    std::vector<S> grouped(n);
     std::vector<std::uint32_t> at(n);
-    btree_detail::sort_with_index<S>(ks.data(), at.data(), n);
+    unsigned bits = static_cast<unsigned>(std::bit_width(4 * t_.leaves));
+    bits = bits < 8 ? 8 : bits > 16 ? 16 : bits;
+    btree_detail::group_by_range<S>(ks.data(), n, bits, grouped.data(), at.data());
     std::unique_ptr<bool[]> f(found ? new bool[n] : nullptr);
     std::unique_ptr<std::uint64_t[]> r(ranks ? new std::uint64_t[n] : nullptr);
-    kernels_->lookup_sorted(t_, ks.data(), n, f.get(), r.get());
+    kernels_->lookup_sorted(t_, grouped.data(), n, f.get(), r.get());
     for (std::size_t i = 0; i < n; ++i) {
       if (found) found[at[i]] = f[i];
       if (ranks) ranks[at[i]] = r[i];

@@ -234,8 +234,9 @@ void impl<Policy, VS>::contains_batch(const T& t, const S* ks, std::size_t n, bo
   }
 }
 
-// Ascending queries: walk the leaves in order, descending again only when a query leaves
-// the current page's fences. found and ranks may each be null.
+// Queries ascending or grouped by key range: walk the leaves in order, descending again only
+// when a query leaves the current page's fences (any order is answered correctly, just with
+// more descents). found and ranks may each be null.
 template <class Policy, std::size_t VS>
 void impl<Policy, VS>::lookup_sorted(const T& t, const S* ks, std::size_t n, bool* found,
                                      std::uint64_t* ranks) noexcept {
