@@ -28,6 +28,7 @@
 // level (scalar, AVX2, AVX-512) and chosen once when the tree is constructed.
 #pragma once
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -35,6 +36,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -207,7 +209,8 @@ class basic_btree {
     return kernels_->erase_sorted(t_, ks.data(), n);
   }
   void contains_batch(std::span<const K> keys, bool* out) const {
-    std::vector<S> ks = encode_all(keys);
+    std::vector<S> buf;
+    std::span<const S> ks = encoded(keys, buf);
     if (use_sweep(ks.size())) return sweep(ks, out, nullptr);
     kernels_->contains_batch(t_, ks.data(), ks.size(), out);
   }
@@ -218,7 +221,8 @@ class basic_btree {
     for (std::size_t i = 0; i < ps.size(); ++i) out[i] = iterator(&t_, ps[i]);
   }
   void rank_batch(std::span<const K> keys, std::uint64_t* out) const {
-    std::vector<S> ks = encode_all(keys);
+    std::vector<S> buf;
+    std::span<const S> ks = encoded(keys, buf);
     if (use_sweep(ks.size())) return sweep(ks, nullptr, out);
     std::vector<btree_detail::pos> ps(ks.size());
     kernels_->lower_bound_batch(t_, ks.data(), ks.size(), ps.data(), out);
@@ -244,6 +248,16 @@ class basic_btree {
                                   isa_name(*o.level));
     return *t;
   }
+  // Stored keys of a batch: signed integer keys are stored as they are, so the batch itself;
+  // else encoded into buf.
+  static std::span<const S> encoded(std::span<const K> keys, std::vector<S>& buf) {
+    if constexpr (std::is_same_v<K, S>) {
+      return keys;
+    } else {
+      buf = encode_all(keys);
+      return buf;
+    }
+  }
   static std::vector<S> encode_all(std::span<const K> keys) {
     std::vector<S> ks(keys.size());
     for (std::size_t i = 0; i < keys.size(); ++i) ks[i] = codec::encode(keys[i]);
@@ -257,18 +271,23 @@ class basic_btree {
             "simdex::btree: build_sorted input not strictly ascending at position " +
             std::to_string(i));
   }
-  // Large batches (one query per 32 keys or more) are cheaper sorted: the leaves are
-  // then walked in order and each page is fetched once.
+  // Large batches (one query per 32 keys or more) are cheaper grouped by key range: the
+  // leaves are then visited in order and each page is fetched once. The groups need not be
+  // sorted inside: a bucket spans about a quarter of a leaf's keys, so the queries of one
+  // bucket stay in one page and the lookup descends again only when a page's fences say so.
   bool use_sweep(std::size_t n) const noexcept {
     return n >= 4096 && n <= 0xffffffffu && n * 32 >= t_.size;
   }
-  void sweep(std::vector<S>& ks, bool* found, std::uint64_t* ranks) const {
+  void sweep(std::span<const S> ks, bool* found, std::uint64_t* ranks) const {
     std::size_t n = ks.size();
-    std::vector<std::uint32_t> at(n);
-    btree_detail::sort_with_index<S>(ks.data(), at.data(), n);
+    std::unique_ptr<S[]> grouped(new S[n]);  // no zero fill: every slot is written
+    std::unique_ptr<std::uint32_t[]> at(new std::uint32_t[n]);
+    unsigned bits = static_cast<unsigned>(std::bit_width(4 * t_.leaves));
+    bits = bits < 8 ? 8 : bits > 16 ? 16 : bits;
+    btree_detail::group_by_range<S>(ks.data(), n, bits, grouped.get(), at.get());
     std::unique_ptr<bool[]> f(found ? new bool[n] : nullptr);
     std::unique_ptr<std::uint64_t[]> r(ranks ? new std::uint64_t[n] : nullptr);
-    kernels_->lookup_sorted(t_, ks.data(), n, f.get(), r.get());
+    kernels_->lookup_sorted(t_, grouped.get(), n, f.get(), r.get());
     for (std::size_t i = 0; i < n; ++i) {
       if (found) found[at[i]] = f[i];
       if (ranks) ranks[at[i]] = r[i];

@@ -234,40 +234,61 @@ void impl<Policy, VS>::contains_batch(const T& t, const S* ks, std::size_t n, bo
   }
 }
 
-// Ascending queries: walk the leaves in order, descending again only when a query leaves
-// the current page's fences. found and ranks may each be null.
+// Queries ascending or grouped by key range: walk the leaves in order, descending again only
+// when a query leaves the current page's fences (any order is answered correctly, just with
+// more descents). Queries go in groups: the first pass finds each one's page and block and
+// prefetches the block's keys, the second searches the blocks, so the key-line misses of a
+// group overlap instead of each stalling its query. found and ranks may each be null.
 template <class Policy, std::size_t VS>
 void impl<Policy, VS>::lookup_sorted(const T& t, const S* ks, std::size_t n, bool* found,
                                      std::uint64_t* ranks) noexcept {
-  std::byte* p = nullptr;
-  std::uint64_t base = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    S k = ks[i];
-    if (t.root == 0) {
+  if (t.root == 0) {
+    for (std::size_t i = 0; i < n; ++i) {
       if (found) found[i] = false;
       if (ranks) ranks[i] = 0;
-      continue;
     }
-    if (p == nullptr || !in_fences(p, k)) {
-      base = 0;
-      std::uintptr_t c = t.root;
-      for (unsigned h = t.height; h > 0; --h) {
-        const std::byte* in = untag(c);
-        unsigned j = inner_child(in, k);
-        for (unsigned x = 0; x < j; ++x) base += IL::count(in)[x];
-        c = IL::child(in)[j];
+    return;
+  }
+  std::byte* p = nullptr;
+  std::uint64_t base = 0;  // keys before page p
+  std::byte* page[kGroup];
+  unsigned blk[kGroup];
+  std::uint64_t before[kGroup];
+  for (std::size_t g = 0; g < n; g += kGroup) {
+    unsigned m = static_cast<unsigned>(n - g < kGroup ? n - g : kGroup);
+    for (unsigned i = 0; i < m; ++i) {
+      S k = ks[g + i];
+      if (p == nullptr || !in_fences(p, k)) {
+        base = 0;
+        std::uintptr_t c = t.root;
+        for (unsigned h = t.height; h > 0; --h) {
+          const std::byte* in = untag(c);
+          unsigned j = inner_child(in, k);
+          if (ranks)
+            for (unsigned x = 0; x < j; ++x) base += IL::count(in)[x];
+          c = IL::child(in)[j];
+        }
+        p = untag(c);
+        if (hdr(p)->next != nullptr) prefetch_lines(hdr(p)->next, 1, LL::kIdxLines);
       }
-      p = untag(c);
-      if (i + 1 < n && hdr(p)->next != nullptr) prefetch_lines(hdr(p)->next, 1, LL::kIdxLines);
+      unsigned b = leaf_block(p, k);
+      page[i] = p;
+      blk[i] = b;
+      before[i] = base;
+      prefetch_lines(reinterpret_cast<const std::byte*>(keys(p, b)), 0, sizeof(S) * 16 / kLine);
     }
-    unsigned b = leaf_block(p, k);
-    const S* bk = keys(p, b);
-    unsigned s = Policy::count_lt16(bk, k);
-    if (found) found[i] = s < cnt(p)[b] && bk[s] == k;
-    if (ranks) {
-      std::uint64_t r = base + s;
-      for (unsigned x = 0; x < b; ++x) r += cnt(p)[x];
-      ranks[i] = r;
+    for (unsigned i = 0; i < m; ++i) {
+      std::byte* q = page[i];
+      unsigned b = blk[i];
+      S k = ks[g + i];
+      const S* bk = keys(q, b);
+      unsigned s = Policy::count_lt16(bk, k);
+      if (found) found[g + i] = s < cnt(q)[b] && bk[s] == k;
+      if (ranks) {
+        std::uint64_t r = before[i] + s;
+        for (unsigned x = 0; x < b; ++x) r += cnt(q)[x];
+        ranks[g + i] = r;
+      }
     }
   }
 }

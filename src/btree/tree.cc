@@ -1,5 +1,6 @@
 // Baseline helpers of the tree that need no SIMD: teardown and batch input preparation.
 #include <algorithm>
+#include <bit>
 #include <numeric>
 #include <type_traits>
 
@@ -49,53 +50,95 @@ void radix_sort(S* keys, std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) keys[i] = static_cast<S>(a[i] ^ kSign);
 }
 
+// Where a key falls among 2^bits buckets that split [min, max] of a batch into equal key
+// ranges: the top bits of key - min (keys as unsigned, sign flipped, so order is kept).
+template <class S>
+struct range_buckets {
+  using U = std::make_unsigned_t<S>;
+  static constexpr U kSign = U{1} << (sizeof(S) * 8 - 1);
+  U lo = 0;
+  unsigned shift = 0;
+  range_buckets(const S* keys, std::size_t n, unsigned bits) {
+    U mn = ~U{0}, mx = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      U u = static_cast<U>(keys[i]) ^ kSign;
+      mn = u < mn ? u : mn;
+      mx = u > mx ? u : mx;
+    }
+    lo = n ? mn : 0;
+    unsigned width = static_cast<unsigned>(std::bit_width(static_cast<U>(mx - lo)));
+    shift = width > bits ? width - bits : 0;
+  }
+  std::size_t of(S k) const noexcept {
+    return static_cast<std::size_t>(((static_cast<U>(k) ^ kSign) - lo) >> shift);
+  }
+};
+
+// Sorts a short run by insertion (a bucket holds a handful of keys); long runs, which only
+// skewed batches make, go to the radix sort or std::sort.
+template <class S>
+void sort_run(S* a, std::size_t n) {
+  if (n > 32) {
+    if (n >= 4096)
+      radix_sort(a, n);
+    else
+      std::sort(a, a + n);
+    return;
+  }
+  for (std::size_t i = 1; i < n; ++i) {
+    S x = a[i];
+    std::size_t j = i;
+    for (; j > 0 && a[j - 1] > x; --j) a[j] = a[j - 1];
+    a[j] = x;
+  }
+}
+
 }  // namespace
 
 template <class S>
-void sort_with_index(S* keys, std::uint32_t* index, std::size_t n) {
-  using U = std::make_unsigned_t<S>;
-  constexpr unsigned kBits = 11, kBuckets = 1u << kBits;
-  constexpr unsigned kPasses = (sizeof(S) * 8 + kBits - 1) / kBits;
-  constexpr U kSign = U{1} << (sizeof(S) * 8 - 1);
-  struct item {
-    U key;
-    std::uint32_t at;
-  };
-  std::vector<item> a(n), b(n);
-  for (std::size_t i = 0; i < n; ++i)
-    a[i] = {static_cast<U>(keys[i]) ^ kSign, static_cast<std::uint32_t>(i)};
-  std::vector<std::size_t> hist(kPasses * kBuckets, 0);
-  for (std::size_t i = 0; i < n; ++i)
-    for (unsigned p = 0; p < kPasses; ++p)
-      ++hist[p * kBuckets + ((a[i].key >> (p * kBits)) & (kBuckets - 1))];
-  for (unsigned p = 0; p < kPasses && n > 0; ++p) {
-    std::size_t* h = hist.data() + p * kBuckets;
-    if (h[(a[0].key >> (p * kBits)) & (kBuckets - 1)] == n) continue;
-    std::size_t sum = 0;
-    for (unsigned d = 0; d < kBuckets; ++d) {
-      std::size_t c = h[d];
-      h[d] = sum;
-      sum += c;
-    }
-    for (std::size_t i = 0; i < n; ++i) b[h[(a[i].key >> (p * kBits)) & (kBuckets - 1)]++] = a[i];
-    a.swap(b);
-  }
+std::vector<std::uint32_t> group_by_range(const S* keys, std::size_t n, unsigned bits, S* out,
+                                          std::uint32_t* at) {
+  range_buckets<S> rb(keys, n, bits);
+  std::size_t buckets = std::size_t{1} << bits;
+  std::vector<std::uint32_t> start(buckets + 1, 0);
+  for (std::size_t i = 0; i < n; ++i) ++start[rb.of(keys[i]) + 1];
+  for (std::size_t b = 0; b < buckets; ++b) start[b + 1] += start[b];
+  std::vector<std::uint32_t> fill(start.begin(), start.end() - 1);
   for (std::size_t i = 0; i < n; ++i) {
-    keys[i] = static_cast<S>(a[i].key ^ kSign);
-    index[i] = a[i].at;
+    std::uint32_t d = fill[rb.of(keys[i])]++;
+    out[d] = keys[i];
+    if (at) at[d] = static_cast<std::uint32_t>(i);
   }
+  return start;
 }
-template void sort_with_index<std::int32_t>(std::int32_t*, std::uint32_t*, std::size_t);
-template void sort_with_index<std::int64_t>(std::int64_t*, std::uint32_t*, std::size_t);
+template std::vector<std::uint32_t> group_by_range<std::int32_t>(const std::int32_t*, std::size_t,
+                                                                 unsigned, std::int32_t*,
+                                                                 std::uint32_t*);
+template std::vector<std::uint32_t> group_by_range<std::int64_t>(const std::int64_t*, std::size_t,
+                                                                 unsigned, std::int64_t*,
+                                                                 std::uint32_t*);
 
 template <class S>
 std::size_t sort_unique(S* keys, std::byte* vals, std::size_t vs, std::size_t n, bool keep_last) {
   if (vals == nullptr || vs == 0) {
-    if (n >= 4096)
-      radix_sort(keys, n);
-    else
-      std::sort(keys, keys + n);
-    return static_cast<std::size_t>(std::unique(keys, keys + n) - keys);
+    if (n < 4096 || n > 0xffffffffu) {
+      if (n >= 4096)
+        radix_sort(keys, n);
+      else
+        std::sort(keys, keys + n);
+      return static_cast<std::size_t>(std::unique(keys, keys + n) - keys);
+    }
+    // Spread over about n/8 buckets of equal key range, sort each (a few keys), then copy
+    // back without repeats: two passes over the batch instead of one per radix digit.
+    std::vector<S> tmp(n);
+    unsigned bits = std::clamp(static_cast<unsigned>(std::bit_width(n / 8)), 8u, 16u);
+    std::vector<std::uint32_t> start = group_by_range(keys, n, bits, tmp.data(), nullptr);
+    for (std::size_t b = 0; b + 1 < start.size(); ++b)
+      sort_run(tmp.data() + start[b], start[b + 1] - start[b]);
+    std::size_t m = 0;
+    for (std::size_t i = 0; i < n; ++i)
+      if (m == 0 || keys[m - 1] != tmp[i]) keys[m++] = tmp[i];
+    return m;
   }
   std::vector<std::uint32_t> order(n);
   std::iota(order.begin(), order.end(), 0u);

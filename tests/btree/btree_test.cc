@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -375,6 +376,89 @@ TEST(BtreeDeep, ManyKeys) {
   ASSERT_EQ(t.size(), ref.size());
   auto it = t.begin();
   for (auto k : ref) ASSERT_EQ(*it++, k);
+}
+
+// Batches of 4096 keys or more are grouped by key range (a counting pass over the top bits of
+// key - min) before sorting or sweeping; skewed batches put most keys in one group.
+TEST(BtreeBatch, GroupByRange) {
+  std::mt19937_64 rng(21);
+  for (int shape = 0; shape < 4; ++shape) {
+    std::vector<std::int64_t> keys(20000);
+    for (auto& k : keys) {
+      std::uint64_t r = rng();
+      k = shape == 0   ? static_cast<std::int64_t>(r)               // whole range
+          : shape == 1 ? static_cast<std::int64_t>(r % 1000) - 500  // repeats
+          : shape == 2 ? (r % 100 == 0 ? std::numeric_limits<std::int64_t>::max()
+                                       : static_cast<std::int64_t>(r % 5000))  // one far key
+                       : std::int64_t{7};                                      // all equal
+    }
+    std::vector<std::int64_t> out(keys.size());
+    std::vector<std::uint32_t> at(keys.size());
+    auto start = simdex::btree_detail::group_by_range<std::int64_t>(keys.data(), keys.size(), 10,
+                                                                    out.data(), at.data());
+    ASSERT_EQ(start.size(), 1025u);
+    ASSERT_EQ(start.front(), 0u);
+    ASSERT_EQ(start.back(), keys.size());
+    std::vector<bool> seen(keys.size());
+    std::int64_t below = std::numeric_limits<std::int64_t>::min();  // max of earlier groups
+    for (std::size_t b = 0; b + 1 < start.size(); ++b) {
+      ASSERT_LE(start[b], start[b + 1]);
+      std::int64_t top = below;
+      for (std::uint32_t i = start[b]; i < start[b + 1]; ++i) {
+        ASSERT_EQ(out[i], keys[at[i]]);
+        ASSERT_FALSE(seen[at[i]]);
+        seen[at[i]] = true;
+        if (i > start[b]) {
+          ASSERT_LT(at[i - 1], at[i]) << "input order inside a group";
+        }
+        ASSERT_LE(below, out[i]) << "groups in key order";
+        top = std::max(top, out[i]);
+      }
+      below = top;
+    }
+  }
+}
+
+TYPED_TEST(BtreeSet, LargeBatchesGrouped) {
+  using K = TypeParam;
+  for (isa l : levels<K, void>()) {
+    SCOPED_TRACE(simdex::isa_name(l));
+    std::mt19937_64 rng(31);
+    for (std::uint64_t domain : {std::uint64_t{700}, std::uint64_t{1} << 30}) {
+      simdex::btree_set<K> t({.level = l});
+      std::set<K, total_less<K>> ref;
+      for (int round = 0; round < 3; ++round) {
+        // Clustered keys with a few extremes, repeats included.
+        std::vector<K> batch(5000 + 3000 * static_cast<std::size_t>(round));
+        for (K& k : batch) k = make_key<K>(rng(), domain);
+        std::size_t added = t.insert_batch(batch);
+        std::size_t expect_added = 0;
+        for (K k : batch) expect_added += ref.insert(k).second;
+        ASSERT_EQ(added, expect_added);
+        expect_valid(t, "grouped insert_batch");
+        ASSERT_TRUE(std::equal(t.begin(), t.end(), ref.begin(), ref.end(),
+                               [](K a, K b) { return same_key(a, b); }));
+        std::vector<K> queries(t.size() / 8 + 4100);
+        for (K& k : queries) k = make_key<K>(rng(), domain + 50);
+        std::unique_ptr<bool[]> found(new bool[queries.size()]);
+        t.contains_batch(queries, found.get());
+        std::vector<std::uint64_t> ranks(queries.size());
+        t.rank_batch(queries, ranks.data());
+        std::vector<K> sorted(ref.begin(), ref.end());
+        for (std::size_t i = 0; i < queries.size(); ++i) {
+          ASSERT_EQ(found[i], ref.count(queries[i]) == 1) << i;
+          auto lb = std::lower_bound(sorted.begin(), sorted.end(), queries[i], total_less<K>());
+          ASSERT_EQ(ranks[i], static_cast<std::uint64_t>(lb - sorted.begin())) << i;
+        }
+        std::vector<K> gone(batch.begin(), batch.begin() + static_cast<long>(batch.size() / 2));
+        std::size_t erased = t.erase_batch(gone);
+        std::size_t expect_erased = 0;
+        for (K k : gone) expect_erased += ref.erase(k);
+        ASSERT_EQ(erased, expect_erased);
+        expect_valid(t, "grouped erase_batch");
+      }
+    }
+  }
 }
 
 TEST(BtreeBoundary, FloatsAndNaN) {

@@ -295,7 +295,8 @@ struct kernels {
   void (*contains_batch)(const T&, const S* keys, std::size_t n, bool* out);
   // ranks may be null.
   void (*lower_bound_batch)(const T&, const S* keys, std::size_t n, pos* out, std::uint64_t* ranks);
-  // keys sorted ascending (duplicates allowed); found / ranks (keys < key) may be null.
+  // keys in any order, fastest when ascending or grouped by key range (a query inside the
+  // previous one's page skips the descent); found / ranks (keys < key) may be null.
   void (*lookup_sorted)(const T&, const S* keys, std::size_t n, bool* found, std::uint64_t* ranks);
   // keys sorted ascending, unique; vals: n slots of VS bytes (or null for sets).
   std::size_t (*insert_sorted)(T&, const S* keys, const std::byte* vals, std::size_t n,
@@ -320,9 +321,12 @@ void destroy(tree<S, VS>& t) noexcept;
 // when keep_last); returns the new length.
 template <class S>
 std::size_t sort_unique(S* keys, std::byte* vals, std::size_t vs, std::size_t n, bool keep_last);
-// Sorts keys ascending and returns, in order, each key's original position.
+// Groups n (< 2^32) keys into 2^bits buckets that split the batch's [min, max] into equal
+// key ranges: bucket b's keys, in input order, go to out[start[b], start[b + 1]) and their
+// input positions to at (when not null). Returns start (2^bits + 1 entries).
 template <class S>
-void sort_with_index(S* keys, std::uint32_t* index, std::size_t n);
+std::vector<std::uint32_t> group_by_range(const S* keys, std::size_t n, unsigned bits, S* out,
+                                          std::uint32_t* at);
 // Structure check: sortedness, fences, counts, block invariants, links. Empty string = ok.
 template <class S, std::size_t VS>
 std::string validate(const tree<S, VS>& t);

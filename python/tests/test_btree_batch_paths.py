@@ -1,0 +1,88 @@
+"""The single-key conversion (`in`, `add`, bisect) at every integer width, and the large-batch
+paths (4096 keys or more go through a grouping pass) against Python sets as the reference."""
+
+import numpy as np
+import pytest
+
+from simdex.btree import SortedSet
+
+# Around every digit boundary of CPython's ints (30-bit digits) and the int64 / uint64 limits.
+EDGES = sorted({s * (b + d) for b in (0, 1, 2**15, 2**30, 2**60, 2**62, 2**63, 2**64, 2**90)
+                for d in (-2, -1, 0, 1) for s in (1, -1)})
+
+
+class IntSub(int):
+    pass
+
+
+@pytest.mark.parametrize("dtype", ["int64", "uint64", "float64"])
+def test_single_key_conversion_at_digit_boundaries(dtype):
+    lo, hi = {"int64": (-(2**63), 2**63 - 1), "uint64": (0, 2**64 - 1), "float64": (-(2**53), 2**53)}[dtype]
+    storable = [x for x in EDGES if lo <= x <= hi]
+    s = SortedSet(dtype=dtype)
+    for x in storable[::2]:
+        s.add(x)
+    ref = set(storable[::2])
+    for x in EDGES:
+        assert (x in s) == (x in ref), x
+        assert (IntSub(x) in s) == (x in ref), x
+        assert s.bisect_left(x) == sum(1 for k in ref if k < x), x
+        assert s.bisect_right(x) == sum(1 for k in ref if k <= x), x
+    assert (True in s) == (1 in ref)
+    assert (False in s) == (0 in ref)
+    for x in storable[1::2]:
+        s.add(x)
+    assert list(s) == storable
+    for x in EDGES:
+        if not lo <= x <= hi and dtype != "float64":
+            with pytest.raises(ValueError):
+                s.add(x)
+
+
+def test_large_batches_match_a_set():
+    rng = np.random.default_rng(5)
+    keys = rng.integers(-(2**62), 2**62, size=50_000, dtype=np.int64)
+    s = SortedSet(keys[:30_000])
+    ref = set(keys[:30_000].tolist())
+    # Lookups: hits, misses, repeats, the extremes, in an order the answer must follow.
+    q = np.concatenate([keys[20_000:40_000], keys[:5_000], np.array([-(2**63), 2**63 - 1, 0] * 100)])
+    rng.shuffle(q)
+    assert s.contains_many(q).tolist() == [x in ref for x in q.tolist()]
+    # The same through a list of mixed Python numbers, with values no int64 can equal.
+    mixed = q[:6000].tolist() + [2**63, -(2**63) - 1, 2.5, None, "x", float(q[0])] + q[6000:9000].tolist()
+    assert s.contains_many(mixed).tolist() == [isinstance(x, (int, float)) and x in ref for x in mixed]
+    # A batch skewed into one corner of the range, plus one far key.
+    skew = np.concatenate([np.sort(keys[:30_000])[:2000], np.arange(5000, dtype=np.int64), [2**63 - 1]])
+    assert s.contains_many(skew).tolist() == [x in ref for x in skew.tolist()]
+    ranks = s.bisect_many(skew)
+    srt = np.sort(np.array(sorted(ref), dtype=np.int64))
+    assert np.array_equal(ranks, np.searchsorted(srt, skew, side="left"))
+    # Inserts with repeats and skew: the count of new keys and the order are exact.
+    add = np.concatenate([keys[25_000:], keys[25_000:35_000], np.full(5000, 7, dtype=np.int64)])
+    new = len(set(add.tolist()) - ref)
+    assert s.add_many(add) == new
+    ref |= set(add.tolist())
+    assert s.to_numpy().tolist() == sorted(ref)
+    s.validate()
+    gone = keys[::3]
+    assert s.discard_many(gone) == len(ref & set(gone.tolist()))
+    ref -= set(gone.tolist())
+    assert s.to_numpy().tolist() == sorted(ref)
+    s.validate()
+
+
+@pytest.mark.parametrize("dtype", ["uint64", "float64"])
+def test_large_batches_other_dtypes(dtype):
+    rng = np.random.default_rng(9)
+    if dtype == "uint64":
+        keys = rng.integers(0, 2**64 - 1, size=20_000, dtype=np.uint64, endpoint=True)
+    else:
+        keys = rng.normal(size=20_000) * 1e6
+        keys[:10] = [0.0, -0.0, np.inf, -np.inf, 1e-300, -1e-300, 5e-324, 1.5, -1.5, 2.0]
+    s = SortedSet(keys[:10_000], dtype=dtype)
+    ref = set(keys[:10_000].tolist())
+    q = np.concatenate([keys[5_000:15_000], keys[:100]])
+    assert s.contains_many(q).tolist() == [x in ref for x in q.tolist()]
+    assert s.add_many(keys) == len(set(keys.tolist()) - ref)
+    assert s.to_numpy().tolist() == sorted(set(keys.tolist()))
+    s.validate()
