@@ -387,7 +387,7 @@ def _median(doc, workload, contender, **params):
 
 
 def bar_rows(doc) -> list[list[str]]:
-    """The dataset bar, as table rows: item, figure, target, met."""
+    """The dataset targets, as table rows: item, figure, target, met."""
     rows = []
     for key_type in ("int64", "string"):
         for n in (1, 100):
@@ -430,7 +430,7 @@ def markdown_section(doc) -> str:
     rows = bar_rows(doc)
     if not rows:
         return ""
-    return "### The dataset bar\n\n" + md_table(["item", "figure", "target", "met"], rows)
+    return "### The dataset targets\n\n" + md_table(["item", "figure", "target", "met"], rows)
 
 
 def html_section(doc) -> str:
@@ -440,5 +440,5 @@ def html_section(doc) -> str:
     if not rows:
         return ""
     body = "".join("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in r) + "</tr>" for r in rows)
-    return ("<h3>The dataset bar</h3><table><tr><th>item</th><th>figure</th><th>target</th><th>met</th></tr>"
+    return ("<h3>The dataset targets</h3><table><tr><th>item</th><th>figure</th><th>target</th><th>met</th></tr>"
             + body + "</table>")
