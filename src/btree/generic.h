@@ -51,6 +51,9 @@ struct impl {
   // ---- leaf-page edits (leaf_edits.h) -----------------------------------------------------------
   // A carry longer than this many blocks respreads the page instead (far_gap).
   static constexpr unsigned kNearBlocks = 6;
+  // Key (and value) buffers that gather() fills or pack() reads keep this many lanes to
+  // spare: both copy whole blocks.
+  static constexpr unsigned kPad = kBlockKeys;
   // Copies a value in (zeros when src is null).
   static inline void copy_val(std::byte* dst, const void* src) noexcept;
   // A new empty leaf.

@@ -46,12 +46,13 @@ void impl<Policy, VS>::init_empty_leaf(std::byte* p) noexcept {
 // Gathers the keys (and values) of page p into ks / vs; returns the count.
 template <class Policy, std::size_t VS>
 unsigned impl<Policy, VS>::gather(std::byte* p, S* ks, std::byte* vs) noexcept {
+  // Whole blocks are copied (fixed-size copies are a few vector moves, where a copy of c keys
+  // is a library call); the next block overwrites the lanes past the count.
   unsigned n = 0;
   for (unsigned b = 0; b < hdr(p)->nb; ++b) {
-    unsigned c = cnt(p)[b];
-    std::memcpy(ks + n, keys(p, b), c * sizeof(S));
-    if constexpr (VS > 0) std::memcpy(vs + n * VS, LL::vals(p, b), c * VS);
-    n += c;
+    std::memcpy(ks + n, keys(p, b), kBlockKeys * sizeof(S));
+    if constexpr (VS > 0) std::memcpy(vs + n * VS, LL::vals(p, b), kBlockKeys * VS);
+    n += cnt(p)[b];
   }
   return n;
 }
@@ -69,9 +70,10 @@ void impl<Policy, VS>::pack(std::byte* p, const S* ks, const std::byte* vs, unsi
     unsigned c = b < nb ? n / nb + (b < n % nb ? 1u : 0u) : 0u;
     ct[b] = static_cast<std::uint8_t>(c);
     S* kb = keys(p, b);
-    std::memcpy(kb, ks + at, c * sizeof(S));
-    for (unsigned i = c; i < kBlockKeys; ++i) kb[i] = kMax;
-    if constexpr (VS > 0) std::memcpy(LL::vals(p, b), vs + at * VS, c * VS);
+    // Whole blocks again (ks and vs have kPad lanes to spare); lanes past c become kMax.
+    std::memcpy(kb, ks + at, kBlockKeys * sizeof(S));
+    for (unsigned i = 0; i < kBlockKeys; ++i) kb[i] = i < c ? kb[i] : kMax;
+    if constexpr (VS > 0) std::memcpy(LL::vals(p, b), vs + at * VS, kBlockKeys * VS);
     ix[b] = c ? ks[at] : kMax;
     at += c;
   }
@@ -193,8 +195,8 @@ bool impl<Policy, VS>::far_gap(std::byte* p, unsigned b) noexcept {
 // Spreads the page's keys evenly over its blocks again, so each has room.
 template <class Policy, std::size_t VS>
 void impl<Policy, VS>::respread(std::byte* p) noexcept {
-  alignas(64) S ks[kCap];
-  alignas(64) std::byte vs[VS > 0 ? kCap * VS : 1];
+  alignas(64) S ks[kCap + kPad];
+  alignas(64) std::byte vs[VS > 0 ? (kCap + kPad) * VS : 1];
   unsigned n = gather(p, ks, vs);
   pack(p, ks, vs, n);
 }
