@@ -594,9 +594,8 @@ int main(int argc, char** argv) {
       thp_mode());
   s.note(
       "bytes_per_key: allocator-level bytes handed out (size rounded to 16) for peers; simdex "
-      "reports "
-      "memory_usage() (its mapped 2 MiB regions). Built by N random-order inserts unless named "
-      "otherwise.");
+      "reports memory_usage() (bytes in its live pages and inner nodes). Built by N "
+      "random-order inserts unless named otherwise.");
   s.note(
       "rand_insert/rand_delete/churn run at size N: M absent keys inserted (then removed untimed), "
       "M present keys "

@@ -1,6 +1,6 @@
 // simdex::btree_set / btree_map through the same adapter shape as the peers. The tree keeps
 // its own arena of 2 MiB regions; the page size under test goes in through btree_options, and
-// bytes are its memory_usage() (mapped regions, so slack in the last region counts).
+// bytes are its memory_usage() (live pages and inner nodes, as the peers' bytes handed out).
 #pragma once
 
 #if SIMDEX_HAVE_BTREE

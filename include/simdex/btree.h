@@ -14,7 +14,7 @@
 //   rank(k) (#keys < k) / nth(i), size, clear,
 //   build_sorted(span) (strictly ascending, else std::invalid_argument with the position),
 //   build(span) (any order, duplicates dropped), batch insert / erase / contains /
-//   lower_bound / rank over spans, memory_usage(), huge_bytes(), validate().
+//   lower_bound / rank over spans, memory_usage(), reserved_bytes(), huge_bytes(), validate().
 // Floats are ordered by IEEE totalOrder (-0.0 and +0.0 are two distinct keys, -0.0 first);
 // a NaN key throws std::invalid_argument.
 //
@@ -228,8 +228,16 @@ class basic_btree {
     kernels_->lower_bound_batch(t_, ks.data(), ks.size(), ps.data(), out);
   }
 
-  // Bytes the tree holds: its arena's 2 MiB regions plus this object.
-  std::size_t memory_usage() const noexcept { return t_.mem.mapped_bytes() + sizeof(*this); }
+  // Bytes the tree holds: its live leaf pages and inner nodes plus this object. Falls as
+  // erases merge nodes away; ~sizeof(*this) when empty. Like an allocator-level count, it
+  // leaves out freed nodes kept for reuse and the uncarved rest of the last region.
+  std::size_t memory_usage() const noexcept {
+    return t_.leaves * btree_detail::kPageBytes + t_.inners * btree_detail::kInnerBytes +
+           sizeof(*this);
+  }
+  // Bytes the arena has mapped (whole 2 MiB regions): memory_usage()'s nodes plus free-listed
+  // ones and slack. Only clear(), a move-from or destruction gives regions back.
+  std::size_t reserved_bytes() const noexcept { return t_.mem.mapped_bytes(); }
   // Bytes of the arena backed by transparent huge pages right now (slow: reads smaps).
   std::size_t huge_bytes() const { return t_.mem.huge_bytes(); }
   page_size pages() const noexcept { return t_.mem.pages(); }

@@ -140,6 +140,38 @@ def test_large_batches():
     assert s.memory_usage() > 0 and s.isa in ("scalar", "avx2", "avx512") and s.pages == "2m"
 
 
+@pytest.mark.parametrize("pages", ["4k", "2m"])
+def test_memory_usage_follows_erases(pages):
+    # memory_usage() counts live nodes: it falls with erases; reserved_bytes() keeps the
+    # mapped regions for reuse until clear().
+    rng = np.random.default_rng(5)
+    keys = rng.permutation(np.arange(200000, dtype=np.uint64) * 977)
+    s = SortedSet(dtype="uint64", pages=pages)
+    empty = s.memory_usage()
+    assert empty < 4096 and s.reserved_bytes() == 0
+    for k in keys.tolist():  # one by one: random-order inserts, pages about 3/4 full
+        s.add(k)
+    full, reserved = s.memory_usage(), s.reserved_bytes()
+    assert full >= 8 * len(keys) and reserved + empty >= full
+    assert s.discard_many(keys[: len(keys) * 9 // 10]) == len(keys) * 9 // 10
+    s.validate()
+    assert s.memory_usage() < full / 3 and s.reserved_bytes() == reserved
+    for k in keys[len(keys) * 9 // 10 :].tolist():
+        s.discard(k)
+    assert len(s) == 0 and s.memory_usage() == empty
+    s.update(keys)
+    s.clear()
+    assert s.memory_usage() == empty and s.reserved_bytes() == 0
+    d = SortedDict(dtype="uint64", pages=pages)
+    d.update(zip(keys.tolist(), range(len(keys))))
+    full = d.memory_usage()
+    for k in keys[: len(keys) * 9 // 10].tolist():
+        del d[k]
+    assert d.memory_usage() < full / 3
+    d.clear()
+    assert d.memory_usage() < 4096 and d.reserved_bytes() == 0
+
+
 @pytest.mark.parametrize("dtype", ["int64", "uint64", "float64"])
 def test_dict(dtype):
     rng = random.Random(9)

@@ -580,6 +580,52 @@ TEST(BtreeMap, Values) {
   }
 }
 
+// memory_usage() counts live nodes: it falls as erases merge pages away and is about the
+// object alone once empty; reserved_bytes() keeps the mapped regions until clear().
+template <class T>
+void check_memory_follows_erases(isa l, std::size_t n) {
+  T t({.pages = simdex::page_size::small, .level = l});
+  auto add = [&t](std::uint64_t k) {
+    if constexpr (requires { t.insert(k, k); })
+      t.insert(k, k);
+    else
+      t.insert(k);
+  };
+  std::mt19937_64 r(n);
+  std::vector<std::uint64_t> keys(n);
+  for (auto& k : keys) {
+    k = r();
+    add(k);
+  }
+  const std::size_t empty = sizeof(T), full = t.memory_usage(), reserved = t.reserved_bytes();
+  EXPECT_GE(full, empty + t.leaf_pages() * 4096);
+  EXPECT_GE(reserved + empty, full);
+  const std::size_t keep = n / 10;  // erase 90%, one by one
+  for (std::size_t i = keep; i < n; ++i) t.erase(keys[i]);
+  ASSERT_EQ(t.validate(), "");
+  EXPECT_LT(t.memory_usage(), full / 3) << "after erasing 90% of " << n;
+  EXPECT_EQ(t.reserved_bytes(), reserved);  // freed nodes stay on the free lists for reuse
+  std::vector<std::uint64_t> rest(keys.begin(), keys.begin() + static_cast<std::ptrdiff_t>(keep));
+  t.erase_batch(rest);
+  ASSERT_TRUE(t.empty());
+  ASSERT_EQ(t.validate(), "");
+  EXPECT_EQ(t.memory_usage(), empty);
+  for (std::size_t i = 0; i < n; ++i) add(keys[i]);  // free nodes are reused
+  EXPECT_EQ(t.reserved_bytes(), reserved);
+  EXPECT_EQ(t.memory_usage(), full);
+  t.clear();
+  EXPECT_EQ(t.memory_usage(), empty);
+  EXPECT_EQ(t.reserved_bytes(), 0u);
+}
+
+TEST(BtreeMisc, MemoryUsageFollowsErases) {
+  for (isa l : levels<std::uint64_t, void>())
+    check_memory_follows_erases<simdex::btree_set<std::uint64_t>>(l, 200000 / kScale);
+  for (isa l : levels<std::uint64_t, std::uint64_t>())
+    check_memory_follows_erases<simdex::btree_map<std::uint64_t, std::uint64_t>>(l,
+                                                                                 100000 / kScale);
+}
+
 TEST(BtreeMisc, MoveMemoryAndPages) {
   simdex::btree_set<std::uint32_t> a({.pages = simdex::page_size::small});
   for (std::uint32_t i = 0; i < 100000; ++i) a.insert(i * 7);

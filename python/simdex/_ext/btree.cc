@@ -116,7 +116,7 @@ void rebuild(T& tree, page_size pages) {
 template <class H, class T>
 void maybe_grow_pages(H& h, T& tree) {
   if (h.mode != page_mode::automatic || tree.pages() != page_size::small) return;
-  if (tree.memory_usage() < 2 * kRegionBytes) return;
+  if (tree.reserved_bytes() < 2 * kRegionBytes) return;
   ++h.version;
   rebuild(tree, page_size::huge);
 }
@@ -786,8 +786,13 @@ void bind_common(Cls& cls, const char* kind) {
       .def("_validate", [](H& h) { return h.visit([](auto& t) { return t.validate(); }); })
       .def(
           "memory_usage", [](H& h) { return h.visit([](auto& t) { return t.memory_usage(); }); },
-          "Bytes the tree's arena has mapped (whole 2 MiB regions; a region on 4 KiB pages "
-          "is resident only where touched) plus the tree object.")
+          "Bytes in the tree's live nodes (leaf pages, inner nodes) plus the tree object; "
+          "falls as keys are removed. Freed nodes kept for reuse are in reserved_bytes().")
+      .def(
+          "reserved_bytes",
+          [](H& h) { return h.visit([](auto& t) { return t.reserved_bytes(); }); },
+          "Bytes the tree's arena has mapped (whole 2 MiB regions, free-listed nodes included; "
+          "a region on 4 KiB pages is resident only where touched). clear() gives them back.")
       .def(
           "huge_bytes", [](H& h) { return h.visit([](auto& t) { return t.huge_bytes(); }); },
           "Bytes of the arena backed by transparent huge pages now (reads smaps: slow).")
