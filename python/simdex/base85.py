@@ -70,6 +70,8 @@ def _lookup_error(e: ValueError, deferred) -> BaseException:
 
 
 def _decode(data, variant, ignorechars, **options):
+    if type(ignorechars) is bytes:  # the usual case, with no error to defer: the shortest path
+        return _native.decode(data, variant, ignore=ignorechars, **options)
     ignore, deferred = _ignore_set(ignorechars)
     try:
         return _native.decode(data, variant, ignore=ignore, **options)
@@ -79,6 +81,8 @@ def _decode(data, variant, ignorechars, **options):
 
 def _decode_input(s):
     """``base64``'s rule for decoder input: bytes-like, or a str of ASCII characters."""
+    if type(s) is bytes:
+        return s
     if isinstance(s, str):
         try:
             return s.encode("ascii")

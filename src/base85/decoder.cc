@@ -170,7 +170,8 @@ void decoder::fail(error_kind kind, std::uint64_t pos, std::uint8_t byte) {
   error_byte_ = byte;
 }
 
-result decoder::state(std::size_t written) const {
+// inline: a short one-shot decode pays for every call around the kernel.
+inline result decoder::state(std::size_t written) const {
   if (error_ == error_kind::none) return {written, error_kind::none, 0};
   return {written, error_, error_pos_, error_byte_};
 }
@@ -259,6 +260,15 @@ std::size_t decoder::run(const char* in, std::size_t n, std::uint8_t* out) {
 
 result decoder::update(const char* in, std::size_t n, std::uint8_t* out) {
   if (error_ != error_kind::none) return state(0);
+  if (!opt_.adobe && ndigits_ == 0) {
+    // On a group boundary (every one-shot call) the whole groups go to the kernel first, so
+    // that a short input that decodes whole pays for no more; run() takes any stop and tail.
+    const std::size_t groups = n / 5, done = groups ? k_->decode(in, groups, out, *a_) : 0;
+    pos_ += 5 * done;
+    std::size_t w = 4 * done;
+    if (5 * done < n) w += run(in + 5 * done, n - 5 * done, out + w);
+    return state(w);
+  }
   if (!opt_.adobe) return state(run(in, n, out));
   // The stream so far is held_ + in; all of it but the last two chars is body.
   std::size_t total = nheld_ + n;
@@ -282,6 +292,7 @@ result decoder::update(const char* in, std::size_t n, std::uint8_t* out) {
 }
 
 result decoder::finish(std::uint8_t* out) {
+  if (ndigits_ == 0 && !opt_.adobe) return state(0);  // nothing held: no registers to save
   std::uint8_t* o = out;
   if (error_ == error_kind::none) {
     if (opt_.adobe && (nheld_ < 2 || held_[0] != '~' || held_[1] != '>')) {

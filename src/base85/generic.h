@@ -121,15 +121,21 @@ struct enc_add {
 
 // 128-entry lookup as a blend tree: one vpshufb per row of 16 chars (rows 2..7, chars
 // 32..127), then bits 4, 5 and 6 of the char pick the row. Chars below 32 or from 128 up are
-// flagged by the compare.
+// flagged by the compare. With one lane (SSE4.2) the rows are loaded from the alphabet at each
+// use: 16 registers cannot hold them, and copies made up front cost a short input 32
+// instructions a call.
 template <class P>
 struct dec_tree {
   using vec = typename P::vec;
-  vec row[6];
-  explicit dec_tree(const alphabet& a) {
-    for (int r = 0; r < 6; ++r) row[r] = P::rows(a.dec + 32 + 16 * r);
+  const std::uint8_t* rows;
+  vec kept[P::kLanes > 1 ? 6 : 1];
+  explicit dec_tree(const alphabet& a) : rows(a.dec + 32) {
+    if constexpr (P::kLanes > 1)
+      for (int r = 0; r < 6; ++r) kept[r] = P::rows(rows + 16 * r);
   }
   vec operator()(vec c, vec& flags) const {
+    vec row[6];
+    for (int r = 0; r < 6; ++r) row[r] = P::kLanes > 1 ? kept[r] : P::rows(rows + 16 * r);
     vec bit4 = P::slli16(c, 3), bit5 = P::slli16(c, 2), bit6 = P::slli16(c, 1);
     vec r23 = P::blendv8(P::shuffle8(row[0], c), P::shuffle8(row[1], c), bit4);
     vec r45 = P::blendv8(P::shuffle8(row[2], c), P::shuffle8(row[3], c), bit4);
