@@ -44,6 +44,11 @@ for fuzzer in build/asan/fuzz/fuzz_*; do
   name="$(basename "$fuzzer")"
   corpus="build/asan/corpus/$name"
   mkdir -p "$corpus"
+  # Inputs that once crashed a target are replayed first, every run.
+  if [[ -d "fuzz/regressions/$name" ]]; then
+    log "replaying fuzz/regressions/$name"
+    "$fuzzer" "fuzz/regressions/$name"/* 2>"build/asan/$name.log" || { tail -50 "build/asan/$name.log"; exit 1; }
+  fi
   log "fuzzing $name for ${FUZZ_SECONDS}s"
   "$fuzzer" -max_total_time="$FUZZ_SECONDS" -rss_limit_mb=4096 -print_final_stats=0 "$corpus" 2>"build/asan/$name.log" \
     || { tail -50 "build/asan/$name.log"; exit 1; }

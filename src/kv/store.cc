@@ -704,6 +704,9 @@ void load_free_space(db_impl& db, std::uint32_t last, std::uint64_t meta_hwm) {
   if (a.hwm > meta_hwm)
     bad("replayed high-water mark " + std::to_string(a.hwm) + " is above the meta page's " +
         std::to_string(meta_hwm) + " (chain " + std::to_string(chain.size()) + ")");
+  // Pending space is neither free nor above the mark in a file the writer left behind.
+  for (const auto& [off, u] : pending)
+    if (off + std::uint64_t{u} > a.hwm) bad("pending extent past the high-water mark");
   db.alloc.assign(a.by_off, a.hwm);
   // No reader exists yet: the first write transaction reclaims these, through the log, so the
   // next replay sees them given back.
@@ -975,6 +978,10 @@ void database::validate() const {
   std::vector<std::uint64_t> used(db.alloc.hwm / 64 + 1);
   for (const auto& t : db.trees) tree_validate(db, t.root, t.count, used, db.alloc.hwm, db.next_id);
   auto mark = [&](std::uint32_t off, std::uint32_t units, const char* what) {
+    // A damaged file can list free space past the mark; say so rather than index past `used`.
+    if (off < kFirstUnit || std::uint64_t{off} + units > db.alloc.hwm)
+      fail(error_kind::corrupt, std::string(what) + " at unit " + std::to_string(off) + " (" +
+                                    std::to_string(units) + " units) lies outside the used space");
     for (std::uint64_t x = off; x < std::uint64_t{off} + units; ++x) {
       std::uint64_t& w = used[x / 64];
       const std::uint64_t bit = std::uint64_t{1} << (x % 64);
