@@ -235,7 +235,7 @@ def bar_table(doc: dict) -> str:
     """Markdown table of the target items found in ``doc``: one row per item and
     configuration (N, key, pages), with the medians, the ratio (``~``: either figure noisy,
     max/min > 1.5) and met/missed."""
-    rows = ["| item | N | key | pages | simdex | peer | ratio | bar | |", "|---|---|---|---|---|---|---|---|---|"]
+    rows = ["| item | N | key | pages | simdex | peer | ratio | target | |", "|---|---|---|---|---|---|---|---|---|"]
     results = doc.get("results", [])
     configs = sorted({(r["params"].get("n"), r["params"].get("key"), r["params"].get("pages"))
                       for r in results if r["params"].get("keys") == "sparse" and "pages" in r["params"]},
