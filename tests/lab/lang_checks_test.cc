@@ -95,10 +95,10 @@ cpu_split split_of(Read&& read) {
   });
 }
 
-// clock_path over `read`, tried up to five times until it fails (or passes) as `wanted_fail`
-// says: the user/kernel split
-// is sampled at timer ticks, and interrupts taken for other work are charged to whatever thread
-// runs, so one try on a loaded machine can land on the wrong side. The last try is returned.
+// clock_path over `read`, tried up to five times until it fails (or does not) as `wanted_fail`
+// says: the user/kernel split is sampled at timer ticks, and interrupts taken for other work are
+// charged to whatever thread runs, so one try on a loaded machine can land on the wrong side.
+// The last try is returned.
 template <class Read>
 simdex::lab::check clock_path_tries(const char* what, Read&& read, bool wanted_fail) {
   simdex::lab::check c;
