@@ -10,7 +10,7 @@ import re
 from collections import OrderedDict
 from pathlib import Path
 
-from . import components, headlines, plots
+from . import agreement, components, headlines, plots
 
 SCHEMA = "simdex-bench/1"
 ORDER = components.ALL
@@ -271,6 +271,9 @@ def render_markdown(docs: list[dict], plot_files: dict[str, list[str]] | None = 
     mrows = machine_rows(docs)
     if mrows:
         parts += ["## Machine limits (measured in each run)", "", md_table(MACHINE_HEAD, mrows), ""]
+    arows = agreement.rows(docs)
+    if arows:
+        parts += ["### The lab against the other runs", "", agreement.NOTE, "", md_table(agreement.HEAD, arows), ""]
     for doc in docs:
         parts += [f"## {doc['component']}", ""]
         for n in doc.get("notes", []):
@@ -314,6 +317,10 @@ def render_html(docs: list[dict]) -> str:
     mrows = machine_rows(docs)
     if mrows:
         parts += ["<h2>Machine limits</h2>", html_table(MACHINE_HEAD, mrows)]
+    arows = agreement.rows(docs)
+    if arows:
+        parts += ["<h3>The lab against the other runs</h3>", f"<p>{html.escape(agreement.NOTE)}</p>",
+                  html_table(agreement.HEAD, arows)]
     fallback = headlines.run_machine(docs)
     for doc in docs:
         parts.append(f"<h2>{html.escape(doc['component'])}</h2>")

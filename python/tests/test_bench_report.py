@@ -61,3 +61,27 @@ def test_bench_rejects_unknown_component(tmp_path):
     r = subprocess.run([sys.executable, "-m", "simdex", "bench", "nosuch", "--out", str(tmp_path)],
                        capture_output=True, text=True)
     assert r.returncode == 2 and "nosuch" in r.stderr
+
+
+def _limits_doc(component, memcpy, latency, results=()):
+    stat = lambda v: {"median": v, "min": v, "max": v, "noisy": False, "samples": [v]}  # noqa: E731
+    return {"component": component, "results": list(results),
+            "machine": {"memcpy_gib_s": {"4k": stat(memcpy), "2m": stat(memcpy)},
+                        "latency_ns": {p: {"chains_1": stat(latency)} for p in ("4k", "2m")}}}
+
+
+def test_lab_agreement_with_other_runs():
+    from simdex import agreement
+    chase = [{"workload": "pointer_chase.latency", "contender": f"1 chain, {p} pages", "median": 200.0,
+              "min": 200.0, "max": 200.0, "params": {}, "unit": "ns/access", "better": "lower"} for p in ("4k", "2m")]
+    others = [_limits_doc("bloom", 10.0, 180.0), _limits_doc("btree", 12.0, 190.0), _limits_doc("kv", 11.0, 185.0)]
+    near = agreement.rows(others + [_limits_doc("lab", 10.5, 999.0, chase)])
+    # latency comes from the lab's own experiment, not its probe; 200 vs 185 is 8.1% apart
+    assert [r[-1] for r in near] == ["yes"] * 4
+    assert near[2][1] == "200" and near[2][3] == "8.1%" and "pointer_chase" in near[2][0]
+    far = agreement.rows(others + [_limits_doc("lab", 8.0, 999.0)])
+    # without the experiment the probe's own 999 ns stands for the lab, and memcpy 8 vs 11 is 27% apart
+    assert [r[-1] for r in far] == ["no"] * 4 and "probe" in far[2][0]
+    assert agreement.rows(others) == [] and agreement.rows([_limits_doc("lab", 1.0, 1.0)]) == []
+    md = report.render_markdown(others + [_limits_doc("lab", 10.5, 999.0, chase)])
+    assert "The lab against the other runs" in md
