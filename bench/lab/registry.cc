@@ -6,20 +6,13 @@
 #include <stdexcept>
 
 #include "common/json.h"
+#include "lab/enum_names.h"
 
 namespace simdex::lab_bench {
 namespace json = bench::json;
 
 const char* verdict_name(verdict_kind k) {
-  switch (k) {
-    case verdict_kind::confirmed:
-      return "confirmed";
-    case verdict_kind::contradicted:
-      return "contradicted";
-    case verdict_kind::inconclusive:
-      return "inconclusive";
-  }
-  return "?";
+  return lab::enum_name(k, {"confirmed", "contradicted", "inconclusive"});
 }
 
 verdict by_threshold(double value, double confirm_at, double contradict_below, std::string why,
