@@ -145,20 +145,20 @@ void allocators(trial& t) {
   const double cyc = lab::cycle_ns();
   t.figure(s[4].median / s[0].median,
            "pmr::unsynchronized_pool_resource built per pass (the study's) / new-delete time");
-  t.set("pool_study", s[4].median / s[0].median);
-  t.set("pool_study_ns", s[4].median);
-  t.set("new_ns", s[0].median);
+  t.set({{"pool_study", s[4].median / s[0].median},
+         {"pool_study_ns", s[4].median},
+         {"new_ns", s[0].median}});
   t.set("new_cycles", s[0].median / cyc);
-  t.set("malloc", s[1].median / s[0].median);
-  t.set("aligned", s[2].median / s[0].median);
-  t.set("monotonic", s[0].median / s[3].median);
-  t.set("arena", s[0].median / s[6].median);
+  t.set({{"malloc", s[1].median / s[0].median},
+         {"aligned", s[2].median / s[0].median},
+         {"monotonic", s[0].median / s[3].median},
+         {"arena", s[0].median / s[6].median}});
   t.set("arena_cycles", s[6].median / cyc);
-  t.set("pool_long", s[5].median / s[0].median);
-  t.set("unpooled_first", unpooled.front());
-  t.set("unpooled_n0", static_cast<double>(sizes.front()));
-  t.set("unpooled_n1", static_cast<double>(sizes[2]));
-  t.set("unpooled_last", unpooled[2]);
+  t.set({{"pool_long", s[5].median / s[0].median},
+         {"unpooled_first", unpooled.front()},
+         {"unpooled_n0", static_cast<double>(sizes.front())},
+         {"unpooled_n1", static_cast<double>(sizes[2])},
+         {"unpooled_last", unpooled[2]}});
 }
 
 verdict allocators_verdict(const trial& t) {
@@ -195,22 +195,7 @@ verdict allocators_verdict(const trial& t) {
   return {verdict_kind::confirmed, why};
 }
 
-const registration kAllocators({
-    .id = "allocators",
-    .study = 33,
-    .group = "language",
-    .title = "Allocator variants",
-    .question = "What do new/delete, malloc/free, the standard pmr resources and an arena pool "
-                "cost per 128-byte block, and why did the study's pool take 68 us per block?",
-    .study_figure = "new/delete 33.3M, malloc/free 44.3M, pmr::monotonic_buffer_resource 133.8M, "
-                    "pmr::unsynchronized_pool_resource 14.7k, arena pool 391.8M ops/s",
-    .range = {0.2, 5, "x",
-              "a pool resource serves fixed-size blocks from free lists, like malloc's thread "
-              "cache; within a few times new/delete either way"},
-    .checks = {"blocks_valid", "work_done"},
-    .run = allocators,
-    .judge = allocators_verdict,
-});
+const registration kAllocators("allocators", allocators, allocators_verdict);
 
 // --- 34: mixed-size allocator variants
 // ------------------------------------------------------------
@@ -280,12 +265,11 @@ void allocators_mixed(trial& t) {
   const double cyc = lab::cycle_ns();
   t.figure(s[2].median / s[3].median,
            "malloc-free / pmr::unsynchronized_pool_resource (per pass) time");
-  t.set("pool_vs_malloc", s[2].median / s[3].median);
-  t.set("long_vs_malloc", s[2].median / s[4].median);
-  t.set("new_vs_malloc", s[0].median / s[2].median);
-  t.set("study_new_vs_malloc", s[1].median / s[2].median);
-  t.set("malloc_cycles", s[2].median / cyc);
-  t.set("pool_cycles", s[3].median / cyc);
+  t.set({{"pool_vs_malloc", s[2].median / s[3].median},
+         {"long_vs_malloc", s[2].median / s[4].median},
+         {"new_vs_malloc", s[0].median / s[2].median},
+         {"study_new_vs_malloc", s[1].median / s[2].median}});
+  t.set_cycles(cyc, {{"malloc_cycles", s[2]}, {"pool_cycles", s[3]}});
 }
 
 verdict allocators_mixed_verdict(const trial& t) {
@@ -303,22 +287,7 @@ verdict allocators_mixed_verdict(const trial& t) {
                       "the pool is ahead, by less than the study says: " + why);
 }
 
-const registration kAllocatorsMixed({
-    .id = "allocators_mixed",
-    .study = 34,
-    .group = "language",
-    .title = "Mixed-size allocator variants",
-    .question = "With block sizes from 32 to 256 bytes in random order, how do new/delete, "
-                "malloc/free and the pmr pool compare?",
-    .study_figure = "mixed-size new/delete 36.2M, malloc/free 47.7M, "
-                    "pmr::unsynchronized_pool_resource 133.5M ops/s",
-    .range = {0.3, 6, "x",
-              "a pool hands out blocks from per-size free lists without malloc's bookkeeping; a "
-              "fresh pool carves them from new chunks in order"},
-    .checks = {"blocks_valid", "work_done"},
-    .run = allocators_mixed,
-    .judge = allocators_mixed_verdict,
-});
+const registration kAllocatorsMixed("allocators_mixed", allocators_mixed, allocators_mixed_verdict);
 
 }  // namespace
 }  // namespace simdex::lab_bench
