@@ -51,6 +51,38 @@ double timed_pass(std::size_t n, std::uint64_t& seed, std::vector<void*>& slots,
   return static_cast<double>(t1 - t0);
 }
 
+// Makes the variants of one experiment over its pass state: each variant's timed pass and its
+// listing of live blocks allocate and free through the same pair.
+template <class Bytes>
+struct variant_maker {
+  std::uint64_t& seed;
+  std::vector<void*>& slots;
+  tally& kept;
+  Bytes bytes;
+
+  template <class Alloc, class Free>
+  variant_def operator()(std::string name, std::size_t align, Alloc a, Free f) const {
+    return {std::move(name), align,
+            [*this, a, f](std::size_t m) { return timed_pass(m, seed, slots, kept, bytes, a, f); },
+            [*this, a, f](std::size_t m) { return alloc::live_blocks(m, bytes, a, f); }};
+  }
+  // A resource made afresh for every pass by make(), reached through from(r) and back(r).
+  template <class Make, class From, class Back>
+  variant_def per_pass(std::string name, std::size_t align, Make make, From from, Back back) const {
+    return {std::move(name), align,
+            [*this, make, from, back](std::size_t m) {
+              auto r = make();
+              return timed_pass(m, seed, slots, kept, bytes, from(r), back(r));
+            },
+            [*this, make, from, back](std::size_t m) {
+              auto r = make();
+              return alloc::live_blocks(m, bytes, from(r), back(r));
+            }};
+  }
+};
+template <class Bytes>
+variant_maker(std::uint64_t&, std::vector<void*>&, tally&, Bytes) -> variant_maker<Bytes>;
+
 lab::check blocks_kept(const tally& kept) {
   return work_done("every timed pass read back from each block what it wrote there", kept.wrong,
                    kept.runs);
@@ -84,40 +116,21 @@ void allocators(trial& t) {
   auto back = [](std::pmr::memory_resource& r) {
     return [&r](void* p, std::size_t) { r.deallocate(p, sizeof(node), alignof(node)); };
   };
-  auto plain = [&](auto a, auto f) {
-    return [&, a, f](std::size_t m) { return timed_pass(m, seed, slots, kept, bytes, a, f); };
+  variant_maker v{seed, slots, kept, bytes};
+  auto monotonic = [&] {
+    return std::pmr::monotonic_buffer_resource(buffer.data(), buffer.size());
   };
-  auto listed = [&](auto a, auto f) {
-    return [&, a, f](std::size_t m) { return alloc::live_blocks(m, bytes, a, f); };
-  };
+  auto pool = [] { return std::pmr::unsynchronized_pool_resource(); };
   std::vector<variant_def> vs = {
-      {"new/delete", alignof(node), plain(new_node, delete_node), listed(new_node, delete_node)},
-      {"malloc/free (the study's: 16-byte alignment)", 16, plain(study_malloc, c_free),
-       listed(study_malloc, c_free)},
-      {"aligned_alloc/free", alignof(node), plain(aligned_malloc, c_free),
-       listed(aligned_malloc, c_free)},
-      {"pmr::monotonic_buffer_resource", alignof(node),
-       [&](std::size_t m) {
-         std::pmr::monotonic_buffer_resource r(buffer.data(), buffer.size());
-         return timed_pass(m, seed, slots, kept, bytes, from(r), back(r));
-       },
-       [&](std::size_t m) {
-         std::pmr::monotonic_buffer_resource r(buffer.data(), buffer.size());
-         return alloc::live_blocks(m, bytes, from(r), back(r));
-       }},
-      {"pmr::unsynchronized_pool_resource, one per pass (the study's)", alignof(node),
-       [&](std::size_t m) {
-         std::pmr::unsynchronized_pool_resource r;
-         return timed_pass(m, seed, slots, kept, bytes, from(r), back(r));
-       },
-       [&](std::size_t m) {
-         std::pmr::unsynchronized_pool_resource r;
-         return alloc::live_blocks(m, bytes, from(r), back(r));
-       }},
-      {"pmr::unsynchronized_pool_resource, long-lived", alignof(node),
-       plain(from(long_lived), back(long_lived)), listed(from(long_lived), back(long_lived))},
-      {"arena pool (free list)", alignof(node), plain(arena_take, arena_release),
-       listed(arena_take, arena_release)}};
+      v("new/delete", alignof(node), new_node, delete_node),
+      v("malloc/free (the study's: 16-byte alignment)", 16, study_malloc, c_free),
+      v("aligned_alloc/free", alignof(node), aligned_malloc, c_free),
+      v.per_pass("pmr::monotonic_buffer_resource", alignof(node), monotonic, from, back),
+      v.per_pass("pmr::unsynchronized_pool_resource, one per pass (the study's)", alignof(node),
+                 pool, from, back),
+      v("pmr::unsynchronized_pool_resource, long-lived", alignof(node), from(long_lived),
+        back(long_lived)),
+      v("arena pool (free list)", alignof(node), arena_take, arena_release)};
   auto s = measure_variants(t, "128-byte nodes, 64-byte aligned", n, vs, "new/delete");
 
   // The study's pool path under its library: blocks the pools do not serve. Here: 128-byte
@@ -228,38 +241,20 @@ void allocators_mixed(trial& t) {
   auto back = [&](std::pmr::memory_resource& res) {
     return [&](void* p, std::size_t i) { res.deallocate(p, size[i], alignof(std::max_align_t)); };
   };
-  auto plain = [&](auto a, auto f) {
-    return [&, a, f](std::size_t m) { return timed_pass(m, seed, slots, kept, bytes, a, f); };
+  variant_maker v{seed, slots, kept, bytes};
+  auto monotonic = [&] {
+    return std::pmr::monotonic_buffer_resource(buffer.data(), buffer.size());
   };
-  auto listed = [&](auto a, auto f) {
-    return [&, a, f](std::size_t m) { return alloc::live_blocks(m, bytes, a, f); };
-  };
+  auto pool = [] { return std::pmr::unsynchronized_pool_resource(); };
   const std::size_t align = alignof(std::max_align_t);
   std::vector<variant_def> vs = {
-      {"new/delete", align, plain(op_new, op_delete), listed(op_new, op_delete)},
-      {"new/delete with an alignment argument (the study's)", align, plain(study_new, study_delete),
-       listed(study_new, study_delete)},
-      {"malloc/free", align, plain(c_malloc, c_free), listed(c_malloc, c_free)},
-      {"pmr::unsynchronized_pool_resource, one per pass (the study's)", align,
-       [&](std::size_t m) {
-         std::pmr::unsynchronized_pool_resource res;
-         return timed_pass(m, seed, slots, kept, bytes, from(res), back(res));
-       },
-       [&](std::size_t m) {
-         std::pmr::unsynchronized_pool_resource res;
-         return alloc::live_blocks(m, bytes, from(res), back(res));
-       }},
-      {"pmr::unsynchronized_pool_resource, long-lived", align,
-       plain(from(long_lived), back(long_lived)), listed(from(long_lived), back(long_lived))},
-      {"pmr::monotonic_buffer_resource", align,
-       [&](std::size_t m) {
-         std::pmr::monotonic_buffer_resource res(buffer.data(), buffer.size());
-         return timed_pass(m, seed, slots, kept, bytes, from(res), back(res));
-       },
-       [&](std::size_t m) {
-         std::pmr::monotonic_buffer_resource res(buffer.data(), buffer.size());
-         return alloc::live_blocks(m, bytes, from(res), back(res));
-       }}};
+      v("new/delete", align, op_new, op_delete),
+      v("new/delete with an alignment argument (the study's)", align, study_new, study_delete),
+      v("malloc/free", align, c_malloc, c_free),
+      v.per_pass("pmr::unsynchronized_pool_resource, one per pass (the study's)", align, pool, from,
+                 back),
+      v("pmr::unsynchronized_pool_resource, long-lived", align, from(long_lived), back(long_lived)),
+      v.per_pass("pmr::monotonic_buffer_resource", align, monotonic, from, back)};
   auto s = measure_variants(t, "32-256 bytes, random sizes", n, vs, "malloc/free");
   t.add(blocks_kept(kept));
   const double cyc = lab::cycle_ns();

@@ -85,12 +85,10 @@ void false_sharing(trial& t) {
   t.count(
       "adjacent, store, 2 CPUs",
       [&] { independent_counts<adjacent_counters>(two, ns, false, book["counted"], exact); }, true);
-  t.add({"work_done", exact ? lab::check_status::pass : lab::check_status::fail,
-         exact ? "every counter ended at the number of increments its thread made"
-               : "a counter missed increments: the loop did not do the work it is credited with"});
-  t.add(book.placement());
-  t.add(book.wall_clock());
-  side_by_side(t, book, {vs[0].name, vs[1].name, vs[2].name, vs[3].name});
+  t.add(lab::holds(
+      "work_done", exact, "every counter ended at the number of increments its thread made",
+      "a counter missed increments: the loop did not do the work it is credited with"));
+  team_checks(t, book, {vs[0].name, vs[1].name, vs[2].name, vs[3].name});
   t.figure(s[1].median / s[0].median, "padded / adjacent throughput, fetch_add, 2 CPUs");
   t.set({{"rmw", s[1].median / s[0].median},
          {"store", s[3].median / s[2].median},
@@ -179,13 +177,11 @@ void mutex_atomic(trial& t) {
         "std::mutex, " + thread_label(n),
         [&] { shared_increments(n, ns, true, book["counted"], exact); }, true);
   }
-  t.add({"work_done", exact ? lab::check_status::pass : lab::check_status::fail,
-         exact ? "the shared counter ended at the total number of increments in every run"
-               : "the shared counter missed increments"});
-  t.add(book.placement());
-  t.add(book.wall_clock());
+  t.add(lab::holds("work_done", exact,
+                   "the shared counter ended at the total number of increments in every run",
+                   "the shared counter missed increments"));
   const std::size_t k = counts.size();  // atomic rows 0..k-1, mutex rows k..2k-1
-  side_by_side(t, book, {cs[1].first, cs[k + 1].first}, {cs[0].first, cs[k].first});
+  team_checks(t, book, {cs[1].first, cs[k + 1].first}, {cs[0].first, cs[k].first});
   auto c = thread_curve("threads", "Shared counter: one atomic against one std::mutex",
                         "million increments/s (all threads)");
   for (int m = 0; m < 2; ++m) {
@@ -333,9 +329,7 @@ void lock_variants(trial& t) {
       "spinlock (TTAS), 4 threads, work 1",
       [&] { lock_rate<lab::tas_lock>(4, 1, budget, book["counted"], exclusion); }, true);
   t.add(exclusion.check());
-  t.add(book.placement());
-  t.add(book.wall_clock());
-  side_by_side(t, book, need_overlap, alone);
+  team_checks(t, book, need_overlap, alone);
   t.set("max_threads", counts.back());
 }
 

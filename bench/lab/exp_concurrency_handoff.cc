@@ -71,8 +71,7 @@ void blocking_spinning(trial& t) {
                       "another task waits for the CPU)",
                       switched[1].value / handed[1])
              : "yield: context-switch counter " + switched[1].status);
-  t.add(book.placement());
-  t.add(book.wall_clock());
+  ran_as_placed(t, book);
   t.add(book.run_queue({"spin", "yield", "condition variable"}));
   t.add(book.overlap({"spin"}, "from the spin round trips far above the median"));
   t.note(book.steal());
@@ -224,13 +223,12 @@ void memory_order(trial& t) {
   t.count(
       "fetch_add seq_cst, 2 threads", [&] { fetch_add_mops<sc>(2, ns, book["counted"], exact); },
       true);
-  t.add({"work_done", exact ? lab::check_status::pass : lab::check_status::fail,
-         exact ? "every shared counter ended at the number of fetch_adds made on it"
-               : "a shared counter missed fetch_adds"});
+  t.add(lab::holds("work_done", exact,
+                   "every shared counter ended at the number of fetch_adds made on it",
+                   "a shared counter missed fetch_adds"));
   t.add(answers.check("every flag hand-off"));
   t.add(delivered.check("every ring transfer"));
-  t.add(book.placement());
-  t.add(book.wall_clock());
+  ran_as_placed(t, book);
   // The cost comparisons need the threads side by side; the litmus verdict does not (its
   // witness counts say whether they raced), so a failure here is a warning.
   const std::vector<std::string> two = {"fetch_add seq_cst, 2 threads", "flag seq_cst",

@@ -13,6 +13,21 @@ namespace {
 using bench::better;
 using namespace conc;
 
+// One spinning SPSC transfer of `batch` under the counters, for the record.
+void count_spsc(trial& t, const std::string& label, std::size_t capacity, std::size_t batch,
+                team_book& book, delivery_book& delivered) {
+  t.count(
+      label,
+      [&] {
+        transfer_spec spec;
+        spec.batch = batch;
+        spec.budget_ns = budget_ns(t);
+        transfer_mmsgs<std::uint64_t, lab::spsc_ring<std::uint64_t>>(capacity, spec,
+                                                                     book["counted"], delivered);
+      },
+      true);
+}
+
 // --- 11: queue ---------------------------------------------------------------------------------
 
 void queue(trial& t) {
@@ -43,20 +58,9 @@ void queue(trial& t) {
       }
   auto s = t.measure("transfer", {{"capacity", static_cast<std::int64_t>(capacity)}}, "Mmsgs/s",
                      better::higher, cs, cs[0].first);
-  t.count(
-      "SPSC ring, batch 8, spin",
-      [&] {
-        transfer_spec spec;
-        spec.batch = 8;
-        spec.budget_ns = budget_ns(t);
-        transfer_mmsgs<std::uint64_t, lab::spsc_ring<std::uint64_t>>(capacity, spec,
-                                                                     book["counted"], delivered);
-      },
-      true);
+  count_spsc(t, "SPSC ring, batch 8, spin", capacity, 8, book, delivered);
   t.add(delivered.check("every transfer"));
-  t.add(book.placement());
-  t.add(book.wall_clock());
-  side_by_side(t, book, labels);
+  team_checks(t, book, labels);
   const std::size_t half = s.size() / 2;
   std::size_t best[2] = {0, half}, worst[2] = {0, half};
   for (std::size_t i = 0; i < s.size(); ++i) {
@@ -129,9 +133,7 @@ void queue_message_size(trial& t) {
     t.record("payload_256_bytes", p, labels[i], "GiB/s", better::higher, lab::summarize(gib));
   }
   t.add(delivered.check("every 256-byte message, every word read"));
-  t.add(book.placement());
-  t.add(book.wall_clock());
-  side_by_side(t, book, labels);
+  team_checks(t, book, labels);
   t.figure(s[1].median / s[0].median, "mutex queue: batches of 8 / unbatched");
   t.set({{"mutex_gain", s[1].median / s[0].median},
          {"spsc_gain", s[3].median / s[2].median},
@@ -187,9 +189,7 @@ void mpmc_scaling(trial& t) {
   auto s = t.measure("transfer", {{"capacity", static_cast<std::int64_t>(capacity)}}, "Mmsgs/s",
                      better::higher, cs, cs[0].first);
   t.add(delivered.check("every producer's messages, every consumer"));
-  t.add(book.placement());
-  t.add(book.wall_clock());
-  side_by_side(t, book, need_overlap);
+  team_checks(t, book, need_overlap);
   const std::size_t n = std::size(tops);
   auto c = thread_curve("queues", "MPSC (1 consumer) and MPMC (as many consumers as producers)",
                         "million messages/s");
@@ -267,19 +267,9 @@ void thread_placement(trial& t) {
     }
   auto s = t.measure("spsc_transfer", {{"capacity", static_cast<std::int64_t>(capacity)}},
                      "Mmsgs/s", better::higher, cs, cs[2].first);
-  t.count(
-      "split (two CPUs), spin",
-      [&] {
-        transfer_spec spec;
-        spec.budget_ns = budget_ns(t);
-        transfer_mmsgs<std::uint64_t, lab::spsc_ring<std::uint64_t>>(capacity, spec,
-                                                                     book["counted"], delivered);
-      },
-      true);
+  count_spsc(t, "split (two CPUs), spin", capacity, 1, book, delivered);
   t.add(delivered.check("every placement"));
-  t.add(book.placement());
-  t.add(book.wall_clock());
-  side_by_side(t, book, {cs[2].first, cs[5].first});
+  team_checks(t, book, {cs[2].first, cs[5].first});
   for (const char* v : {"default (not pinned), spin", "default (not pinned), yield"})
     t.note(std::string("unpinned threads ran on (requested -1 = none): ") + v + ": " +
            unpinned[v].last.detail());
@@ -480,9 +470,7 @@ void cross_thread_free(trial& t) {
   if (d.status == lab::check_status::pass && !balanced)
     d = {"delivered", lab::check_status::fail, "the locked pool did not get every node back"};
   t.add(d);
-  t.add(book.placement());
-  t.add(book.wall_clock());
-  side_by_side(t, book, cross_labels, alone);
+  team_checks(t, book, cross_labels, alone);
   t.figure(s[5].median / s[1].median, "malloc/free: same thread / freed on another thread");
   for (std::size_t i = 0; i < 4; ++i) t.set(std::string("cross") + char('0' + i), s[i].median);
   t.set("malloc_penalty", s[5].median / s[1].median);

@@ -80,8 +80,7 @@ struct ipc_run {
   void checks(trial& t, const std::vector<transport>& trs,
               const std::vector<std::string>& spin_labels) {
     t.add(answers.check("every message and every answer"));
-    t.add(book.placement());
-    t.add(book.wall_clock());
+    ran_as_placed(t, book);
     std::vector<std::string> all;
     for (const auto& tr : trs)
       for (const char* shape : {", stream", ", ping-pong"}) all.push_back(tr.name + shape);

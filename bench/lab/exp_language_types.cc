@@ -38,6 +38,25 @@ class index_stream {
   std::size_t next_ = 0;
 };
 
+// The two loops `a` and `b` (run(idx, n) -> accumulator), each over the pool in random order and
+// in pool order: four kernels, every run checked against want(idx, n).
+template <class Want, class RunA, class RunB>
+std::vector<kernel> in_both_orders(index_stream& order, tally& work, Want want,
+                                   const std::string& a, RunA run_a, const std::string& b,
+                                   RunB run_b) {
+  auto kern = [&order, &work, want](bool random, auto run) {
+    return [&order, &work, want, random, run](std::size_t n) {
+      const std::uint16_t* idx = order.take(n, random);
+      return timed([&] { return run(idx, n); }, want(idx, n), work);
+    };
+  };
+  const std::string alternating = ", kinds alternating (the study's)";
+  return {{a + ", random order", kern(true, run_a)},
+          {b + ", random order", kern(true, run_b)},
+          {a + alternating, kern(false, run_a)},
+          {b + alternating, kern(false, run_b)}};
+}
+
 // --- 28: std::variant vs virtual hierarchy -------------------------------------------------------
 
 template <int K>
@@ -108,20 +127,11 @@ void variant_virtual(trial& t) {
     for (std::size_t i = 0; i < n; ++i) acc = op_body(kinds[idx[i]], acc, operands[idx[i]]);
     return acc;
   };
-  auto kern = [&](bool random, bool variant) {
-    return [&, random, variant](std::size_t n) {
-      const std::uint16_t* idx = order.take(n, random);
-      return timed(
-          [&] {
-            return variant ? run_variant(vars.data(), idx, n) : run_virtual(objs.data(), idx, n);
-          },
-          want(idx, n), work);
-    };
-  };
-  std::vector<kernel> ks = {{"std::variant, random order", kern(true, true)},
-                            {"virtual, random order", kern(true, false)},
-                            {"std::variant, kinds alternating (the study's)", kern(false, true)},
-                            {"virtual, kinds alternating (the study's)", kern(false, false)}};
+  auto ks = in_both_orders(
+      order, work, want, "std::variant",
+      [&](const std::uint16_t* idx, std::size_t n) { return run_variant(vars.data(), idx, n); },
+      "virtual",
+      [&](const std::uint16_t* idx, std::size_t n) { return run_virtual(objs.data(), idx, n); });
   auto s = measure_calls(t, "acc = op(acc)", {{"calls", static_cast<std::int64_t>(calls)}}, ks,
                          calls, "virtual, random order");
   const std::vector<int> four = {kOp0, kOp1, kOp2, kOp3};
@@ -228,20 +238,13 @@ void dynamic_cast_tag(trial& t) {
     }
     return acc;
   };
-  auto kern = [&](bool random, bool cast) {
-    return [&, random, cast](std::size_t n) {
-      const std::uint16_t* idx = order.take(n, random);
-      return timed(
-          [&] {
-            return cast ? run_dynamic_cast(nodes.data(), idx, n) : run_tag(nodes.data(), idx, n);
-          },
-          want(idx, n), work);
-    };
-  };
-  std::vector<kernel> ks = {{"tag, random order", kern(true, false)},
-                            {"dynamic_cast, random order", kern(true, true)},
-                            {"tag, kinds alternating (the study's)", kern(false, false)},
-                            {"dynamic_cast, kinds alternating (the study's)", kern(false, true)}};
+  auto ks = in_both_orders(
+      order, work, want, "tag",
+      [&](const std::uint16_t* idx, std::size_t n) { return run_tag(nodes.data(), idx, n); },
+      "dynamic_cast",
+      [&](const std::uint16_t* idx, std::size_t n) {
+        return run_dynamic_cast(nodes.data(), idx, n);
+      });
   auto s = measure_calls(t, "dispatch", {{"calls", static_cast<std::int64_t>(calls)}}, ks, calls,
                          "tag, random order");
   t.add(work_done(format("both loops' accumulators against the kinds the objects were made as "

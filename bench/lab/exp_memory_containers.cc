@@ -104,9 +104,9 @@ void container_lookup(trial& t) {
     hash_fastest[g] = sm[1].median < sm[0].median && sm[1].median < sm[2].median;
     map_vs_sorted[g] = sm[0].median / sm[2].median;
   }
-  t.add({"work_done", ok ? lab::check_status::pass : lab::check_status::fail,
-         ok ? "all three containers found exactly the queries that are keys, in both regimes"
-            : "a container's hit count differs from the number of queries that are keys"});
+  t.add(lab::holds("work_done", ok,
+                   "all three containers found exactly the queries that are keys, in both regimes",
+                   "a container's hit count differs from the number of queries that are keys"));
   t.figure(ratio[1], "std::map / std::unordered_map time per lookup, large set");
   t.set({{"ratio_small", ratio[0]},
          {"ratio_large", ratio[1]},
@@ -169,9 +169,8 @@ void sequence_scan(trial& t) {
   std::uint64_t want = 0;
   for (std::uint32_t v : vec) want += v;
   bool ok = sums[0] == want && sums[1] == want && sums[2] == want && sums[3] == want;
-  t.add({"work_done", ok ? lab::check_status::pass : lab::check_status::fail,
-         ok ? "all four containers summed to the same total as a plain loop"
-            : "a container's sum differs: items were skipped"});
+  t.add(lab::holds("work_done", ok, "all four containers summed to the same total as a plain loop",
+                   "a container's sum differs: items were skipped"));
   t.figure(s[0].median / s[2].median, "vector / list (allocation order) throughput");
   t.set({{"vec", s[0].median},
          {"deq", s[1].median},

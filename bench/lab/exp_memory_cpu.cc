@@ -56,9 +56,8 @@ void ilp(trial& t) {
   // Each chain ran calls x ops/Chains multiplies: its value must be start * kMul^that.
   bool ok = d[0] == 3 * power(kMul, calls * ops) && i4[3] == 11 * power(kMul, calls * ops / 4) &&
             i8[7] == 23 * power(kMul, calls * ops / 8);
-  t.add({"work_done", ok ? lab::check_status::pass : lab::check_status::fail,
-         ok ? "every chain's final value equals start x m^(multiplies run)"
-            : "a chain's final value is not start x m^n: multiplies were skipped"});
+  t.add(lab::holds("work_done", ok, "every chain's final value equals start x m^(multiplies run)",
+                   "a chain's final value is not start x m^n: multiplies were skipped"));
   double dep_cycles = 1 / s[0].median / cyc;
   t.add(
       {"known_latency",
@@ -129,9 +128,9 @@ void branch(trial& t) {
       std::uint64_t ones = static_cast<std::uint64_t>(std::count(v.begin(), v.end(), 1));
       ok &= sums[k * std::size(patterns) + p] == 3 * ones + (n - ones);
     }
-  t.add({"work_done", ok ? lab::check_status::pass : lab::check_status::fail,
-         ok ? "every kernel's sum equals 3 per nonzero byte + 1 per zero byte"
-            : "a kernel's sum is wrong: elements were skipped"});
+  t.add(lab::holds("work_done", ok,
+                   "every kernel's sum equals 3 per nonzero byte + 1 per zero byte",
+                   "a kernel's sum is wrong: elements were skipped"));
   // Throughputs to times: the check compares time per element, random against sorted.
   auto as_time = [](const lab::summary& x) {
     std::vector<double> ns;
@@ -245,9 +244,9 @@ void aliasing(trial& t) {
                       {"output overlaps input shifted (out = a + 1)", [&] { return run(3); }}},
                      "may alias (no restrict), separate arrays");
   bool all = ok[0] && ok[1] && ok[2] && ok[3];
-  t.add({"work_done", all ? lab::check_status::pass : lab::check_status::fail,
-         all ? "each variant's output equals a plain scalar evaluation of the same loop"
-             : "a variant's output differs from the scalar evaluation"});
+  t.add(lab::holds("work_done", all,
+                   "each variant's output equals a plain scalar evaluation of the same loop",
+                   "a variant's output differs from the scalar evaluation"));
   t.figure(s[0].median / s[3].median, "separate arrays / shifted overlap throughput");
   t.set({{"restrict", s[1].median / s[0].median},
          {"inplace", s[0].median / s[2].median},

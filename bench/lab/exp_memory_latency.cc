@@ -162,9 +162,9 @@ void bandwidth_at(trial& t, std::byte* buf, std::size_t b, series& rd, series& w
   if (t.reps() < 2)
     t.add({"bytes_touched", lab::check_status::warn, "read: needs 2 repetitions to check"});
   else
-    t.add({"bytes_touched", ok ? lab::check_status::pass : lab::check_status::fail,
-           ok ? "read: the checksum equals the sum of every credited word"
-              : "read: the checksum differs from the sum of the credited words"});
+    t.add(lab::holds("bytes_touched", ok,
+                     "read: the checksum equals the sum of every credited word",
+                     "read: the checksum differs from the sum of the credited words"));
   t.add(lab::below_memcpy("read, " + size_label(b), s[0].median, s[2].max));
   t.add(lab::below_memcpy("write, " + size_label(b), s[1].median, s[2].max));
 }

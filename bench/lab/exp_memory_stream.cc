@@ -81,9 +81,9 @@ void stride(trial& t) {
   c.lines = {line};
   c.markers = {{64, "cache line"}, {4096, "page"}};
   t.plot(c);
-  t.add({"work_done", all_ok ? lab::check_status::pass : lab::check_status::fail,
-         all_ok ? "every stride's sum equals the sum of exactly the items credited"
-                : "a strided sum differs from the items credited"});
+  t.add(lab::holds("work_done", all_ok,
+                   "every stride's sum equals the sum of exactly the items credited",
+                   "a strided sum differs from the items credited"));
   // The stride closest to its memcpy decides (each stride is held to the memcpy sampled with it).
   t.add({"below_memcpy",
          t.get("worst_fail") != 0 ? lab::check_status::fail : lab::check_status::pass, worst_text});
@@ -163,9 +163,8 @@ void aos_soa(trial& t) {
   t.record("memcpy", params, cs[4].first, "GiB/s", better::higher, s[4]);
   // Same additions in the same order: the layouts must give bit-identical sums.
   bool ok = sums[0] == sums[1] && sums[2] == sums[3] && sums[0] != 0;
-  t.add({"work_done", ok ? lab::check_status::pass : lab::check_status::fail,
-         ok ? "AoS and SoA sums are identical for both field sets"
-            : "AoS and SoA sums differ: a kernel skipped particles"});
+  t.add(lab::holds("work_done", ok, "AoS and SoA sums are identical for both field sets",
+                   "AoS and SoA sums differ: a kernel skipped particles"));
   // AoS pulls every line; SoA pulls 16 of 64 bytes per particle for two fields.
   double per_gib = double(1 << 30) / 1e9;  // Gitems/s x bytes -> GiB/s
   t.add(
@@ -412,9 +411,9 @@ void mmap_write(trial& t) {
     t.add(written[k]);
     t.add(lab::below_memcpy(names[k], s[k].median, s[4].max));
   }
-  t.add({"persisted", persisted ? lab::check_status::pass : lab::check_status::fail,
-         persisted ? "after msync(MS_SYNC) the file read back with pread() holds every written word"
-                   : "after msync(MS_SYNC) the file does not hold what was written"});
+  t.add(lab::holds("persisted", persisted,
+                   "after msync(MS_SYNC) the file read back with pread() holds every written word",
+                   "after msync(MS_SYNC) the file does not hold what was written"));
   auto rs = t.count("private, first write", [&] { write(private_first); });
   t.add(lab::faults_per_page("private first write", lab::find(rs, "page-faults"),
                              double(bytes / 4096)));

@@ -13,13 +13,12 @@ check make(std::string name, check_status s, std::string detail) {
   return {std::move(name), s, std::move(detail)};
 }
 
-// A check that holds or not, with the detail for each case.
+}  // namespace
+
 check holds(std::string name, bool ok, std::string if_ok, std::string if_not) {
   return make(std::move(name), ok ? check_status::pass : check_status::fail,
               ok ? std::move(if_ok) : std::move(if_not));
 }
-
-}  // namespace
 
 const char* status_name(check_status s) { return enum_name(s, {"pass", "warn", "fail"}); }
 
