@@ -49,6 +49,9 @@ struct ipc_run {
     return r;
   }
 
+  // The median of a transport's ping-pong round trips, us.
+  double median_rtt(const std::string& name) { return lab::summarize(rtt_us[name]).median; }
+
   // Streams and ping-pongs of every transport, interleaved; returns {streams..., pingpongs...}.
   std::vector<lab::summary> measure(trial& t, const std::vector<transport>& trs) {
     const double ns = budget_ns(t);
@@ -107,8 +110,8 @@ void pipe_shm(trial& t) {
   t.set({{"stream", s[1].median / s[0].median},
          {"pipe_mmsgs", s[0].median},
          {"shm_mmsgs", s[1].median},
-         {"pipe_rtt", lab::summarize(ipc.rtt_us["pipe"]).median},
-         {"shm_rtt", lab::summarize(ipc.rtt_us["shared-memory mailbox"]).median}});
+         {"pipe_rtt", ipc.median_rtt("pipe")},
+         {"shm_rtt", ipc.median_rtt("shared-memory mailbox")}});
 }
 
 verdict pipe_shm_verdict(const trial& t) {
@@ -136,8 +139,8 @@ void pipe_socketpair(trial& t) {
   t.figure(s[0].median / s[1].median, "pipe / socketpair, messages per second");
   t.set({{"stream", s[0].median / s[1].median},
          {"pingpong", s[2].median / s[3].median},
-         {"pipe_rtt", lab::summarize(ipc.rtt_us["pipe"]).median},
-         {"sock_rtt", lab::summarize(ipc.rtt_us["socketpair"]).median}});
+         {"pipe_rtt", ipc.median_rtt("pipe")},
+         {"sock_rtt", ipc.median_rtt("socketpair")}});
 }
 
 verdict pipe_socketpair_verdict(const trial& t) {
@@ -167,7 +170,7 @@ void tcp_loopback(trial& t) {
          {"stream_nodelay", s[0].median / s[2].median},
          {"pingpong", s[5].median / s[3].median},
          {"tcp_rtt", tcp_rtt},
-         {"unix_rtt", lab::summarize(ipc.rtt_us["unix stream"]).median}});
+         {"unix_rtt", ipc.median_rtt("unix stream")}});
 }
 
 verdict tcp_loopback_verdict(const trial& t) {
