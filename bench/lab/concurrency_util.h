@@ -240,13 +240,20 @@ class team_book {
   std::uint64_t start_ns_;
 };
 
-// The checks for contenders whose figure needs their threads side by side: each got a CPU
-// promptly when runnable (the guest's scheduler), and they ran at the same time (the guest's
-// scheduler and the hypervisor).
+// Where and when a team ran: every thread on its CPU, every rate over its team's wall clock.
+inline void ran_as_placed(trial& t, const team_book& book) {
+  t.add(book.placement());
+  t.add(book.wall_clock());
+}
+
+// ran_as_placed, and the checks for contenders whose figure needs their threads side by side:
+// each got a CPU promptly when runnable (the guest's scheduler), and they ran at the same time
+// (the guest's scheduler and the hypervisor).
 // `alone` are contenders of a single thread whose wall-clock figure also needs a CPU whenever
 // runnable.
-inline void side_by_side(trial& t, const team_book& book, const std::vector<std::string>& labels,
-                         std::vector<std::string> alone = {}) {
+inline void team_checks(trial& t, const team_book& book, const std::vector<std::string>& labels,
+                        std::vector<std::string> alone = {}) {
+  ran_as_placed(t, book);
   alone.insert(alone.end(), labels.begin(), labels.end());
   t.add(book.run_queue(alone));
   t.add(book.overlap(labels));

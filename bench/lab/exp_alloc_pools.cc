@@ -149,20 +149,20 @@ void memory_pool(trial& t) {
     t.figure(s[1].median / s[2].median, "locked pool / thread-local pool time, " + tn);
   else
     t.figure(s[5].median / s[6].median, "locked pool / thread-local pool time, 1 thread");
-  t.set("locked_vs_local", s[1].median / s[2].median);
-  t.set("new_vs_local", s[0].median / s[2].median);
-  t.set("locked_vs_new", s[1].median / s[0].median);
-  t.set("study_locked_vs_new", s[3].median / s[0].median);
-  t.set("locked_one_vs_local_one", s[5].median / s[6].median);
-  t.set("new_one_vs_local_one", s[4].median / s[6].median);
-  t.set("study_local_vs_new_one", s[7].median / s[4].median);
+  t.set({{"locked_vs_local", s[1].median / s[2].median},
+         {"new_vs_local", s[0].median / s[2].median},
+         {"locked_vs_new", s[1].median / s[0].median},
+         {"study_locked_vs_new", s[3].median / s[0].median},
+         {"locked_one_vs_local_one", s[5].median / s[6].median},
+         {"new_one_vs_local_one", s[4].median / s[6].median},
+         {"study_local_vs_new_one", s[7].median / s[4].median}});
   t.set("local_one_cycles", s[6].median / cyc);
   t.set("overlap", overlap);
-  t.set("local_cycles", s[2].median / cyc);
-  t.set("locked_cycles", s[1].median / cyc);
-  t.set("threads", static_cast<double>(threads));
-  t.set("switches_per_op",
-        switches && switches->available ? switches->value / static_cast<double>(threads * n) : -1);
+  t.set_cycles(cyc, {{"local_cycles", s[2]}, {"locked_cycles", s[1]}});
+  t.set({{"threads", static_cast<double>(threads)},
+         {"switches_per_op", switches && switches->available
+                                 ? switches->value / static_cast<double>(threads * n)
+                                 : -1}});
 }
 
 verdict memory_pool_verdict(const trial& t) {
@@ -203,23 +203,7 @@ verdict memory_pool_verdict(const trial& t) {
   return {verdict_kind::inconclusive, why};
 }
 
-const registration kMemoryPool({
-    .id = "memory_pool",
-    .study = 12,
-    .group = "language",
-    .title = "Memory pool",
-    .question = "With threads allocating and freeing 128-byte blocks, how do new/delete, a pool "
-                "shared behind a mutex and a pool per thread compare?",
-    .study_figure = "new/delete 109.3M, locked pool 21.3M, thread-local pool 103.1M ops/s (4 "
-                    "threads)",
-    .range = {1.5, 40, "x",
-              "a free-list pop and push take a few cycles; a mutex adds two atomic "
-              "read-modify-writes per operation uncontended and a cache-line transfer between "
-              "cores when contended"},
-    .checks = {"placement", "blocks_valid", "work_done"},
-    .run = memory_pool,
-    .judge = memory_pool_verdict,
-});
+const registration kMemoryPool("memory_pool", memory_pool, memory_pool_verdict);
 
 }  // namespace
 }  // namespace simdex::lab_bench

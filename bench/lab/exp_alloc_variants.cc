@@ -51,6 +51,38 @@ double timed_pass(std::size_t n, std::uint64_t& seed, std::vector<void*>& slots,
   return static_cast<double>(t1 - t0);
 }
 
+// Makes the variants of one experiment over its pass state: each variant's timed pass and its
+// listing of live blocks allocate and free through the same pair.
+template <class Bytes>
+struct variant_maker {
+  std::uint64_t& seed;
+  std::vector<void*>& slots;
+  tally& kept;
+  Bytes bytes;
+
+  template <class Alloc, class Free>
+  variant_def operator()(std::string name, std::size_t align, Alloc a, Free f) const {
+    return {std::move(name), align,
+            [*this, a, f](std::size_t m) { return timed_pass(m, seed, slots, kept, bytes, a, f); },
+            [*this, a, f](std::size_t m) { return alloc::live_blocks(m, bytes, a, f); }};
+  }
+  // A resource made afresh for every pass by make(), reached through from(r) and back(r).
+  template <class Make, class From, class Back>
+  variant_def per_pass(std::string name, std::size_t align, Make make, From from, Back back) const {
+    return {std::move(name), align,
+            [*this, make, from, back](std::size_t m) {
+              auto r = make();
+              return timed_pass(m, seed, slots, kept, bytes, from(r), back(r));
+            },
+            [*this, make, from, back](std::size_t m) {
+              auto r = make();
+              return alloc::live_blocks(m, bytes, from(r), back(r));
+            }};
+  }
+};
+template <class Bytes>
+variant_maker(std::uint64_t&, std::vector<void*>&, tally&, Bytes) -> variant_maker<Bytes>;
+
 lab::check blocks_kept(const tally& kept) {
   return work_done("every timed pass read back from each block what it wrote there", kept.wrong,
                    kept.runs);
@@ -84,40 +116,21 @@ void allocators(trial& t) {
   auto back = [](std::pmr::memory_resource& r) {
     return [&r](void* p, std::size_t) { r.deallocate(p, sizeof(node), alignof(node)); };
   };
-  auto plain = [&](auto a, auto f) {
-    return [&, a, f](std::size_t m) { return timed_pass(m, seed, slots, kept, bytes, a, f); };
+  variant_maker v{seed, slots, kept, bytes};
+  auto monotonic = [&] {
+    return std::pmr::monotonic_buffer_resource(buffer.data(), buffer.size());
   };
-  auto listed = [&](auto a, auto f) {
-    return [&, a, f](std::size_t m) { return alloc::live_blocks(m, bytes, a, f); };
-  };
+  auto pool = [] { return std::pmr::unsynchronized_pool_resource(); };
   std::vector<variant_def> vs = {
-      {"new/delete", alignof(node), plain(new_node, delete_node), listed(new_node, delete_node)},
-      {"malloc/free (the study's: 16-byte alignment)", 16, plain(study_malloc, c_free),
-       listed(study_malloc, c_free)},
-      {"aligned_alloc/free", alignof(node), plain(aligned_malloc, c_free),
-       listed(aligned_malloc, c_free)},
-      {"pmr::monotonic_buffer_resource", alignof(node),
-       [&](std::size_t m) {
-         std::pmr::monotonic_buffer_resource r(buffer.data(), buffer.size());
-         return timed_pass(m, seed, slots, kept, bytes, from(r), back(r));
-       },
-       [&](std::size_t m) {
-         std::pmr::monotonic_buffer_resource r(buffer.data(), buffer.size());
-         return alloc::live_blocks(m, bytes, from(r), back(r));
-       }},
-      {"pmr::unsynchronized_pool_resource, one per pass (the study's)", alignof(node),
-       [&](std::size_t m) {
-         std::pmr::unsynchronized_pool_resource r;
-         return timed_pass(m, seed, slots, kept, bytes, from(r), back(r));
-       },
-       [&](std::size_t m) {
-         std::pmr::unsynchronized_pool_resource r;
-         return alloc::live_blocks(m, bytes, from(r), back(r));
-       }},
-      {"pmr::unsynchronized_pool_resource, long-lived", alignof(node),
-       plain(from(long_lived), back(long_lived)), listed(from(long_lived), back(long_lived))},
-      {"arena pool (free list)", alignof(node), plain(arena_take, arena_release),
-       listed(arena_take, arena_release)}};
+      v("new/delete", alignof(node), new_node, delete_node),
+      v("malloc/free (the study's: 16-byte alignment)", 16, study_malloc, c_free),
+      v("aligned_alloc/free", alignof(node), aligned_malloc, c_free),
+      v.per_pass("pmr::monotonic_buffer_resource", alignof(node), monotonic, from, back),
+      v.per_pass("pmr::unsynchronized_pool_resource, one per pass (the study's)", alignof(node),
+                 pool, from, back),
+      v("pmr::unsynchronized_pool_resource, long-lived", alignof(node), from(long_lived),
+        back(long_lived)),
+      v("arena pool (free list)", alignof(node), arena_take, arena_release)};
   auto s = measure_variants(t, "128-byte nodes, 64-byte aligned", n, vs, "new/delete");
 
   // The study's pool path under its library: blocks the pools do not serve. Here: 128-byte
@@ -145,20 +158,20 @@ void allocators(trial& t) {
   const double cyc = lab::cycle_ns();
   t.figure(s[4].median / s[0].median,
            "pmr::unsynchronized_pool_resource built per pass (the study's) / new-delete time");
-  t.set("pool_study", s[4].median / s[0].median);
-  t.set("pool_study_ns", s[4].median);
-  t.set("new_ns", s[0].median);
+  t.set({{"pool_study", s[4].median / s[0].median},
+         {"pool_study_ns", s[4].median},
+         {"new_ns", s[0].median}});
   t.set("new_cycles", s[0].median / cyc);
-  t.set("malloc", s[1].median / s[0].median);
-  t.set("aligned", s[2].median / s[0].median);
-  t.set("monotonic", s[0].median / s[3].median);
-  t.set("arena", s[0].median / s[6].median);
+  t.set({{"malloc", s[1].median / s[0].median},
+         {"aligned", s[2].median / s[0].median},
+         {"monotonic", s[0].median / s[3].median},
+         {"arena", s[0].median / s[6].median}});
   t.set("arena_cycles", s[6].median / cyc);
-  t.set("pool_long", s[5].median / s[0].median);
-  t.set("unpooled_first", unpooled.front());
-  t.set("unpooled_n0", static_cast<double>(sizes.front()));
-  t.set("unpooled_n1", static_cast<double>(sizes[2]));
-  t.set("unpooled_last", unpooled[2]);
+  t.set({{"pool_long", s[5].median / s[0].median},
+         {"unpooled_first", unpooled.front()},
+         {"unpooled_n0", static_cast<double>(sizes.front())},
+         {"unpooled_n1", static_cast<double>(sizes[2])},
+         {"unpooled_last", unpooled[2]}});
 }
 
 verdict allocators_verdict(const trial& t) {
@@ -195,22 +208,7 @@ verdict allocators_verdict(const trial& t) {
   return {verdict_kind::confirmed, why};
 }
 
-const registration kAllocators({
-    .id = "allocators",
-    .study = 33,
-    .group = "language",
-    .title = "Allocator variants",
-    .question = "What do new/delete, malloc/free, the standard pmr resources and an arena pool "
-                "cost per 128-byte block, and why did the study's pool take 68 us per block?",
-    .study_figure = "new/delete 33.3M, malloc/free 44.3M, pmr::monotonic_buffer_resource 133.8M, "
-                    "pmr::unsynchronized_pool_resource 14.7k, arena pool 391.8M ops/s",
-    .range = {0.2, 5, "x",
-              "a pool resource serves fixed-size blocks from free lists, like malloc's thread "
-              "cache; within a few times new/delete either way"},
-    .checks = {"blocks_valid", "work_done"},
-    .run = allocators,
-    .judge = allocators_verdict,
-});
+const registration kAllocators("allocators", allocators, allocators_verdict);
 
 // --- 34: mixed-size allocator variants
 // ------------------------------------------------------------
@@ -243,49 +241,30 @@ void allocators_mixed(trial& t) {
   auto back = [&](std::pmr::memory_resource& res) {
     return [&](void* p, std::size_t i) { res.deallocate(p, size[i], alignof(std::max_align_t)); };
   };
-  auto plain = [&](auto a, auto f) {
-    return [&, a, f](std::size_t m) { return timed_pass(m, seed, slots, kept, bytes, a, f); };
+  variant_maker v{seed, slots, kept, bytes};
+  auto monotonic = [&] {
+    return std::pmr::monotonic_buffer_resource(buffer.data(), buffer.size());
   };
-  auto listed = [&](auto a, auto f) {
-    return [&, a, f](std::size_t m) { return alloc::live_blocks(m, bytes, a, f); };
-  };
+  auto pool = [] { return std::pmr::unsynchronized_pool_resource(); };
   const std::size_t align = alignof(std::max_align_t);
   std::vector<variant_def> vs = {
-      {"new/delete", align, plain(op_new, op_delete), listed(op_new, op_delete)},
-      {"new/delete with an alignment argument (the study's)", align, plain(study_new, study_delete),
-       listed(study_new, study_delete)},
-      {"malloc/free", align, plain(c_malloc, c_free), listed(c_malloc, c_free)},
-      {"pmr::unsynchronized_pool_resource, one per pass (the study's)", align,
-       [&](std::size_t m) {
-         std::pmr::unsynchronized_pool_resource res;
-         return timed_pass(m, seed, slots, kept, bytes, from(res), back(res));
-       },
-       [&](std::size_t m) {
-         std::pmr::unsynchronized_pool_resource res;
-         return alloc::live_blocks(m, bytes, from(res), back(res));
-       }},
-      {"pmr::unsynchronized_pool_resource, long-lived", align,
-       plain(from(long_lived), back(long_lived)), listed(from(long_lived), back(long_lived))},
-      {"pmr::monotonic_buffer_resource", align,
-       [&](std::size_t m) {
-         std::pmr::monotonic_buffer_resource res(buffer.data(), buffer.size());
-         return timed_pass(m, seed, slots, kept, bytes, from(res), back(res));
-       },
-       [&](std::size_t m) {
-         std::pmr::monotonic_buffer_resource res(buffer.data(), buffer.size());
-         return alloc::live_blocks(m, bytes, from(res), back(res));
-       }}};
+      v("new/delete", align, op_new, op_delete),
+      v("new/delete with an alignment argument (the study's)", align, study_new, study_delete),
+      v("malloc/free", align, c_malloc, c_free),
+      v.per_pass("pmr::unsynchronized_pool_resource, one per pass (the study's)", align, pool, from,
+                 back),
+      v("pmr::unsynchronized_pool_resource, long-lived", align, from(long_lived), back(long_lived)),
+      v.per_pass("pmr::monotonic_buffer_resource", align, monotonic, from, back)};
   auto s = measure_variants(t, "32-256 bytes, random sizes", n, vs, "malloc/free");
   t.add(blocks_kept(kept));
   const double cyc = lab::cycle_ns();
   t.figure(s[2].median / s[3].median,
            "malloc-free / pmr::unsynchronized_pool_resource (per pass) time");
-  t.set("pool_vs_malloc", s[2].median / s[3].median);
-  t.set("long_vs_malloc", s[2].median / s[4].median);
-  t.set("new_vs_malloc", s[0].median / s[2].median);
-  t.set("study_new_vs_malloc", s[1].median / s[2].median);
-  t.set("malloc_cycles", s[2].median / cyc);
-  t.set("pool_cycles", s[3].median / cyc);
+  t.set({{"pool_vs_malloc", s[2].median / s[3].median},
+         {"long_vs_malloc", s[2].median / s[4].median},
+         {"new_vs_malloc", s[0].median / s[2].median},
+         {"study_new_vs_malloc", s[1].median / s[2].median}});
+  t.set_cycles(cyc, {{"malloc_cycles", s[2]}, {"pool_cycles", s[3]}});
 }
 
 verdict allocators_mixed_verdict(const trial& t) {
@@ -303,22 +282,7 @@ verdict allocators_mixed_verdict(const trial& t) {
                       "the pool is ahead, by less than the study says: " + why);
 }
 
-const registration kAllocatorsMixed({
-    .id = "allocators_mixed",
-    .study = 34,
-    .group = "language",
-    .title = "Mixed-size allocator variants",
-    .question = "With block sizes from 32 to 256 bytes in random order, how do new/delete, "
-                "malloc/free and the pmr pool compare?",
-    .study_figure = "mixed-size new/delete 36.2M, malloc/free 47.7M, "
-                    "pmr::unsynchronized_pool_resource 133.5M ops/s",
-    .range = {0.3, 6, "x",
-              "a pool hands out blocks from per-size free lists without malloc's bookkeeping; a "
-              "fresh pool carves them from new chunks in order"},
-    .checks = {"blocks_valid", "work_done"},
-    .run = allocators_mixed,
-    .judge = allocators_mixed_verdict,
-});
+const registration kAllocatorsMixed("allocators_mixed", allocators_mixed, allocators_mixed_verdict);
 
 }  // namespace
 }  // namespace simdex::lab_bench

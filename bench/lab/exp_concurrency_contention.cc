@@ -85,16 +85,14 @@ void false_sharing(trial& t) {
   t.count(
       "adjacent, store, 2 CPUs",
       [&] { independent_counts<adjacent_counters>(two, ns, false, book["counted"], exact); }, true);
-  t.add({"work_done", exact ? lab::check_status::pass : lab::check_status::fail,
-         exact ? "every counter ended at the number of increments its thread made"
-               : "a counter missed increments: the loop did not do the work it is credited with"});
-  t.add(book.placement());
-  t.add(book.wall_clock());
-  side_by_side(t, book, {vs[0].name, vs[1].name, vs[2].name, vs[3].name});
+  t.add(lab::holds(
+      "work_done", exact, "every counter ended at the number of increments its thread made",
+      "a counter missed increments: the loop did not do the work it is credited with"));
+  team_checks(t, book, {vs[0].name, vs[1].name, vs[2].name, vs[3].name});
   t.figure(s[1].median / s[0].median, "padded / adjacent throughput, fetch_add, 2 CPUs");
-  t.set("rmw", s[1].median / s[0].median);
-  t.set("store", s[3].median / s[2].median);
-  t.set("one_cpu", s[5].median / s[4].median);
+  t.set({{"rmw", s[1].median / s[0].median},
+         {"store", s[3].median / s[2].median},
+         {"one_cpu", s[5].median / s[4].median}});
 }
 
 verdict false_sharing_verdict(const trial& t) {
@@ -105,21 +103,7 @@ verdict false_sharing_verdict(const trial& t) {
   return by_threshold(t.get("rmw"), 2, 1.2, why, why + ": between no effect and the study's");
 }
 
-const registration kFalseSharing({
-    .id = "false_sharing",
-    .study = 3,
-    .group = "concurrency",
-    .title = "False sharing",
-    .question = "How much slower do two threads incrementing their own counters run when the "
-                "counters share a cache line?",
-    .study_figure = "adjacent 155.7M vs padded 509.4M items/s (3.3x)",
-    .range = {3, 10, "x",
-              "bare-metal x86, relaxed fetch_add: 3-10x (each increment must take the line from "
-              "the other core); a guest whose vCPUs take turns shows about 1x"},
-    .checks = {"work_done", "placement", "wall_clock", "run_queue", "overlap"},
-    .run = false_sharing,
-    .judge = false_sharing_verdict,
-});
+const registration kFalseSharing("false_sharing", false_sharing, false_sharing_verdict);
 
 // --- 5: mutex vs atomic ---------------------------------------------------------------------
 
@@ -193,13 +177,11 @@ void mutex_atomic(trial& t) {
         "std::mutex, " + thread_label(n),
         [&] { shared_increments(n, ns, true, book["counted"], exact); }, true);
   }
-  t.add({"work_done", exact ? lab::check_status::pass : lab::check_status::fail,
-         exact ? "the shared counter ended at the total number of increments in every run"
-               : "the shared counter missed increments"});
-  t.add(book.placement());
-  t.add(book.wall_clock());
+  t.add(lab::holds("work_done", exact,
+                   "the shared counter ended at the total number of increments in every run",
+                   "the shared counter missed increments"));
   const std::size_t k = counts.size();  // atomic rows 0..k-1, mutex rows k..2k-1
-  side_by_side(t, book, {cs[1].first, cs[k + 1].first}, {cs[0].first, cs[k].first});
+  team_checks(t, book, {cs[1].first, cs[k + 1].first}, {cs[0].first, cs[k].first});
   auto c = thread_curve("threads", "Shared counter: one atomic against one std::mutex",
                         "million increments/s (all threads)");
   for (int m = 0; m < 2; ++m) {
@@ -216,11 +198,11 @@ void mutex_atomic(trial& t) {
   }
   t.plot(c);
   t.figure(1e3 / s[0].median, "uncontended atomic fetch_add, ns per increment");
-  t.set("atomic_drop", s[0].median / s[1].median);
-  t.set("mutex_drop", s[k].median / s[k + 1].median);
-  t.set("mutex_over_atomic_1", s[0].median / s[k].median);
-  t.set("cpu_inflation", cpu[2 * k - 1].median / s[2 * k - 1].median);
-  t.set("max_threads", counts.back());
+  t.set({{"atomic_drop", s[0].median / s[1].median},
+         {"mutex_drop", s[k].median / s[k + 1].median},
+         {"mutex_over_atomic_1", s[0].median / s[k].median},
+         {"cpu_inflation", cpu[2 * k - 1].median / s[2 * k - 1].median},
+         {"max_threads", counts.back()}});
 }
 
 verdict mutex_atomic_verdict(const trial& t) {
@@ -236,22 +218,7 @@ verdict mutex_atomic_verdict(const trial& t) {
   return {verdict_kind::inconclusive, why};
 }
 
-const registration kMutexAtomic({
-    .id = "mutex_atomic",
-    .study = 5,
-    .group = "concurrency",
-    .title = "Mutex vs atomic",
-    .question = "How do one atomic counter and one mutex-guarded counter scale as threads "
-                "contend for them, timed on the wall clock?",
-    .study_figure = "atomic 1/2/4 threads 571.9M / 163.3M / 44.9M, mutex 1/2/4 threads 221.0M / "
-                    "62.7M / 6.67M items/s (CPU-time rates)",
-    .range = {1.5, 10, "ns",
-              "uncontended lock xadd: 2-4 ns on AMD and Apple cores, 5-8 ns on Intel servers; "
-              "6.7 ns measured in this class of VM"},
-    .checks = {"work_done", "placement", "wall_clock", "run_queue", "overlap"},
-    .run = mutex_atomic,
-    .judge = mutex_atomic_verdict,
-});
+const registration kMutexAtomic("mutex_atomic", mutex_atomic, mutex_atomic_verdict);
 
 // --- 24: lock variants ----------------------------------------------------------------------
 
@@ -350,21 +317,19 @@ void lock_variants(trial& t) {
     t.plot(c);
     std::string w = std::to_string(work);
     auto at = [&](int l, std::size_t i) { return s[static_cast<std::size_t>(l) * k + i].median; };
-    t.set("spin_1_w" + w, at(1, 0) / at(0, 0));
-    t.set("ticket_1_w" + w, at(2, 0) / at(0, 0));
-    t.set("spin_2_w" + w, at(1, 1) / at(0, 1));
-    t.set("ticket_2_w" + w, at(2, 1) / at(0, 1));
-    t.set("spin_max_w" + w, at(1, k - 1) / at(0, k - 1));
-    t.set("ticket_max_w" + w, at(2, k - 1) / at(0, k - 1));
+    t.set({{"spin_1_w" + w, at(1, 0) / at(0, 0)},
+           {"ticket_1_w" + w, at(2, 0) / at(0, 0)},
+           {"spin_2_w" + w, at(1, 1) / at(0, 1)},
+           {"ticket_2_w" + w, at(2, 1) / at(0, 1)},
+           {"spin_max_w" + w, at(1, k - 1) / at(0, k - 1)},
+           {"ticket_max_w" + w, at(2, k - 1) / at(0, k - 1)}});
     if (work == 1) t.figure(1e3 / at(0, 0), "uncontended std::mutex lock + unlock, ns");
   }
   t.count(
       "spinlock (TTAS), 4 threads, work 1",
       [&] { lock_rate<lab::tas_lock>(4, 1, budget, book["counted"], exclusion); }, true);
   t.add(exclusion.check());
-  t.add(book.placement());
-  t.add(book.wall_clock());
-  side_by_side(t, book, need_overlap, alone);
+  team_checks(t, book, need_overlap, alone);
   t.set("max_threads", counts.back());
 }
 
@@ -391,23 +356,7 @@ verdict lock_variants_verdict(const trial& t) {
   return {verdict_kind::inconclusive, why};
 }
 
-const registration kLockVariants({
-    .id = "lock_variants",
-    .study = 24,
-    .group = "concurrency",
-    .title = "Lock variants",
-    .question = "How do std::mutex, a spinlock and a ticket lock compare with 1 to N threads, "
-                "with a tiny and a larger critical section?",
-    .study_figure = "work=1: 1 thread mutex 205M, spinlock 575M, ticket 528M; 4 threads 26.7M, "
-                    "3.18M, 4.33M. work=32: 1 thread 37.7M, 39.6M, 39.7M; 4 threads 4.77M, "
-                    "2.48M, 2.69M items/s (CPU-time rates)",
-    .range = {8, 30, "ns",
-              "uncontended std::mutex lock + unlock (two atomic RMWs): 10-25 ns on x86 servers, "
-              "18.5 ns measured in this class of VM"},
-    .checks = {"exclusive", "placement", "wall_clock", "run_queue", "overlap"},
-    .run = lock_variants,
-    .judge = lock_variants_verdict,
-});
+const registration kLockVariants("lock_variants", lock_variants, lock_variants_verdict);
 
 }  // namespace
 }  // namespace simdex::lab_bench

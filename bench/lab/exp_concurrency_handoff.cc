@@ -71,16 +71,15 @@ void blocking_spinning(trial& t) {
                       "another task waits for the CPU)",
                       switched[1].value / handed[1])
              : "yield: context-switch counter " + switched[1].status);
-  t.add(book.placement());
-  t.add(book.wall_clock());
+  ran_as_placed(t, book);
   t.add(book.run_queue({"spin", "yield", "condition variable"}));
   t.add(book.overlap({"spin"}, "from the spin round trips far above the median"));
   t.note(book.steal());
   t.figure(rtt[2].median, "condition-variable round trip, us");
-  t.set("spin_over_cv", s[0].median / s[2].median);
-  t.set("yield_over_cv", s[1].median / s[2].median);
-  t.set("spin_rtt", rtt[0].median);
-  t.set("cv_rtt", rtt[2].median);
+  t.set({{"spin_over_cv", s[0].median / s[2].median},
+         {"yield_over_cv", s[1].median / s[2].median},
+         {"spin_rtt", rtt[0].median},
+         {"cv_rtt", rtt[2].median}});
 }
 
 verdict blocking_spinning_verdict(const trial& t) {
@@ -94,21 +93,8 @@ verdict blocking_spinning_verdict(const trial& t) {
   return {verdict_kind::inconclusive, why};
 }
 
-const registration kBlockingSpinning({
-    .id = "blocking_spinning",
-    .study = 21,
-    .group = "concurrency",
-    .title = "Blocking vs spinning",
-    .question = "How many hand-offs per second do two threads manage when the waiter spins, "
-                "yields or sleeps on a condition variable?",
-    .study_figure = "spin 17.5M, yield 253.8k, condition variable 107.2k handoffs/s",
-    .range = {2, 30, "us",
-              "condition-variable ping-pong round trip across cores: 5-20 us (2-5 us when the "
-              "peer stays hot); 24 us measured in this class of VM"},
-    .checks = {"delivered", "context_switches", "placement", "wall_clock", "run_queue", "overlap"},
-    .run = blocking_spinning,
-    .judge = blocking_spinning_verdict,
-});
+const registration kBlockingSpinning("blocking_spinning", blocking_spinning,
+                                     blocking_spinning_verdict);
 
 // --- 14: memory order ------------------------------------------------------------------------
 
@@ -237,13 +223,12 @@ void memory_order(trial& t) {
   t.count(
       "fetch_add seq_cst, 2 threads", [&] { fetch_add_mops<sc>(2, ns, book["counted"], exact); },
       true);
-  t.add({"work_done", exact ? lab::check_status::pass : lab::check_status::fail,
-         exact ? "every shared counter ended at the number of fetch_adds made on it"
-               : "a shared counter missed fetch_adds"});
+  t.add(lab::holds("work_done", exact,
+                   "every shared counter ended at the number of fetch_adds made on it",
+                   "a shared counter missed fetch_adds"));
   t.add(answers.check("every flag hand-off"));
   t.add(delivered.check("every ring transfer"));
-  t.add(book.placement());
-  t.add(book.wall_clock());
+  ran_as_placed(t, book);
   // The cost comparisons need the threads side by side; the litmus verdict does not (its
   // witness counts say whether they raced), so a failure here is a warning.
   const std::vector<std::string> two = {"fetch_add seq_cst, 2 threads", "flag seq_cst",
@@ -260,16 +245,16 @@ void memory_order(trial& t) {
   const auto& sb_rlx = total[3];
   t.figure(sb_rlx.rounds ? 1e5 * double(sb_rlx.counts[0]) / double(sb_rlx.rounds) : 0,
            "SB relaxed: both loads saw the old value, per 100k rounds");
-  t.set("sb_relaxed", double(total[3].counts[0]));
-  t.set("sb_acq_rel", double(total[4].counts[0]));
-  t.set("sb_seq_cst", double(total[5].counts[0]));
-  t.set("sb_rounds", double(total[3].rounds));
-  t.set("mp_bad", double(total[0].counts[1] + total[1].counts[1] + total[2].counts[1]));
-  t.set("mp_rounds", double(mp.rounds));
-  t.set("fa_1", fa[2].median / fa[0].median);
-  t.set("fa_2", fa[5].median / fa[3].median);
-  t.set("flag", flag[1].median / flag[0].median);
-  t.set("ring", ring[1].median / ring[0].median);
+  t.set({{"sb_relaxed", double(total[3].counts[0])},
+         {"sb_acq_rel", double(total[4].counts[0])},
+         {"sb_seq_cst", double(total[5].counts[0])},
+         {"sb_rounds", double(total[3].rounds)},
+         {"mp_bad", double(total[0].counts[1] + total[1].counts[1] + total[2].counts[1])},
+         {"mp_rounds", double(mp.rounds)},
+         {"fa_1", fa[2].median / fa[0].median},
+         {"fa_2", fa[5].median / fa[3].median},
+         {"flag", flag[1].median / flag[0].median},
+         {"ring", ring[1].median / ring[0].median}});
 }
 
 verdict memory_order_verdict(const trial& t) {
@@ -298,25 +283,7 @@ verdict memory_order_verdict(const trial& t) {
               "x86-TSO forbids them and none occurred"};
 }
 
-const registration kMemoryOrder({
-    .id = "memory_order",
-    .study = 14,
-    .group = "concurrency",
-    .title = "Memory order",
-    .question = "What does each C++ memory order cost, and which reorderings can two threads "
-                "actually observe on this ISA (message passing and store buffering litmus tests)?",
-    .study_figure = "fetch_add 1 thread relaxed/acq_rel/seq_cst 527.5M/527.5M/528.1M; flag "
-                    "hand-off acq_rel 25.9M vs seq_cst 26.4M; SPSC ring 30.9M vs 23.9M; MP relaxed "
-                    "bad reads 1.4 per 100k, release/acquire 0; SB both-zero relaxed 96.9k, "
-                    "release/acquire 96.7k, seq_cst 0 per 100k",
-    .range = {1, 100000, "per 100k",
-              "store buffering with relaxed stores is allowed by x86-TSO; how often it shows "
-              "depends on how closely the harness lines the threads up (the study's Apple run: "
-              "96.9k)"},
-    .checks = {"raced", "x86_tso", "work_done", "delivered", "placement", "wall_clock"},
-    .run = memory_order,
-    .judge = memory_order_verdict,
-});
+const registration kMemoryOrder("memory_order", memory_order, memory_order_verdict);
 
 }  // namespace
 }  // namespace simdex::lab_bench

@@ -13,6 +13,21 @@ namespace {
 using bench::better;
 using namespace conc;
 
+// One spinning SPSC transfer of `batch` under the counters, for the record.
+void count_spsc(trial& t, const std::string& label, std::size_t capacity, std::size_t batch,
+                team_book& book, delivery_book& delivered) {
+  t.count(
+      label,
+      [&] {
+        transfer_spec spec;
+        spec.batch = batch;
+        spec.budget_ns = budget_ns(t);
+        transfer_mmsgs<std::uint64_t, lab::spsc_ring<std::uint64_t>>(capacity, spec,
+                                                                     book["counted"], delivered);
+      },
+      true);
+}
+
 // --- 11: queue ---------------------------------------------------------------------------------
 
 void queue(trial& t) {
@@ -43,20 +58,9 @@ void queue(trial& t) {
       }
   auto s = t.measure("transfer", {{"capacity", static_cast<std::int64_t>(capacity)}}, "Mmsgs/s",
                      better::higher, cs, cs[0].first);
-  t.count(
-      "SPSC ring, batch 8, spin",
-      [&] {
-        transfer_spec spec;
-        spec.batch = 8;
-        spec.budget_ns = budget_ns(t);
-        transfer_mmsgs<std::uint64_t, lab::spsc_ring<std::uint64_t>>(capacity, spec,
-                                                                     book["counted"], delivered);
-      },
-      true);
+  count_spsc(t, "SPSC ring, batch 8, spin", capacity, 8, book, delivered);
   t.add(delivered.check("every transfer"));
-  t.add(book.placement());
-  t.add(book.wall_clock());
-  side_by_side(t, book, labels);
+  team_checks(t, book, labels);
   const std::size_t half = s.size() / 2;
   std::size_t best[2] = {0, half}, worst[2] = {0, half};
   for (std::size_t i = 0; i < s.size(); ++i) {
@@ -78,11 +82,11 @@ void queue(trial& t) {
     }
   t.plot(c);
   t.figure(s[best[1]].median / s[best[0]].median, "best SPSC ring / best mutex queue throughput");
-  t.set("ratio", s[best[1]].median / s[best[0]].median);
-  t.set("best_spsc", s[best[1]].median);
-  t.set("best_mutex", s[best[0]].median);
-  t.set("spread_spsc", s[best[1]].median / s[worst[1]].median);
-  t.set("spread_mutex", s[best[0]].median / s[worst[0]].median);
+  t.set({{"ratio", s[best[1]].median / s[best[0]].median},
+         {"best_spsc", s[best[1]].median},
+         {"best_mutex", s[best[0]].median},
+         {"spread_spsc", s[best[1]].median / s[worst[1]].median},
+         {"spread_mutex", s[best[0]].median / s[worst[0]].median}});
   t.note("best mutex queue: " + labels[best[0]] + "; best SPSC ring: " + labels[best[1]]);
 }
 
@@ -95,22 +99,7 @@ verdict queue_verdict(const trial& t) {
   return by_threshold(t.get("ratio"), 1.2, 1, why);
 }
 
-const registration kQueue({
-    .id = "queue",
-    .study = 11,
-    .group = "concurrency",
-    .title = "Queue",
-    .question = "Does a single-producer ring beat a mutex-guarded queue between two threads, and "
-                "how much do batching and the waiting policy matter?",
-    .study_figure = "mutex (batch=64, backoff=yield) 111.6M vs SPSC (batch=8, backoff=yield) "
-                    "174.1M ops/s (aggregate mean)",
-    .range = {1.2, 20, "x",
-              "a ring moves a batch with two cache-line transfers, a mutex queue adds a lock "
-              "line and often a futex sleep per side"},
-    .checks = {"delivered", "placement", "wall_clock", "run_queue", "overlap"},
-    .run = queue,
-    .judge = queue_verdict,
-});
+const registration kQueue("queue", queue, queue_verdict);
 
 // --- 36: queue message size ------------------------------------------------------------------
 
@@ -144,14 +133,12 @@ void queue_message_size(trial& t) {
     t.record("payload_256_bytes", p, labels[i], "GiB/s", better::higher, lab::summarize(gib));
   }
   t.add(delivered.check("every 256-byte message, every word read"));
-  t.add(book.placement());
-  t.add(book.wall_clock());
-  side_by_side(t, book, labels);
+  team_checks(t, book, labels);
   t.figure(s[1].median / s[0].median, "mutex queue: batches of 8 / unbatched");
-  t.set("mutex_gain", s[1].median / s[0].median);
-  t.set("spsc_gain", s[3].median / s[2].median);
-  t.set("mutex_gib", s[1].median * 1e6 * 256 / (1 << 30));
-  t.set("spsc_gib", s[3].median * 1e6 * 256 / (1 << 30));
+  t.set({{"mutex_gain", s[1].median / s[0].median},
+         {"spsc_gain", s[3].median / s[2].median},
+         {"mutex_gib", s[1].median * 1e6 * 256 / (1 << 30)},
+         {"spsc_gib", s[3].median * 1e6 * 256 / (1 << 30)}});
 }
 
 verdict queue_message_size_verdict(const trial& t) {
@@ -166,22 +153,8 @@ verdict queue_message_size_verdict(const trial& t) {
   return {verdict_kind::inconclusive, why};
 }
 
-const registration kQueueMessageSize({
-    .id = "queue_message_size",
-    .study = 36,
-    .group = "concurrency",
-    .title = "Queue message size",
-    .question = "With 256-byte messages, how much does batching help a mutex queue and a "
-                "single-producer ring?",
-    .study_figure = "256-byte payload, unbatched: mutex 23.2M msgs/s (5.93 GiB/s), SPSC 34.5M "
-                    "(8.83 GiB/s); batched by 8: mutex 40.3M (10.3 GiB/s), SPSC 36.5M (9.35 GiB/s)",
-    .range = {1.2, 8, "x",
-              "batching by 8 divides the lock's two acquisitions per message by 8; the copy of "
-              "256 bytes per message stays"},
-    .checks = {"delivered", "placement", "wall_clock", "run_queue", "overlap"},
-    .run = queue_message_size,
-    .judge = queue_message_size_verdict,
-});
+const registration kQueueMessageSize("queue_message_size", queue_message_size,
+                                     queue_message_size_verdict);
 
 // --- 20: MPSC and MPMC scaling ---------------------------------------------------------------
 
@@ -216,9 +189,7 @@ void mpmc_scaling(trial& t) {
   auto s = t.measure("transfer", {{"capacity", static_cast<std::int64_t>(capacity)}}, "Mmsgs/s",
                      better::higher, cs, cs[0].first);
   t.add(delivered.check("every producer's messages, every consumer"));
-  t.add(book.placement());
-  t.add(book.wall_clock());
-  side_by_side(t, book, need_overlap);
+  team_checks(t, book, need_overlap);
   const std::size_t n = std::size(tops);
   auto c = thread_curve("queues", "MPSC (1 consumer) and MPMC (as many consumers as producers)",
                         "million messages/s");
@@ -236,9 +207,9 @@ void mpmc_scaling(trial& t) {
     }
   t.plot(c);
   t.figure(s[n + 2].median / s[2].median, "4P1C: bounded MPMC ring / mutex queue");
-  t.set("mpsc_ring_over_mutex", s[n + 2].median / s[2].median);
-  t.set("mpmc_mutex_over_ring", s[4].median / s[n + 4].median);
-  t.set("one_ring_over_mutex", s[n].median / s[0].median);
+  t.set({{"mpsc_ring_over_mutex", s[n + 2].median / s[2].median},
+         {"mpmc_mutex_over_ring", s[4].median / s[n + 4].median},
+         {"one_ring_over_mutex", s[n].median / s[0].median}});
 }
 
 verdict mpmc_scaling_verdict(const trial& t) {
@@ -258,22 +229,7 @@ verdict mpmc_scaling_verdict(const trial& t) {
   return {verdict_kind::inconclusive, why + ": one of the two rankings holds"};
 }
 
-const registration kMpmcScaling({
-    .id = "mpmc_scaling",
-    .study = 20,
-    .group = "concurrency",
-    .title = "MPSC and MPMC queue scaling",
-    .question = "As producers and consumers are added, how do a mutex queue and a bounded "
-                "lock-free MPMC ring scale?",
-    .study_figure = "MPSC (4P1C): mutex 8.10M, bounded MPMC 9.55M msgs/s; MPMC (4P4C): mutex "
-                    "21.2M, bounded MPMC 7.46M msgs/s",
-    .range = {0.3, 5, "x",
-              "both serialize on one line (the lock or the producers' index); neither should be "
-              "an order of magnitude ahead"},
-    .checks = {"delivered", "placement", "wall_clock", "run_queue", "overlap"},
-    .run = mpmc_scaling,
-    .judge = mpmc_scaling_verdict,
-});
+const registration kMpmcScaling("mpmc_scaling", mpmc_scaling, mpmc_scaling_verdict);
 
 // --- 15: thread placement --------------------------------------------------------------------
 
@@ -311,26 +267,16 @@ void thread_placement(trial& t) {
     }
   auto s = t.measure("spsc_transfer", {{"capacity", static_cast<std::int64_t>(capacity)}},
                      "Mmsgs/s", better::higher, cs, cs[2].first);
-  t.count(
-      "split (two CPUs), spin",
-      [&] {
-        transfer_spec spec;
-        spec.budget_ns = budget_ns(t);
-        transfer_mmsgs<std::uint64_t, lab::spsc_ring<std::uint64_t>>(capacity, spec,
-                                                                     book["counted"], delivered);
-      },
-      true);
+  count_spsc(t, "split (two CPUs), spin", capacity, 1, book, delivered);
   t.add(delivered.check("every placement"));
-  t.add(book.placement());
-  t.add(book.wall_clock());
-  side_by_side(t, book, {cs[2].first, cs[5].first});
+  team_checks(t, book, {cs[2].first, cs[5].first});
   for (const char* v : {"default (not pinned), spin", "default (not pinned), yield"})
     t.note(std::string("unpinned threads ran on (requested -1 = none): ") + v + ": " +
            unpinned[v].last.detail());
   t.figure(s[2].median / s[1].median, "split / shared throughput, spinning");
-  t.set("spin_split_shared", s[2].median / s[1].median);
-  t.set("yield_split_shared", s[5].median / s[4].median);
-  t.set("default_split", s[0].median / s[2].median);
+  t.set({{"spin_split_shared", s[2].median / s[1].median},
+         {"yield_split_shared", s[5].median / s[4].median},
+         {"default_split", s[0].median / s[2].median}});
 }
 
 verdict thread_placement_verdict(const trial& t) {
@@ -349,22 +295,7 @@ verdict thread_placement_verdict(const trial& t) {
   return {verdict_kind::confirmed, why + ": placement makes no difference here either"};
 }
 
-const registration kThreadPlacement({
-    .id = "thread_placement",
-    .study = 15,
-    .group = "concurrency",
-    .title = "Thread placement",
-    .question = "Does it matter for a producer-consumer transfer whether the two threads share "
-                "a CPU or run on two, once the placement is verified to hold?",
-    .study_figure = "default 29.9M, shared-placement hint 30.7M, split-placement hint 30.6M "
-                    "ops/s; placement requests 0, placement verified 0",
-    .range = {2, 1000, "x",
-              "on one CPU a spinning consumer holds the CPU until its time slice ends, so the "
-              "pair moves one ring-full per slice instead of streaming"},
-    .checks = {"delivered", "placement", "wall_clock", "run_queue", "overlap"},
-    .run = thread_placement,
-    .judge = thread_placement_verdict,
-});
+const registration kThreadPlacement("thread_placement", thread_placement, thread_placement_verdict);
 
 // --- 27: cross-thread free -------------------------------------------------------------------
 
@@ -539,9 +470,7 @@ void cross_thread_free(trial& t) {
   if (d.status == lab::check_status::pass && !balanced)
     d = {"delivered", lab::check_status::fail, "the locked pool did not get every node back"};
   t.add(d);
-  t.add(book.placement());
-  t.add(book.wall_clock());
-  side_by_side(t, book, cross_labels, alone);
+  team_checks(t, book, cross_labels, alone);
   t.figure(s[5].median / s[1].median, "malloc/free: same thread / freed on another thread");
   for (std::size_t i = 0; i < 4; ++i) t.set(std::string("cross") + char('0' + i), s[i].median);
   t.set("malloc_penalty", s[5].median / s[1].median);
@@ -562,22 +491,8 @@ verdict cross_thread_free_verdict(const trial& t) {
           why + ": the general allocators win, the PMR pool is not last"};
 }
 
-const registration kCrossThreadFree({
-    .id = "cross_thread_free",
-    .study = 27,
-    .group = "concurrency",
-    .title = "Cross-thread free",
-    .question = "What does it cost when one thread allocates and another frees, for the general "
-                "allocators and for synchronized pools?",
-    .study_figure = "new/delete 20.8M, malloc/free 25.6M, locked pool 7.01M, "
-                    "pmr::synchronized_pool_resource 882.8k ops/s",
-    .range = {0.5, 10, "x",
-              "glibc frees a remote chunk into the freeing thread's cache and arena, so the "
-              "allocating thread refills from a locked arena; a few x slower than local reuse"},
-    .checks = {"delivered", "placement", "wall_clock", "run_queue", "overlap"},
-    .run = cross_thread_free,
-    .judge = cross_thread_free_verdict,
-});
+const registration kCrossThreadFree("cross_thread_free", cross_thread_free,
+                                    cross_thread_free_verdict);
 
 }  // namespace
 }  // namespace simdex::lab_bench

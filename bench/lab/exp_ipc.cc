@@ -49,6 +49,9 @@ struct ipc_run {
     return r;
   }
 
+  // The median of a transport's ping-pong round trips, us.
+  double median_rtt(const std::string& name) { return lab::summarize(rtt_us[name]).median; }
+
   // Streams and ping-pongs of every transport, interleaved; returns {streams..., pingpongs...}.
   std::vector<lab::summary> measure(trial& t, const std::vector<transport>& trs) {
     const double ns = budget_ns(t);
@@ -80,8 +83,7 @@ struct ipc_run {
   void checks(trial& t, const std::vector<transport>& trs,
               const std::vector<std::string>& spin_labels) {
     t.add(answers.check("every message and every answer"));
-    t.add(book.placement());
-    t.add(book.wall_clock());
+    ran_as_placed(t, book);
     std::vector<std::string> all;
     for (const auto& tr : trs)
       for (const char* shape : {", stream", ", ping-pong"}) all.push_back(tr.name + shape);
@@ -105,11 +107,11 @@ void pipe_shm(trial& t) {
   ipc.count(t, trs, {0, 1}, false);
   ipc.checks(t, trs, {"shared-memory mailbox, stream", "shared-memory mailbox, ping-pong"});
   t.figure(s[1].median / s[0].median, "shared-memory mailbox / pipe, messages per second");
-  t.set("stream", s[1].median / s[0].median);
-  t.set("pipe_mmsgs", s[0].median);
-  t.set("shm_mmsgs", s[1].median);
-  t.set("pipe_rtt", lab::summarize(ipc.rtt_us["pipe"]).median);
-  t.set("shm_rtt", lab::summarize(ipc.rtt_us["shared-memory mailbox"]).median);
+  t.set({{"stream", s[1].median / s[0].median},
+         {"pipe_mmsgs", s[0].median},
+         {"shm_mmsgs", s[1].median},
+         {"pipe_rtt", ipc.median_rtt("pipe")},
+         {"shm_rtt", ipc.median_rtt("shared-memory mailbox")}});
 }
 
 verdict pipe_shm_verdict(const trial& t) {
@@ -123,21 +125,7 @@ verdict pipe_shm_verdict(const trial& t) {
   return {verdict_kind::inconclusive, why};
 }
 
-const registration kPipeShm({
-    .id = "pipe_shm",
-    .study = 16,
-    .group = "concurrency",
-    .title = "Pipe vs shared-memory handoff",
-    .question = "How much faster than a pipe does a shared-memory mailbox pass small messages "
-                "between two threads?",
-    .study_figure = "pipe handoff 2.31M msgs/s vs shared-memory mailbox 10.6M msgs/s",
-    .range = {2, 20, "x",
-              "a pipe costs a write and a read system call per message (0.1-0.5 us each) plus "
-              "wake-ups; a mailbox costs a cache-line round trip (0.1-0.3 us)"},
-    .checks = {"delivered", "placement", "wall_clock", "run_queue", "overlap"},
-    .run = pipe_shm,
-    .judge = pipe_shm_verdict,
-});
+const registration kPipeShm("pipe_shm", pipe_shm, pipe_shm_verdict);
 
 // --- 26: pipe vs socketpair ------------------------------------------------------------------
 
@@ -149,10 +137,10 @@ void pipe_socketpair(trial& t) {
   ipc.count(t, trs, {0, 1}, false);
   ipc.checks(t, trs, {});
   t.figure(s[0].median / s[1].median, "pipe / socketpair, messages per second");
-  t.set("stream", s[0].median / s[1].median);
-  t.set("pingpong", s[2].median / s[3].median);
-  t.set("pipe_rtt", lab::summarize(ipc.rtt_us["pipe"]).median);
-  t.set("sock_rtt", lab::summarize(ipc.rtt_us["socketpair"]).median);
+  t.set({{"stream", s[0].median / s[1].median},
+         {"pingpong", s[2].median / s[3].median},
+         {"pipe_rtt", ipc.median_rtt("pipe")},
+         {"sock_rtt", ipc.median_rtt("socketpair")}});
 }
 
 verdict pipe_socketpair_verdict(const trial& t) {
@@ -163,21 +151,7 @@ verdict pipe_socketpair_verdict(const trial& t) {
   return by_threshold(t.get("stream"), 1.2, 1, why);
 }
 
-const registration kPipeSocketpair({
-    .id = "pipe_socketpair",
-    .study = 26,
-    .group = "concurrency",
-    .title = "Pipe vs socketpair",
-    .question = "Between two threads, is a pipe cheaper per small message than a Unix stream "
-                "socketpair?",
-    .study_figure = "pipe 2.43M msgs/s vs Unix stream socketpair 1.42M msgs/s",
-    .range = {0.8, 3, "x",
-              "a pipe write copies into a page of the pipe; a stream socket allocates a buffer "
-              "per write and does socket accounting"},
-    .checks = {"delivered", "placement", "wall_clock", "run_queue"},
-    .run = pipe_socketpair,
-    .judge = pipe_socketpair_verdict,
-});
+const registration kPipeSocketpair("pipe_socketpair", pipe_socketpair, pipe_socketpair_verdict);
 
 // --- 30: TCP loopback ------------------------------------------------------------------------
 
@@ -192,11 +166,11 @@ void tcp_loopback(trial& t) {
   ipc.checks(t, trs, {});
   const double tcp_rtt = lab::summarize(ipc.rtt_us[trs[0].name]).median;
   t.figure(tcp_rtt, "TCP loopback round trip with TCP_NODELAY, us");
-  t.set("stream_nagle", s[1].median / s[2].median);
-  t.set("stream_nodelay", s[0].median / s[2].median);
-  t.set("pingpong", s[5].median / s[3].median);
-  t.set("tcp_rtt", tcp_rtt);
-  t.set("unix_rtt", lab::summarize(ipc.rtt_us["unix stream"]).median);
+  t.set({{"stream_nagle", s[1].median / s[2].median},
+         {"stream_nodelay", s[0].median / s[2].median},
+         {"pingpong", s[5].median / s[3].median},
+         {"tcp_rtt", tcp_rtt},
+         {"unix_rtt", ipc.median_rtt("unix stream")}});
 }
 
 verdict tcp_loopback_verdict(const trial& t) {
@@ -213,22 +187,7 @@ verdict tcp_loopback_verdict(const trial& t) {
   return {verdict_kind::inconclusive, why + ": one of the study's two shapes holds"};
 }
 
-const registration kTcpLoopback({
-    .id = "tcp_loopback",
-    .study = 30,
-    .group = "concurrency",
-    .title = "TCP loopback",
-    .question = "How do TCP over loopback and a Unix stream socket compare for a one-way stream "
-                "and for request/response round trips?",
-    .study_figure = "stream: TCP 1.57M vs Unix stream 1.54M msgs/s; ping-pong: TCP 45.5k vs Unix "
-                    "stream 209.6k round trips/s",
-    .range = {8, 60, "us",
-              "TCP loopback round trip with TCP_NODELAY: 10-30 us on bare metal, 41 us measured "
-              "in this class of VM"},
-    .checks = {"delivered", "placement", "wall_clock", "run_queue", "nodelay"},
-    .run = tcp_loopback,
-    .judge = tcp_loopback_verdict,
-});
+const registration kTcpLoopback("tcp_loopback", tcp_loopback, tcp_loopback_verdict);
 
 }  // namespace
 }  // namespace simdex::lab_bench

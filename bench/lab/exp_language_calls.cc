@@ -128,11 +128,9 @@ void inlining(trial& t) {
                       {{"calls", static_cast<std::int64_t>(calls)}}, ks, calls, "forced inline");
     for (int k = 0; k < 3; ++k) ratio[g][k] = s[k + 1].median / s[0].median;
     if (g == 0) {
-      t.set("chain_inline_cycles", s[0].median / cyc);
-      t.set("chain_noinline_cycles", s[1].median / cyc);
+      t.set_cycles(cyc, {{"chain_inline_cycles", s[0]}, {"chain_noinline_cycles", s[1]}});
     } else {
-      t.set("map_inline_cycles", s[0].median / cyc);
-      t.set("map_noinline_cycles", s[1].median / cyc);
+      t.set_cycles(cyc, {{"map_inline_cycles", s[0]}, {"map_noinline_cycles", s[1]}});
     }
     std::string where = std::string(L.name) + ", ";
     t.add(call_shape(where + "forced inline", shape::inlined,
@@ -152,10 +150,10 @@ void inlining(trial& t) {
   t.add(work_done("every loop's result against step() evaluated in plain C++", work.wrong,
                   work.runs));
   t.figure(ratio[0][0], "noinline / forced inline time, the study's dependent chain");
-  t.set("chain_noinline", ratio[0][0]);
-  t.set("chain_pointer", ratio[0][1]);
-  t.set("map_noinline", ratio[1][0]);
-  t.set("map_pointer", ratio[1][1]);
+  t.set({{"chain_noinline", ratio[0][0]},
+         {"chain_pointer", ratio[0][1]},
+         {"map_noinline", ratio[1][0]},
+         {"map_pointer", ratio[1][1]}});
 }
 
 verdict inlining_verdict(const trial& t) {
@@ -180,21 +178,7 @@ verdict inlining_verdict(const trial& t) {
   return {verdict_kind::contradicted, why};
 }
 
-const registration kInlining({
-    .id = "inlining",
-    .study = 9,
-    .group = "language",
-    .title = "Inlining effects",
-    .question = "What does a call that is not inlined cost, in a dependent chain (the study's "
-                "loop) and among independent calls?",
-    .study_figure = "forced inline 1.22G, forced noinline 1.23G, function pointer 1.24G items/s",
-    .range = {0.8, 1.6, "x",
-              "a dependent chain of xor, multiply and add takes ~5 cycles per step; a call and "
-              "return overlap it, so a real call costs little more"},
-    .checks = {"call_shape", "per_call", "work_done"},
-    .run = inlining,
-    .judge = inlining_verdict,
-});
+const registration kInlining("inlining", inlining, inlining_verdict);
 
 // --- 17: dispatch cost ---------------------------------------------------------------------------
 
@@ -406,21 +390,20 @@ void dispatch(trial& t) {
                   work.runs));
 
   t.figure(s[2].median / s[1].median, "virtual / function pointer time, one target");
-  t.set("virtual_vs_pointer", s[2].median / s[1].median);
-  t.set("virtual_vs_template", s[2].median / s[0].median);
-  t.set("pointer_vs_template", s[1].median / s[0].median);
-  t.set("study_virtual_vs_template", s[3].median / s[0].median);
-  t.set("template_cycles", s[0].median / cyc);
-  t.set("virtual_cycles", s[2].median / cyc);
-  t.set("poly_virtual_vs_switch", ps[3].median / ps[1].median);
-  t.set("poly_pointer_vs_switch", ps[2].median / ps[1].median);
-  t.set("poly_virtual_cycles", ps[3].median / cyc);
-  t.set("poly_switch_cycles", ps[1].median / cyc);
-  t.set("replayed_switch_cycles", ps[0].median / cyc);
-  t.set("cycling_switch_cycles", ps[4].median / cyc);
-  t.set("cycling_pointer_cycles", ps[5].median / cyc);
-  t.set("cycling_virtual_cycles", ps[6].median / cyc);
-  t.set("pointer_cycles", s[1].median / cyc);
+  t.set({{"virtual_vs_pointer", s[2].median / s[1].median},
+         {"virtual_vs_template", s[2].median / s[0].median},
+         {"pointer_vs_template", s[1].median / s[0].median},
+         {"study_virtual_vs_template", s[3].median / s[0].median}});
+  t.set_cycles(cyc, {{"template_cycles", s[0]}, {"virtual_cycles", s[2]}});
+  t.set({{"poly_virtual_vs_switch", ps[3].median / ps[1].median},
+         {"poly_pointer_vs_switch", ps[2].median / ps[1].median}});
+  t.set_cycles(cyc, {{"poly_virtual_cycles", ps[3]},
+                     {"poly_switch_cycles", ps[1]},
+                     {"replayed_switch_cycles", ps[0]},
+                     {"cycling_switch_cycles", ps[4]},
+                     {"cycling_pointer_cycles", ps[5]},
+                     {"cycling_virtual_cycles", ps[6]},
+                     {"pointer_cycles", s[1]}});
   t.set("study_virtual_indirect", sv.s == shape::indirect);
 }
 
@@ -465,21 +448,7 @@ verdict dispatch_verdict(const trial& t) {
   return {verdict_kind::confirmed, why};
 }
 
-const registration kDispatch({
-    .id = "dispatch",
-    .study = 17,
-    .group = "language",
-    .title = "Dispatch cost",
-    .question = "What do a function-pointer call and a virtual call cost against a template the "
-                "compiler inlines, with one target and with four in random order?",
-    .study_figure = "template 3.10G, function pointer 2.95G, virtual 1.14G items/s",
-    .range = {0.7, 1.6, "x",
-              "a virtual call is a function-pointer call after two loads (vtable, slot) that "
-              "overlap other work; both predict well with one target"},
-    .checks = {"call_shape", "per_call", "work_done"},
-    .run = dispatch,
-    .judge = dispatch_verdict,
-});
+const registration kDispatch("dispatch", dispatch, dispatch_verdict);
 
 // --- 18: callable abstraction
 // -----------------------------------------------------------------------
@@ -568,12 +537,11 @@ void callables(trial& t) {
   t.add(work_done("every loop's sum against mix() evaluated in plain C++", work.wrong, work.runs));
 
   t.figure(s[3].median / s[2].median, "std::function / function pointer time");
-  t.set("function_vs_pointer", s[3].median / s[2].median);
-  t.set("function_vs_lambda", s[3].median / s[0].median);
-  t.set("pointer_vs_lambda", s[2].median / s[0].median);
-  t.set("study_pointer_vs_lambda", s[4].median / s[0].median);
-  t.set("lambda_cycles", s[0].median / cyc);
-  t.set("function_cycles", s[3].median / cyc);
+  t.set({{"function_vs_pointer", s[3].median / s[2].median},
+         {"function_vs_lambda", s[3].median / s[0].median},
+         {"pointer_vs_lambda", s[2].median / s[0].median},
+         {"study_pointer_vs_lambda", s[4].median / s[0].median}});
+  t.set_cycles(cyc, {{"lambda_cycles", s[0]}, {"function_cycles", s[3]}});
   t.set("study_pointer_inlined", sp.s == shape::inlined);
 }
 
@@ -600,22 +568,7 @@ verdict callables_verdict(const trial& t) {
   return {verdict_kind::confirmed, why};
 }
 
-const registration kCallables({
-    .id = "callables",
-    .study = 18,
-    .group = "language",
-    .title = "Callable abstraction",
-    .question = "What do a lambda, a functor, a function pointer and a std::function cost per "
-                "call, and which of them are calls at all?",
-    .study_figure = "lambda 3.57G, functor 3.60G, function pointer 3.63G, std::function 1.23G "
-                    "items/s",
-    .range = {0.8, 2.0, "x",
-              "std::function's call is a test for emptiness and one indirect call to a stub that "
-              "holds the inlined lambda: about one function-pointer call"},
-    .checks = {"call_shape", "per_call", "work_done"},
-    .run = callables,
-    .judge = callables_verdict,
-});
+const registration kCallables("callables", callables, callables_verdict);
 
 }  // namespace
 }  // namespace simdex::lab_bench

@@ -144,18 +144,18 @@ void clock_overhead(trial& t) {
     lo = std::min(lo, s[i].median);
     hi = std::max(hi, s[i].median);
   }
-  t.set("spread", hi / lo);
-  t.set("steady", s[0].median);
-  t.set("system", s[1].median);
-  t.set("raw", s[3].median);
-  t.set("gtod", s[4].median);
-  t.set("coarse", s[5].median);
-  t.set("tsc", s[6].median);
-  t.set("syscall", s[7].median);
+  t.set({{"spread", hi / lo},
+         {"steady", s[0].median},
+         {"system", s[1].median},
+         {"raw", s[3].median},
+         {"gtod", s[4].median},
+         {"coarse", s[5].median},
+         {"tsc", s[6].median},
+         {"syscall", s[7].median}});
   t.set("monotonic_cycles", s[2].median / cyc);
-  t.set("gtod_fastest", s[4].median <= lo * 1.02);
-  t.set("capable", capable);
-  t.set("kernel_share", max_vdso_share);
+  t.set({{"gtod_fastest", s[4].median <= lo * 1.02},
+         {"capable", capable},
+         {"kernel_share", max_vdso_share}});
 }
 
 verdict clock_verdict(const trial& t) {
@@ -179,23 +179,7 @@ verdict clock_verdict(const trial& t) {
   return {verdict_kind::contradicted, "the interfaces differ by more than 1.5x: " + why};
 }
 
-const registration kClock({
-    .id = "clock_overhead",
-    .study = 19,
-    .group = "language",
-    .title = "Clock call overhead",
-    .question = "What does reading the time cost through steady_clock, system_clock, "
-                "clock_gettime and gettimeofday, and does the call enter the kernel?",
-    .study_figure = "steady_clock::now() 70.1M, system_clock::now() 65.6M, clock_gettime 73.9M, "
-                    "gettimeofday 98.2M calls/s",
-    .range = {10, 60, "ns",
-              "a vDSO read of the TSC-backed clock costs 15-30 ns on bare metal, more under a "
-              "hypervisor's paravirtual clock; a clocksource without vDSO support costs a system "
-              "call (hundreds of ns)"},
-    .checks = {"per_call", "work_done", "clock_path"},
-    .run = clock_overhead,
-    .judge = clock_verdict,
-});
+const registration kClock("clock_overhead", clock_overhead, clock_verdict);
 
 }  // namespace
 }  // namespace simdex::lab_bench

@@ -38,6 +38,25 @@ class index_stream {
   std::size_t next_ = 0;
 };
 
+// The two loops `a` and `b` (run(idx, n) -> accumulator), each over the pool in random order and
+// in pool order: four kernels, every run checked against want(idx, n).
+template <class Want, class RunA, class RunB>
+std::vector<kernel> in_both_orders(index_stream& order, tally& work, Want want,
+                                   const std::string& a, RunA run_a, const std::string& b,
+                                   RunB run_b) {
+  auto kern = [&order, &work, want](bool random, auto run) {
+    return [&order, &work, want, random, run](std::size_t n) {
+      const std::uint16_t* idx = order.take(n, random);
+      return timed([&] { return run(idx, n); }, want(idx, n), work);
+    };
+  };
+  const std::string alternating = ", kinds alternating (the study's)";
+  return {{a + ", random order", kern(true, run_a)},
+          {b + ", random order", kern(true, run_b)},
+          {a + alternating, kern(false, run_a)},
+          {b + alternating, kern(false, run_b)}};
+}
+
 // --- 28: std::variant vs virtual hierarchy -------------------------------------------------------
 
 template <int K>
@@ -108,20 +127,11 @@ void variant_virtual(trial& t) {
     for (std::size_t i = 0; i < n; ++i) acc = op_body(kinds[idx[i]], acc, operands[idx[i]]);
     return acc;
   };
-  auto kern = [&](bool random, bool variant) {
-    return [&, random, variant](std::size_t n) {
-      const std::uint16_t* idx = order.take(n, random);
-      return timed(
-          [&] {
-            return variant ? run_variant(vars.data(), idx, n) : run_virtual(objs.data(), idx, n);
-          },
-          want(idx, n), work);
-    };
-  };
-  std::vector<kernel> ks = {{"std::variant, random order", kern(true, true)},
-                            {"virtual, random order", kern(true, false)},
-                            {"std::variant, kinds alternating (the study's)", kern(false, true)},
-                            {"virtual, kinds alternating (the study's)", kern(false, false)}};
+  auto ks = in_both_orders(
+      order, work, want, "std::variant",
+      [&](const std::uint16_t* idx, std::size_t n) { return run_variant(vars.data(), idx, n); },
+      "virtual",
+      [&](const std::uint16_t* idx, std::size_t n) { return run_virtual(objs.data(), idx, n); });
   auto s = measure_calls(t, "acc = op(acc)", {{"calls", static_cast<std::int64_t>(calls)}}, ks,
                          calls, "virtual, random order");
   const std::vector<int> four = {kOp0, kOp1, kOp2, kOp3};
@@ -135,12 +145,11 @@ void variant_virtual(trial& t) {
   for (auto* o : objs) o->~operation();
 
   t.figure(s[0].median / s[1].median, "std::variant / virtual time, random order");
-  t.set("random", s[0].median / s[1].median);
-  t.set("alternating", s[2].median / s[3].median);
-  t.set("variant_cycles", s[0].median / cyc);
-  t.set("virtual_cycles", s[1].median / cyc);
-  t.set("variant_alt_cycles", s[2].median / cyc);
-  t.set("virtual_alt_cycles", s[3].median / cyc);
+  t.set({{"random", s[0].median / s[1].median}, {"alternating", s[2].median / s[3].median}});
+  t.set_cycles(cyc, {{"variant_cycles", s[0]},
+                     {"virtual_cycles", s[1]},
+                     {"variant_alt_cycles", s[2]},
+                     {"virtual_alt_cycles", s[3]}});
   t.set("visit_inlined", v.s == shape::inlined);
 }
 
@@ -168,21 +177,7 @@ verdict variant_virtual_verdict(const trial& t) {
   return {verdict_kind::inconclusive, "neither is clearly faster: " + why};
 }
 
-const registration kVariantVirtual({
-    .id = "variant_virtual",
-    .study = 28,
-    .group = "language",
-    .title = "variant vs virtual hierarchy",
-    .question = "Is std::visit over a std::variant faster than a virtual call, with the kinds in "
-                "random order and alternating regularly?",
-    .study_figure = "std::variant dispatch 553M vs virtual hierarchy 656M items/s",
-    .range = {0.3, 2.0, "x",
-              "both pay a mispredicted branch or indirect call per operation in random order; a "
-              "switch and an indirect call cost about the same when mispredicted"},
-    .checks = {"call_shape", "per_call", "work_done"},
-    .run = variant_virtual,
-    .judge = variant_virtual_verdict,
-});
+const registration kVariantVirtual("variant_virtual", variant_virtual, variant_virtual_verdict);
 
 // --- 35: dynamic_cast vs tag dispatch
 // ----------------------------------------------------------------
@@ -243,20 +238,13 @@ void dynamic_cast_tag(trial& t) {
     }
     return acc;
   };
-  auto kern = [&](bool random, bool cast) {
-    return [&, random, cast](std::size_t n) {
-      const std::uint16_t* idx = order.take(n, random);
-      return timed(
-          [&] {
-            return cast ? run_dynamic_cast(nodes.data(), idx, n) : run_tag(nodes.data(), idx, n);
-          },
-          want(idx, n), work);
-    };
-  };
-  std::vector<kernel> ks = {{"tag, random order", kern(true, false)},
-                            {"dynamic_cast, random order", kern(true, true)},
-                            {"tag, kinds alternating (the study's)", kern(false, false)},
-                            {"dynamic_cast, kinds alternating (the study's)", kern(false, true)}};
+  auto ks = in_both_orders(
+      order, work, want, "tag",
+      [&](const std::uint16_t* idx, std::size_t n) { return run_tag(nodes.data(), idx, n); },
+      "dynamic_cast",
+      [&](const std::uint16_t* idx, std::size_t n) {
+        return run_dynamic_cast(nodes.data(), idx, n);
+      });
   auto s = measure_calls(t, "dispatch", {{"calls", static_cast<std::int64_t>(calls)}}, ks, calls,
                          "tag, random order");
   t.add(work_done(format("both loops' accumulators against the kinds the objects were made as "
@@ -267,12 +255,11 @@ void dynamic_cast_tag(trial& t) {
                   work.wrong, work.runs));
 
   t.figure(s[1].median / s[0].median, "dynamic_cast / tag time, random order");
-  t.set("random", s[1].median / s[0].median);
-  t.set("alternating", s[3].median / s[2].median);
-  t.set("cast_cycles", s[1].median / cyc);
-  t.set("tag_cycles", s[0].median / cyc);
-  t.set("cast_alt_cycles", s[3].median / cyc);
-  t.set("tag_alt_cycles", s[2].median / cyc);
+  t.set({{"random", s[1].median / s[0].median}, {"alternating", s[3].median / s[2].median}});
+  t.set_cycles(cyc, {{"cast_cycles", s[1]},
+                     {"tag_cycles", s[0]},
+                     {"cast_alt_cycles", s[3]},
+                     {"tag_alt_cycles", s[2]}});
 }
 
 verdict dynamic_cast_verdict(const trial& t) {
@@ -288,22 +275,7 @@ verdict dynamic_cast_verdict(const trial& t) {
   return by_threshold(t.get("alternating"), 3, 1.5, why, "smaller than the study's gap: " + why);
 }
 
-const registration kDynamicCast({
-    .id = "dynamic_cast",
-    .study = 35,
-    .group = "language",
-    .title = "dynamic_cast vs tag dispatch",
-    .question =
-        "What does a dynamic_cast chain cost against a switch on a type tag, with the kinds "
-        "in random order and alternating?",
-    .study_figure = "enum-tag dispatch 988.6M vs dynamic_cast dispatch 68.0M items/s",
-    .range = {3, 40, "x",
-              "a dynamic_cast is a library call that compares type_info objects along the class "
-              "hierarchy (tens of cycles); a tag test is a load and a compare"},
-    .checks = {"per_call", "work_done"},
-    .run = dynamic_cast_tag,
-    .judge = dynamic_cast_verdict,
-});
+const registration kDynamicCast("dynamic_cast", dynamic_cast_tag, dynamic_cast_verdict);
 
 // --- 23: exceptions vs error codes ---------------------------------------------------------------
 
@@ -444,13 +416,12 @@ void exceptions(trial& t) {
 
   double throw_ns = f[1].median - f[0].median;
   t.figure(throw_ns * 1e-3, "throw and catch one frame up, beyond an error return");
-  t.set("throw_us", throw_ns * 1e-3);
-  t.set("throw_cycles", throw_ns / cyc);
-  t.set("nofail", s[1].median / s[0].median);
-  t.set("rare", s[3].median / s[2].median);
+  t.set({{"throw_us", throw_ns * 1e-3},
+         {"throw_cycles", throw_ns / cyc},
+         {"nofail", s[1].median / s[0].median},
+         {"rare", s[3].median / s[2].median}});
   t.set("code_cycles", s[0].median / cyc);
-  t.set("study_nofail", s[6].median / s[5].median);
-  t.set("optional", s[4].median / s[0].median);
+  t.set({{"study_nofail", s[6].median / s[5].median}, {"optional", s[4].median / s[0].median}});
   t.set("optional_cycles", s[4].median / cyc);
   t.set("break_even", throw_ns / s[0].median);
 }
@@ -478,23 +449,7 @@ verdict exceptions_verdict(const trial& t) {
   return {verdict_kind::inconclusive, why};
 }
 
-const registration kExceptions({
-    .id = "exceptions",
-    .study = 23,
-    .group = "language",
-    .title = "Exception vs error code",
-    .question = "What does an exception cost when nothing throws, when 1 call in 4096 throws, and "
-                "per throw?",
-    .study_figure =
-        "error-code no-fail 3.50G, exception no-fail 2.66G, error-code rare-fail 2.46G, "
-        "exception rare-fail 398M items/s",
-    .range = {0.3, 20, "us",
-              "a throw allocates the exception, unwinds through the unwinder's table lookup and "
-              "runs the handler: about 1-2 us on Linux x86-64, more in a busy VM"},
-    .checks = {"call_shape", "per_call", "work_done"},
-    .run = exceptions,
-    .judge = exceptions_verdict,
-});
+const registration kExceptions("exceptions", exceptions, exceptions_verdict);
 
 }  // namespace
 }  // namespace simdex::lab_bench

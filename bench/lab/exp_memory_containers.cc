@@ -104,15 +104,15 @@ void container_lookup(trial& t) {
     hash_fastest[g] = sm[1].median < sm[0].median && sm[1].median < sm[2].median;
     map_vs_sorted[g] = sm[0].median / sm[2].median;
   }
-  t.add({"work_done", ok ? lab::check_status::pass : lab::check_status::fail,
-         ok ? "all three containers found exactly the queries that are keys, in both regimes"
-            : "a container's hit count differs from the number of queries that are keys"});
+  t.add(lab::holds("work_done", ok,
+                   "all three containers found exactly the queries that are keys, in both regimes",
+                   "a container's hit count differs from the number of queries that are keys"));
   t.figure(ratio[1], "std::map / std::unordered_map time per lookup, large set");
-  t.set("ratio_small", ratio[0]);
-  t.set("ratio_large", ratio[1]);
-  t.set("hash_fastest", hash_fastest[0] && hash_fastest[1]);
-  t.set("map_sorted_small", map_vs_sorted[0]);
-  t.set("map_sorted_large", map_vs_sorted[1]);
+  t.set({{"ratio_small", ratio[0]},
+         {"ratio_large", ratio[1]},
+         {"hash_fastest", hash_fastest[0] && hash_fastest[1]},
+         {"map_sorted_small", map_vs_sorted[0]},
+         {"map_sorted_large", map_vs_sorted[1]}});
 }
 
 verdict container_lookup_verdict(const trial& t) {
@@ -128,23 +128,7 @@ verdict container_lookup_verdict(const trial& t) {
   return {verdict_kind::contradicted, why + ": the hash map does not win both regimes here"};
 }
 
-const registration kContainerLookup({
-    .id = "container_lookup",
-    .study = 29,
-    .group = "memory",
-    .title = "Container lookup",
-    .question = "Which of std::map, std::unordered_map and a sorted vector looks keys up fastest, "
-                "in a small hot set and in a large set with misses?",
-    .study_figure = "small hot set: map 123M, unordered_map 1.22G, sorted vector 59.8M items/s; "
-                    "large mixed set, 50% misses: map 15.5M, unordered_map 448M, sorted vector "
-                    "17.1M items/s",
-    .range = {3, 40, "x",
-              "a tree lookup in a set past the caches takes ~log2(n) dependent misses, a hash "
-              "lookup about one or two"},
-    .checks = {"work_done"},
-    .run = container_lookup,
-    .judge = container_lookup_verdict,
-});
+const registration kContainerLookup("container_lookup", container_lookup, container_lookup_verdict);
 
 // --- 32: vector vs deque vs list -----------------------------------------------------------------
 
@@ -185,14 +169,13 @@ void sequence_scan(trial& t) {
   std::uint64_t want = 0;
   for (std::uint32_t v : vec) want += v;
   bool ok = sums[0] == want && sums[1] == want && sums[2] == want && sums[3] == want;
-  t.add({"work_done", ok ? lab::check_status::pass : lab::check_status::fail,
-         ok ? "all four containers summed to the same total as a plain loop"
-            : "a container's sum differs: items were skipped"});
+  t.add(lab::holds("work_done", ok, "all four containers summed to the same total as a plain loop",
+                   "a container's sum differs: items were skipped"));
   t.figure(s[0].median / s[2].median, "vector / list (allocation order) throughput");
-  t.set("vec", s[0].median);
-  t.set("deq", s[1].median);
-  t.set("list", s[2].median);
-  t.set("shuffled", s[3].median);
+  t.set({{"vec", s[0].median},
+         {"deq", s[1].median},
+         {"list", s[2].median},
+         {"shuffled", s[3].median}});
 }
 
 verdict sequence_scan_verdict(const trial& t) {
@@ -207,21 +190,7 @@ verdict sequence_scan_verdict(const trial& t) {
   return {verdict_kind::contradicted, why};
 }
 
-const registration kSequenceScan({
-    .id = "sequence_scan",
-    .study = 32,
-    .group = "memory",
-    .title = "vector vs deque vs list",
-    .question = "How fast do std::vector, std::deque and std::list iterate, and what does a list "
-                "lose when its nodes are scattered?",
-    .study_figure = "vector 12.7G, deque 3.23G, list 934M items/s",
-    .range = {4, 60, "x",
-              "a vector sum streams 4 bytes per item (vectorized); a list follows one pointer per "
-              "item, prefetchable only while nodes lie in allocation order"},
-    .checks = {"work_done"},
-    .run = sequence_scan,
-    .judge = sequence_scan_verdict,
-});
+const registration kSequenceScan("sequence_scan", sequence_scan, sequence_scan_verdict);
 
 }  // namespace
 }  // namespace simdex::lab_bench

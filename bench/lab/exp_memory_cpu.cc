@@ -56,19 +56,18 @@ void ilp(trial& t) {
   // Each chain ran calls x ops/Chains multiplies: its value must be start * kMul^that.
   bool ok = d[0] == 3 * power(kMul, calls * ops) && i4[3] == 11 * power(kMul, calls * ops / 4) &&
             i8[7] == 23 * power(kMul, calls * ops / 8);
-  t.add({"work_done", ok ? lab::check_status::pass : lab::check_status::fail,
-         ok ? "every chain's final value equals start x m^(multiplies run)"
-            : "a chain's final value is not start x m^n: multiplies were skipped"});
+  t.add(lab::holds("work_done", ok, "every chain's final value equals start x m^(multiplies run)",
+                   "a chain's final value is not start x m^n: multiplies were skipped"));
   double dep_cycles = 1 / s[0].median / cyc;
   t.add(
       {"known_latency",
        dep_cycles > 2.5 && dep_cycles < 4.5 ? lab::check_status::pass : lab::check_status::warn,
        format("dependent 64-bit multiply: %.2f cycles (x86 cores since Nehalem: 3)", dep_cycles)});
   t.figure(s[1].median / s[0].median, "independent (4 chains) / dependent throughput");
-  t.set("speedup4", s[1].median / s[0].median);
-  t.set("speedup8", s[2].median / s[0].median);
-  t.set("dep_cycles", dep_cycles);
-  t.set("ind_cycles", 1 / s[1].median / cyc);
+  t.set({{"speedup4", s[1].median / s[0].median},
+         {"speedup8", s[2].median / s[0].median},
+         {"dep_cycles", dep_cycles},
+         {"ind_cycles", 1 / s[1].median / cyc}});
 }
 
 verdict ilp_verdict(const trial& t) {
@@ -80,21 +79,7 @@ verdict ilp_verdict(const trial& t) {
   return by_threshold(t.get("speedup4"), 2, 1.3, why);
 }
 
-const registration kIlp({
-    .id = "ilp",
-    .study = 7,
-    .group = "memory",
-    .title = "ILP",
-    .question = "How much faster do independent chains of the same operations run than one "
-                "dependent chain?",
-    .study_figure = "dependent 670M vs independent 2.30G items/s (3.4x)",
-    .range = {2.5, 4.5, "x",
-              "64-bit imul: 3 cycles latency, 1 per cycle throughput on recent x86 cores, so "
-              "enough independent chains approach 3x"},
-    .checks = {"work_done"},
-    .run = ilp,
-    .judge = ilp_verdict,
-});
+const registration kIlp("ilp", ilp, ilp_verdict);
 
 // --- 8: branch predictability --------------------------------------------------------------
 
@@ -143,9 +128,9 @@ void branch(trial& t) {
       std::uint64_t ones = static_cast<std::uint64_t>(std::count(v.begin(), v.end(), 1));
       ok &= sums[k * std::size(patterns) + p] == 3 * ones + (n - ones);
     }
-  t.add({"work_done", ok ? lab::check_status::pass : lab::check_status::fail,
-         ok ? "every kernel's sum equals 3 per nonzero byte + 1 per zero byte"
-            : "a kernel's sum is wrong: elements were skipped"});
+  t.add(lab::holds("work_done", ok,
+                   "every kernel's sum equals 3 per nonzero byte + 1 per zero byte",
+                   "a kernel's sum is wrong: elements were skipped"));
   // Throughputs to times: the check compares time per element, random against sorted.
   auto as_time = [](const lab::summary& x) {
     std::vector<double> ns;
@@ -168,10 +153,10 @@ void branch(trial& t) {
   // Half of the random elements mispredict: the extra time per element, doubled, per cycle.
   double penalty = (1 / s[0].median - 1 / s[1].median) * 2 / cyc;
   t.figure(penalty, "cycles per mispredicted branch (asm branch, random vs sorted)");
-  t.set("penalty", penalty);
-  t.set("asm_ratio", s[1].median / s[0].median);
-  t.set("study_ratio", s[5].median / s[4].median);
-  t.set("study_branch", study.status == lab::check_status::pass);
+  t.set({{"penalty", penalty},
+         {"asm_ratio", s[1].median / s[0].median},
+         {"study_ratio", s[5].median / s[4].median},
+         {"study_branch", study.status == lab::check_status::pass}});
 }
 
 verdict branch_verdict(const trial& t) {
@@ -190,21 +175,7 @@ verdict branch_verdict(const trial& t) {
   return {verdict_kind::contradicted, why};
 }
 
-const registration kBranch({
-    .id = "branch",
-    .study = 8,
-    .group = "memory",
-    .title = "Branch predictability",
-    .question = "What does an unpredictable branch cost, and did the study's loop have a branch?",
-    .study_figure = "always-taken 7.49G, alternating 7.55G, pseudo-random 7.56G, branchless "
-                    "7.88G items/s: \"no strong signal\"",
-    .range = {8, 30, "cycles",
-              "branch misprediction: about 11-20 cycles on recent x86 cores (Zen 4 ~13, Golden "
-              "Cove ~17), more when the clock estimate is depressed by a busy host"},
-    .checks = {"work_done", "branch_present"},
-    .run = branch,
-    .judge = branch_verdict,
-});
+const registration kBranch("branch", branch, branch_verdict);
 
 // --- 37: aliasing
 // ---------------------------------------------------------------------------------
@@ -273,13 +244,13 @@ void aliasing(trial& t) {
                       {"output overlaps input shifted (out = a + 1)", [&] { return run(3); }}},
                      "may alias (no restrict), separate arrays");
   bool all = ok[0] && ok[1] && ok[2] && ok[3];
-  t.add({"work_done", all ? lab::check_status::pass : lab::check_status::fail,
-         all ? "each variant's output equals a plain scalar evaluation of the same loop"
-             : "a variant's output differs from the scalar evaluation"});
+  t.add(lab::holds("work_done", all,
+                   "each variant's output equals a plain scalar evaluation of the same loop",
+                   "a variant's output differs from the scalar evaluation"));
   t.figure(s[0].median / s[3].median, "separate arrays / shifted overlap throughput");
-  t.set("restrict", s[1].median / s[0].median);
-  t.set("inplace", s[0].median / s[2].median);
-  t.set("overlap", s[0].median / s[3].median);
+  t.set({{"restrict", s[1].median / s[0].median},
+         {"inplace", s[0].median / s[2].median},
+         {"overlap", s[0].median / s[3].median}});
 }
 
 verdict aliasing_verdict(const trial& t) {
@@ -298,22 +269,7 @@ verdict aliasing_verdict(const trial& t) {
   return {verdict_kind::contradicted, why + ": overlap cost little"};
 }
 
-const registration kAliasing({
-    .id = "aliasing",
-    .study = 37,
-    .group = "memory",
-    .title = "Aliasing effects",
-    .question = "Does a restrict signature speed up a loop over separate arrays, and what does an "
-                "output that overlaps its input cost, in place or shifted by one element?",
-    .study_figure = "potential alias 10.11G, restrict-style no-alias 10.27G, output aliases input "
-                    "3.45G items/s",
-    .range = {10, 200, "x",
-              "a shift of one element turns the loop into a chain of store, forwarded load and "
-              "float add (~8 cycles each) against several elements per cycle vectorized"},
-    .checks = {"work_done"},
-    .run = aliasing,
-    .judge = aliasing_verdict,
-});
+const registration kAliasing("aliasing", aliasing, aliasing_verdict);
 
 }  // namespace
 }  // namespace simdex::lab_bench

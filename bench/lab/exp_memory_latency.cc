@@ -81,13 +81,9 @@ void pointer_chase(trial& t) {
   }
   t.figure(lat[0].median, "DRAM latency, 1 chain, 4 KiB pages, " + size_label(bytes) +
                               format(" (10th-90th percentile %.0f-%.0f)", s4k.p10, s4k.p90));
-  t.set("chase_4k", lat[0].median);
-  t.set("chase_2m", lat[1].median);
-  t.set("chase16_4k", lat[2].median);
+  t.set({{"chase_4k", lat[0].median}, {"chase_2m", lat[1].median}, {"chase16_4k", lat[2].median}});
   t.set("seq_item", 4.0 / (seq[0].median * (1 << 30)) * 1e9);  // ns per 4-byte item
-  t.set("spread", s4k.relative);
-  t.set("p10", s4k.p10);
-  t.set("p90", s4k.p90);
+  t.set({{"spread", s4k.relative}, {"p10", s4k.p10}, {"p90", s4k.p90}});
 }
 
 verdict pointer_chase_verdict(const trial& t) {
@@ -106,21 +102,7 @@ verdict pointer_chase_verdict(const trial& t) {
   return by_threshold(ratio, 100, 30, why, why + "; between one and two orders of magnitude");
 }
 
-const registration kPointerChase({
-    .id = "pointer_chase",
-    .study = 2,
-    .group = "memory",
-    .title = "Pointer chasing",
-    .question = "How much slower is a chain of dependent loads to random lines than streaming "
-                "the same memory?",
-    .study_figure = "sequential 16.7G items/s vs pointer chasing 12.8M items/s (uint32 items)",
-    .range = {70, 260, "ns/access",
-              "DRAM load-to-use: 80-120 ns on bare-metal servers, 150-260 ns in KVM guests with "
-              "nested paging"},
-    .checks = {"on_chain", "huge_pages", "bytes_touched", "below_memcpy", "spread"},
-    .run = pointer_chase,
-    .judge = pointer_chase_verdict,
-});
+const registration kPointerChase("pointer_chase", pointer_chase, pointer_chase_verdict);
 
 // --- 6: cache levels ---------------------------------------------------------------------------
 
@@ -180,9 +162,9 @@ void bandwidth_at(trial& t, std::byte* buf, std::size_t b, series& rd, series& w
   if (t.reps() < 2)
     t.add({"bytes_touched", lab::check_status::warn, "read: needs 2 repetitions to check"});
   else
-    t.add({"bytes_touched", ok ? lab::check_status::pass : lab::check_status::fail,
-           ok ? "read: the checksum equals the sum of every credited word"
-              : "read: the checksum differs from the sum of the credited words"});
+    t.add(lab::holds("bytes_touched", ok,
+                     "read: the checksum equals the sum of every credited word",
+                     "read: the checksum differs from the sum of the credited words"));
   t.add(lab::below_memcpy("read, " + size_label(b), s[0].median, s[2].max));
   t.add(lab::below_memcpy("write, " + size_label(b), s[1].median, s[2].max));
 }
@@ -255,11 +237,11 @@ void cache_levels(trial& t) {
                 decreases)});
   t.figure(levels.front().second, "L1 hit latency, 4 KiB pages");
   t.note("plateaus (half of each cache, 4 KiB pages): " + steps_text);
-  t.set("stages", stages);
-  t.set("dram", pts.back().small.median);
-  t.set("dram_2m", pts.back().huge.median);
-  t.set("l1", levels.front().second);
-  t.set("levels", double(levels.size()));
+  t.set({{"stages", stages},
+         {"dram", pts.back().small.median},
+         {"dram_2m", pts.back().huge.median},
+         {"l1", levels.front().second},
+         {"levels", double(levels.size())}});
 }
 
 verdict cache_levels_verdict(const trial& t) {
@@ -273,22 +255,7 @@ verdict cache_levels_verdict(const trial& t) {
           why + ", but not every cache boundary shows a 1.3x step (see the notes)"};
 }
 
-const registration kCacheLevels({
-    .id = "cache_levels",
-    .study = 6,
-    .group = "memory",
-    .title = "Cache levels",
-    .question = "What does a dependent load cost in each cache level and in DRAM, with 4 KiB and "
-                "2 MiB pages?",
-    .study_figure = "4KB 1.01G -> 256KB 280M -> 1MB 206M -> 16MB 88M -> 64MB 12.7M items/s "
-                    "(uint32 items)",
-    .range = {0.8, 3.0, "ns",
-              "L1D load-to-use 4-5 cycles: 1-1.5 ns bare metal, 2.4-2.8 ns measured in this "
-              "class of VM"},
-    .checks = {"on_chain", "huge_pages", "bytes_touched", "below_memcpy"},
-    .run = cache_levels,
-    .judge = cache_levels_verdict,
-});
+const registration kCacheLevels("cache_levels", cache_levels, cache_levels_verdict);
 
 // --- 10: cache associativity -----------------------------------------------------------------
 
@@ -353,10 +320,7 @@ void associativity(trial& t) {
   double at2 = med["L1 set"][2 * l1_ways];
   double below = med["L1 set"][l1_ways];
   t.figure(at2, "same-set / spread latency at " + std::to_string(2 * l1_ways) + " lines (L1)");
-  t.set("at2", at2);
-  t.set("below", below);
-  t.set("knee", knee);
-  t.set("ways", l1_ways);
+  t.set({{"at2", at2}, {"below", below}, {"knee", knee}, {"ways", l1_ways}});
   if (med.count("L2 set")) t.set("l2_at64", med["L2 set"][64]);
 }
 
@@ -375,22 +339,7 @@ verdict associativity_verdict(const trial& t) {
   return {verdict_kind::inconclusive, why + ": a penalty, but not where the ways predict it"};
 }
 
-const registration kAssociativity({
-    .id = "associativity",
-    .study = 10,
-    .group = "memory",
-    .title = "Cache associativity",
-    .question = "Do a few lines that map to one cache set miss once they outnumber its ways, "
-                "though the cache is nearly empty?",
-    .study_figure = "friendly lines=64: 928M items/s vs conflict lines=64: 254M items/s; sharp "
-                    "drop at 32/64 lines",
-    .range = {1.8, 6, "x",
-              "an L1 hit (4-5 cycles) against an L2 hit (12-16 cycles) once the set's ways "
-              "are exceeded"},
-    .checks = {"on_chain"},
-    .run = associativity,
-    .judge = associativity_verdict,
-});
+const registration kAssociativity("associativity", associativity, associativity_verdict);
 
 // --- 22: TLB pressure --------------------------------------------------------------------------
 
@@ -460,11 +409,11 @@ void tlb(trial& t) {
   c.lines = {s4, s2, study};
   t.plot(c);
   t.figure(gap, "4 KiB minus 2 MiB pages at " + size_label(pages.back() * 4 * KiB) + " span");
-  t.set("gap", gap);
-  t.set("big4", big4);
-  t.set("big2", big2);
-  t.set("study_ns", study_ns);
-  t.set("span", double(pages.back() * 4 * KiB));
+  t.set({{"gap", gap},
+         {"big4", big4},
+         {"big2", big2},
+         {"study_ns", study_ns},
+         {"span", double(pages.back() * 4 * KiB)}});
 }
 
 verdict tlb_verdict(const trial& t) {
@@ -485,22 +434,7 @@ verdict tlb_verdict(const trial& t) {
   return {verdict_kind::inconclusive, why + ": no TLB cost visible between the page sizes"};
 }
 
-const registration kTlb({
-    .id = "tlb",
-    .study = 22,
-    .group = "memory",
-    .title = "TLB pressure",
-    .question = "What does a dependent load cost when every access lands on a new page, with 4 "
-                "KiB and 2 MiB pages?",
-    .study_figure = "contiguous page walk 121.5M, page-stride 873.8M, random page walk 671.2M "
-                    "items/s",
-    .range = {5, 150, "ns",
-              "2 MiB pages save 10-40 ns per access on bare metal past the TLB's reach; under "
-              "nested paging a 4 KiB miss walks two page tables and can cost far more"},
-    .checks = {"on_chain", "huge_pages"},
-    .run = tlb,
-    .judge = tlb_verdict,
-});
+const registration kTlb("tlb", tlb, tlb_verdict);
 
 }  // namespace
 }  // namespace simdex::lab_bench

@@ -81,16 +81,14 @@ void stride(trial& t) {
   c.lines = {line};
   c.markers = {{64, "cache line"}, {4096, "page"}};
   t.plot(c);
-  t.add({"work_done", all_ok ? lab::check_status::pass : lab::check_status::fail,
-         all_ok ? "every stride's sum equals the sum of exactly the items credited"
-                : "a strided sum differs from the items credited"});
+  t.add(lab::holds("work_done", all_ok,
+                   "every stride's sum equals the sum of exactly the items credited",
+                   "a strided sum differs from the items credited"));
   // The stride closest to its memcpy decides (each stride is held to the memcpy sampled with it).
   t.add({"below_memcpy",
          t.get("worst_fail") != 0 ? lab::check_status::fail : lab::check_status::pass, worst_text});
   t.figure(at16 / first, "ns per item at 64-byte stride / at 4-byte stride");
-  t.set("r16", at16 / first);
-  t.set("r64", at64 / first);
-  t.set("first", first);
+  t.set({{"r16", at16 / first}, {"r64", at64 / first}, {"first", first}});
 }
 
 verdict stride_verdict(const trial& t) {
@@ -102,21 +100,7 @@ verdict stride_verdict(const trial& t) {
   return by_threshold(t.get("r16"), 3, 1.5, why);
 }
 
-const registration kStride({
-    .id = "stride",
-    .study = 1,
-    .group = "memory",
-    .title = "Stride access",
-    .question = "How does the cost per item grow when items are read at growing strides through "
-                "an array larger than the caches?",
-    .study_figure = "stride 1/4/16/64 -> 3.49G / 3.33G / 1.01G / 0.346G items/s",
-    .range = {3, 20, "x",
-              "a 64-byte stride pulls a whole line per 4-byte item: up to 16x the traffic of "
-              "sequential reads, less where the sequential loop is itself not memory-bound"},
-    .checks = {"work_done", "below_memcpy"},
-    .run = stride,
-    .judge = stride_verdict,
-});
+const registration kStride("stride", stride, stride_verdict);
 
 // --- 4: AoS vs SoA -------------------------------------------------------------------------------
 
@@ -179,9 +163,8 @@ void aos_soa(trial& t) {
   t.record("memcpy", params, cs[4].first, "GiB/s", better::higher, s[4]);
   // Same additions in the same order: the layouts must give bit-identical sums.
   bool ok = sums[0] == sums[1] && sums[2] == sums[3] && sums[0] != 0;
-  t.add({"work_done", ok ? lab::check_status::pass : lab::check_status::fail,
-         ok ? "AoS and SoA sums are identical for both field sets"
-            : "AoS and SoA sums differ: a kernel skipped particles"});
+  t.add(lab::holds("work_done", ok, "AoS and SoA sums are identical for both field sets",
+                   "AoS and SoA sums differ: a kernel skipped particles"));
   // AoS pulls every line; SoA pulls 16 of 64 bytes per particle for two fields.
   double per_gib = double(1 << 30) / 1e9;  // Gitems/s x bytes -> GiB/s
   t.add(
@@ -189,8 +172,7 @@ void aos_soa(trial& t) {
   t.add(
       lab::below_memcpy("SoA, 2 fields (16 B per particle)", s[1].median * 16 / per_gib, s[4].max));
   t.figure(s[1].median / s[0].median, "SoA / AoS throughput, 2 of 8 fields");
-  t.set("sparse", s[1].median / s[0].median);
-  t.set("dense", s[3].median / s[2].median);
+  t.set({{"sparse", s[1].median / s[0].median}, {"dense", s[3].median / s[2].median}});
 }
 
 verdict aos_soa_verdict(const trial& t) {
@@ -206,22 +188,7 @@ verdict aos_soa_verdict(const trial& t) {
   return {verdict_kind::inconclusive, why + ": the dense case differs too"};
 }
 
-const registration kAosSoa({
-    .id = "aos_soa",
-    .study = 4,
-    .group = "memory",
-    .title = "AoS vs SoA",
-    .question = "Does a struct-of-arrays layout beat an array of 64-byte structs when a loop uses "
-                "only some fields, and not when it uses all?",
-    .study_figure = "base case AoS 1.318G vs SoA 1.303G; wide struct, two fields used: AoS 0.983G "
-                    "vs SoA 1.396G items/s",
-    .range = {1.3, 4.5, "x",
-              "two of eight fields: SoA moves 16 of every 64 bytes, up to 4x less traffic when "
-              "the loop is memory-bound"},
-    .checks = {"work_done", "below_memcpy"},
-    .run = aos_soa,
-    .judge = aos_soa_verdict,
-});
+const registration kAosSoa("aos_soa", aos_soa, aos_soa_verdict);
 
 // --- files for 13 and 25 -------------------------------------------------------------------
 
@@ -358,12 +325,12 @@ void mmap_read(trial& t) {
                pf->value, double(bytes / 4096)));
   munmap(const_cast<std::byte*>(kept), bytes);
   t.figure(s[3].median / s[0].median, "populated mmap / read() bandwidth");
-  t.set("read", s[0].median);
-  t.set("pread", s[1].median);
-  t.set("fresh", s[2].median);
-  t.set("kept", s[3].median);
-  t.set("study", s[4].median);
-  t.set("study_ok", study.status == lab::check_status::pass);
+  t.set({{"read", s[0].median},
+         {"pread", s[1].median},
+         {"fresh", s[2].median},
+         {"kept", s[3].median},
+         {"study", s[4].median},
+         {"study_ok", study.status == lab::check_status::pass}});
 }
 
 verdict mmap_read_verdict(const trial& t) {
@@ -383,22 +350,7 @@ verdict mmap_read_verdict(const trial& t) {
   return {verdict_kind::confirmed, why};
 }
 
-const registration kMmapRead({
-    .id = "mmap_read",
-    .study = 13,
-    .group = "memory",
-    .title = "mmap vs read / pread",
-    .question = "Reading every byte of a file in the page cache, how do read(), random pread() and "
-                "a mapping compare?",
-    .study_figure = "sequential read 6.70 GiB/s, random pread 5.51 GiB/s, sequential mmap 676.4 "
-                    "GiB/s",
-    .range = {0.7, 4, "x",
-              "read() copies each page once more than a scan of a mapping; both are bound by "
-              "memory bandwidth, so the mapping wins by a small factor, never 100x"},
-    .checks = {"bytes_touched", "below_memcpy"},
-    .run = mmap_read,
-    .judge = mmap_read_verdict,
-});
+const registration kMmapRead("mmap_read", mmap_read, mmap_read_verdict);
 
 // --- 25: mmap private vs shared writes ------------------------------------------------------
 
@@ -459,18 +411,18 @@ void mmap_write(trial& t) {
     t.add(written[k]);
     t.add(lab::below_memcpy(names[k], s[k].median, s[4].max));
   }
-  t.add({"persisted", persisted ? lab::check_status::pass : lab::check_status::fail,
-         persisted ? "after msync(MS_SYNC) the file read back with pread() holds every written word"
-                   : "after msync(MS_SYNC) the file does not hold what was written"});
+  t.add(lab::holds("persisted", persisted,
+                   "after msync(MS_SYNC) the file read back with pread() holds every written word",
+                   "after msync(MS_SYNC) the file does not hold what was written"));
   auto rs = t.count("private, first write", [&] { write(private_first); });
   t.add(lab::faults_per_page("private first write", lab::find(rs, "page-faults"),
                              double(bytes / 4096)));
   munmap(rewrite, bytes);
   t.figure(s[1].median / s[0].median, "private rewrite / private first write");
-  t.set("first", s[0].median);
-  t.set("again", s[1].median);
-  t.set("shared", s[2].median);
-  t.set("sync", s[3].median);
+  t.set({{"first", s[0].median},
+         {"again", s[1].median},
+         {"shared", s[2].median},
+         {"sync", s[3].median}});
 }
 
 verdict mmap_write_verdict(const trial& t) {
@@ -489,22 +441,7 @@ verdict mmap_write_verdict(const trial& t) {
           why + (cow ? ": msync cost no more than the write" : ": the first write cost little")};
 }
 
-const registration kMmapWrite({
-    .id = "mmap_write",
-    .study = 25,
-    .group = "memory",
-    .title = "mmap private vs shared writes",
-    .question = "Writing every byte of a mapped file: what do copy-on-write faults, rewriting "
-                "private pages, shared pages and msync cost?",
-    .study_figure = "private first-touch 7.27, private rewrite 48.5, shared without msync 26.2, "
-                    "shared with msync 11.9 GiB/s",
-    .range = {2, 20, "x",
-              "a private first write takes a fault and a 4 KiB copy per page (~0.5-2 us), a "
-              "rewrite streams at memory bandwidth"},
-    .checks = {"bytes_touched", "below_memcpy", "faults_per_page", "persisted"},
-    .run = mmap_write,
-    .judge = mmap_write_verdict,
-});
+const registration kMmapWrite("mmap_write", mmap_write, mmap_write_verdict);
 
 // --- 31: page faults and mlock -----------------------------------------------------------------
 
@@ -609,11 +546,11 @@ void page_faults(trial& t) {
   double ns_per_fault =
       (bytes / (s[0].median * (1 << 30)) - bytes / (s[1].median * (1 << 30))) * 1e9 / pages;
   t.figure(ns_per_fault, "extra ns per 4 KiB page on first touch");
-  t.set("per_fault", ns_per_fault);
-  t.set("first", s[0].median);
-  t.set("pre", s[1].median);
-  t.set("locked_ratio", locked_ratio);
-  t.set("study", study_gib);
+  t.set({{"per_fault", ns_per_fault},
+         {"first", s[0].median},
+         {"pre", s[1].median},
+         {"locked_ratio", locked_ratio},
+         {"study", study_gib}});
 }
 
 verdict page_faults_verdict(const trial& t) {
@@ -634,22 +571,7 @@ verdict page_faults_verdict(const trial& t) {
   return {verdict_kind::inconclusive, why};
 }
 
-const registration kPageFaults({
-    .id = "page_faults",
-    .study = 31,
-    .group = "memory",
-    .title = "Page fault and mlock",
-    .question = "What does the first touch of a page cost, and does locked memory write faster "
-                "than prefaulted memory?",
-    .study_figure = "first-touch 15.2 GiB/s, prefaulted 33.0 GiB/s, mlock path 129.9 GiB/s "
-                    "(mlock_ok=1)",
-    .range = {100, 3000, "ns",
-              "an anonymous 4 KiB fault (trap, allocation, zeroing) costs a few hundred ns on "
-              "bare metal, more under a hypervisor's nested paging"},
-    .checks = {"bytes_touched", "below_memcpy", "faults_per_page", "mlock"},
-    .run = page_faults,
-    .judge = page_faults_verdict,
-});
+const registration kPageFaults("page_faults", page_faults, page_faults_verdict);
 
 }  // namespace
 }  // namespace simdex::lab_bench

@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "lab/enum_names.h"
 #include "simdex/lab/validity.h"
 
 #if defined(__GNUC__) && !defined(__clang__)
@@ -61,19 +62,7 @@ namespace simdex::lab_bench::lang {
 enum class shape { inlined, direct, indirect, not_called, unknown };
 
 inline const char* shape_name(shape s) {
-  switch (s) {
-    case shape::inlined:
-      return "inlined";
-    case shape::direct:
-      return "direct call";
-    case shape::indirect:
-      return "indirect call";
-    case shape::not_called:
-      return "never reached";
-    case shape::unknown:
-      return "unknown";
-  }
-  return "?";
+  return lab::enum_name(s, {"inlined", "direct call", "indirect call", "never reached", "unknown"});
 }
 
 // Clears what the last probe run saw and switches the probe on (off again with probe_off()).

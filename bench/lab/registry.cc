@@ -6,20 +6,13 @@
 #include <stdexcept>
 
 #include "common/json.h"
+#include "lab/enum_names.h"
 
 namespace simdex::lab_bench {
 namespace json = bench::json;
 
 const char* verdict_name(verdict_kind k) {
-  switch (k) {
-    case verdict_kind::confirmed:
-      return "confirmed";
-    case verdict_kind::contradicted:
-      return "contradicted";
-    case verdict_kind::inconclusive:
-      return "inconclusive";
-  }
-  return "?";
+  return lab::enum_name(k, {"confirmed", "contradicted", "inconclusive"});
 }
 
 verdict by_threshold(double value, double confirm_at, double contradict_below, std::string why,
@@ -79,7 +72,15 @@ std::vector<std::pair<std::string, std::string>> declaration(const experiment& e
 
 }  // namespace
 
-registration::registration(experiment e) {
+registration::registration(const std::string& id, std::function<void(trial&)> run,
+                           std::function<verdict(const trial&)> judge) {
+  const auto& rows = declared();
+  auto row =
+      std::find_if(rows.begin(), rows.end(), [&](const experiment& d) { return d.id == id; });
+  if (row == rows.end()) throw std::logic_error("lab: experiment " + id + " is not declared");
+  experiment e = *row;
+  e.run = std::move(run);
+  e.judge = std::move(judge);
   auto& all = mutable_registry();
   for (const auto& x : all)
     if (x.id == e.id) throw std::logic_error("lab: experiment id registered twice: " + e.id);
@@ -90,49 +91,6 @@ registration::registration(experiment e) {
 }
 
 const std::vector<experiment>& experiments() { return mutable_registry(); }
-
-const std::vector<study_entry>& study() {
-  static const std::vector<study_entry> entries = {
-      {1, "Stride access", "memory"},
-      {2, "Pointer chasing", "memory"},
-      {3, "False sharing", "concurrency"},
-      {4, "AoS vs SoA", "memory"},
-      {5, "Mutex vs atomic", "concurrency"},
-      {6, "Cache levels", "memory"},
-      {7, "ILP", "memory"},
-      {8, "Branch predictability", "memory"},
-      {9, "Inlining effects", "language"},
-      {10, "Cache associativity", "memory"},
-      {11, "Queue", "concurrency"},
-      {12, "Memory pool", "language"},
-      {13, "mmap vs read / pread", "memory"},
-      {14, "Memory order", "concurrency"},
-      {15, "Thread placement", "concurrency"},
-      {16, "Pipe vs shared-memory handoff", "concurrency"},
-      {17, "Dispatch cost", "language"},
-      {18, "Callable abstraction", "language"},
-      {19, "Clock call overhead", "language"},
-      {20, "MPSC and MPMC queue scaling", "concurrency"},
-      {21, "Blocking vs spinning", "concurrency"},
-      {22, "TLB pressure", "memory"},
-      {23, "Exception vs error code", "language"},
-      {24, "Lock variants", "concurrency"},
-      {25, "mmap private vs shared writes", "memory"},
-      {26, "Pipe vs socketpair", "concurrency"},
-      {27, "Cross-thread free", "concurrency"},
-      {28, "variant vs virtual hierarchy", "language"},
-      {29, "Container lookup", "memory"},
-      {30, "TCP loopback", "concurrency"},
-      {31, "Page fault and mlock", "memory"},
-      {32, "vector vs deque vs list", "memory"},
-      {33, "Allocator variants", "language"},
-      {34, "Mixed-size allocator variants", "language"},
-      {35, "dynamic_cast vs tag dispatch", "language"},
-      {36, "Queue message size", "concurrency"},
-      {37, "Aliasing effects", "memory"},
-  };
-  return entries;
-}
 
 trial::trial(bench::session& s, const experiment& e, const lab::memory_limits* limits)
     : s_(s), e_(e), limits_(limits) {}
@@ -191,6 +149,14 @@ void trial::set(const std::string& key, double v) {
       return;
     }
   values_.emplace_back(key, v);
+}
+
+void trial::set(std::initializer_list<std::pair<std::string, double>> values) {
+  for (const auto& [k, v] : values) set(k, v);
+}
+
+void trial::set_cycles(double cycle_ns, std::initializer_list<named_summary> medians) {
+  for (const auto& m : medians) set(m.name, m.s.median / cycle_ns);
 }
 
 double trial::get(const std::string& key) const {
@@ -270,9 +236,9 @@ std::string run_experiment(bench::session& s, const experiment& e,
 
 std::string study_json() {
   std::vector<std::string> entries;
-  for (const auto& s : study())
-    entries.push_back(json::object({{"number", json::num(static_cast<long long>(s.number))},
-                                    {"name", json::str(s.name)},
+  for (const auto& s : declared())
+    entries.push_back(json::object({{"number", json::num(static_cast<long long>(s.study))},
+                                    {"name", json::str(s.title)},
                                     {"group", json::str(s.group)}}));
   return json::array(entries);
 }

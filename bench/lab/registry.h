@@ -1,9 +1,11 @@
 // The lab's experiments: what each declares, the trial it runs in, and the registry that
-// collects them. An experiment is one `registration` in a bench/lab/exp_<group>.cc file; nothing
-// else names it. docs/lab.md ("Adding an experiment").
+// collects them. An experiment is one row of the table in bench/lab/experiments.cc and one
+// `registration` of its code in a bench/lab/exp_<group>.cc file. docs/lab.md ("Adding an
+// experiment").
 #pragma once
 
 #include <functional>
+#include <initializer_list>
 #include <string>
 #include <utility>
 #include <vector>
@@ -66,33 +68,29 @@ struct curve {
 class trial;
 
 struct experiment {
-  std::string id;                              // what `simdex lab ID` selects
-  int study = 0;                               // the study's experiment number, 1..37
-  std::string group;                           // memory, concurrency, language
-  std::string title;                           // short name
-  std::string question;                        // what it answers, one sentence
-  std::string study_figure;                    // what the study published, verbatim figures
-  plausible_range range;                       // for the headline figure (trial::figure)
-  std::vector<std::string> checks;             // validity checks run() must report, by name
-  std::function<void(trial&)> run;             // measures; quick or full from the trial
-  std::function<verdict(const trial&)> judge;  // called only when every check passed
+  std::string id;                             // what `simdex lab ID` selects
+  int study = 0;                              // the study's experiment number, 1..37
+  std::string group;                          // memory, concurrency, language
+  std::string title;                          // short name
+  std::string question;                       // what it answers, one sentence
+  std::string study_figure;                   // what the study published, verbatim figures
+  plausible_range range;                      // for the headline figure (trial::figure)
+  std::vector<std::string> checks;            // validity checks run() must report, by name
+  std::function<void(trial&)> run = nullptr;  // measures; quick or full from the trial
+  std::function<verdict(const trial&)> judge = nullptr;  // called only when every check passed
 };
 
-// Adds an experiment to the registry during static initialization.
+// The study's 37 experiments, declared without their code (bench/lab/experiments.cc).
+const std::vector<experiment>& declared();
+
+// Adds the declared experiment `id` with its code to the registry during static initialization.
 struct registration {
-  explicit registration(experiment e);
+  registration(const std::string& id, std::function<void(trial&)> run,
+               std::function<verdict(const trial&)> judge);
 };
 
 // Registered experiments, by study number then id.
 const std::vector<experiment>& experiments();
-
-// The study's 37 experiments, whether or not the lab has one for each yet.
-struct study_entry {
-  int number;
-  const char* name;
-  const char* group;
-};
-const std::vector<study_entry>& study();
 
 class trial {
  public:
@@ -128,6 +126,14 @@ class trial {
   void note(const std::string& text);
   // Named values the verdict reads.
   void set(const std::string& key, double v);
+  // Several at once, as run() ends.
+  void set(std::initializer_list<std::pair<std::string, double>> values);
+  // Each summary's median in cycles (cycle_ns: ns per cycle), under its name.
+  struct named_summary {
+    std::string name;
+    const lab::summary& s;
+  };
+  void set_cycles(double cycle_ns, std::initializer_list<named_summary> medians);
   double get(const std::string& key) const;  // throws std::out_of_range when never set
 
   // What the run left, for the verdict and the JSON.
@@ -151,8 +157,8 @@ class trial {
 std::string run_experiment(bench::session& s, const experiment& e,
                            const lab::memory_limits* limits);
 
-// The study's entries as a JSON array, and the registry (those plus every experiment's
-// declaration) as a JSON object for `simdex lab list`.
+// The study's entries (number, name, group) as a JSON array, and the registry (those plus every
+// registered experiment's declaration) as a JSON object for `simdex lab list`.
 std::string study_json();
 std::string registry_json();
 

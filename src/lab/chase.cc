@@ -1,5 +1,7 @@
 #include "simdex/lab/chase.h"
 
+#include <algorithm>
+#include <iterator>
 #include <stdexcept>
 
 #include "simdex/lab/timing.h"
@@ -82,26 +84,19 @@ chase_result chase(const chain& c, int chains, std::size_t steps) {
   r.ends.resize(static_cast<std::size_t>(chains));
   for (int k = 0; k < chains; ++k)
     r.ends[k] = c.at_position(static_cast<std::size_t>(k) * c.nodes() / chains);
-  double ns = 0;
-  switch (chains) {
-    case 1:
-      ns = run_chains<1>(r.ends.data(), steps);
-      break;
-    case 2:
-      ns = run_chains<2>(r.ends.data(), steps);
-      break;
-    case 4:
-      ns = run_chains<4>(r.ends.data(), steps);
-      break;
-    case 8:
-      ns = run_chains<8>(r.ends.data(), steps);
-      break;
-    case 16:
-      ns = run_chains<16>(r.ends.data(), steps);
-      break;
-    default:
-      throw std::invalid_argument("chase: chains must be 1, 2, 4, 8 or 16");
-  }
+  // The chain count is a template argument so that each chain's pointer stays in a register.
+  constexpr struct {
+    int chains;
+    double (*run)(const void**, std::size_t);
+  } kRuns[] = {{1, run_chains<1>},
+               {2, run_chains<2>},
+               {4, run_chains<4>},
+               {8, run_chains<8>},
+               {16, run_chains<16>}};
+  const auto* k = std::find_if(std::begin(kRuns), std::end(kRuns),
+                               [&](const auto& x) { return x.chains == chains; });
+  if (k == std::end(kRuns)) throw std::invalid_argument("chase: chains must be 1, 2, 4, 8 or 16");
+  double ns = k->run(r.ends.data(), steps);
   r.ns_per_access = ns / static_cast<double>(steps * static_cast<std::size_t>(chains));
   return r;
 }

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <iterator>
 
 #include "simdex/lab/system.h"
 
@@ -26,50 +27,33 @@ bool cpu_pmu_present() {
 
 // "ENOENT (why that usually happens)".
 std::string explain(int err) {
-  const char* name = nullptr;
-  std::string why;
-  switch (err) {
-    case ENOENT:
-      name = "ENOENT";
-      why = cpu_pmu_present() ? "this PMU has no such event"
-                              : "no CPU PMU exposed to this system (a VM without a virtual PMU?)";
-      break;
-    case EOPNOTSUPP:
-      name = "EOPNOTSUPP";
-      why = "the PMU or hypervisor does not support this event";
-      break;
-    case EACCES:
-    case EPERM:
-      name = err == EACCES ? "EACCES" : "EPERM";
-      why = "forbidden: perf_event_paranoid=" + first_line("/proc/sys/kernel/perf_event_paranoid") +
-            " or a seccomp filter";
-      break;
-    case ENOSYS:
-      name = "ENOSYS";
-      why = "perf_event_open is not available in this kernel or sandbox";
-      break;
-    case EINVAL:
-      name = "EINVAL";
-      why = "the kernel rejected this event configuration";
-      break;
-    case EMFILE:
-      name = "EMFILE";
-      why = "too many open files";
-      break;
-    case ENOSPC:
-    case EBUSY:
-      name = err == ENOSPC ? "ENOSPC" : "EBUSY";
-      why = "no free hardware counter (NMI watchdog or another user holds them)";
-      break;
-    case ENODEV:
-      name = "ENODEV";
-      why = "no such PMU";
-      break;
-    default:
-      name = "errno";
-      why = std::strerror(err);
-  }
-  return std::string(name) + " (" + why + ")";
+  constexpr const char* kNoCounter =
+      "no free hardware counter (NMI watchdog or another user holds them)";
+  constexpr struct {
+    int err;
+    const char* name;
+    const char* why;
+  } kKnown[] = {
+      {EOPNOTSUPP, "EOPNOTSUPP", "the PMU or hypervisor does not support this event"},
+      {ENOSYS, "ENOSYS", "perf_event_open is not available in this kernel or sandbox"},
+      {EINVAL, "EINVAL", "the kernel rejected this event configuration"},
+      {EMFILE, "EMFILE", "too many open files"},
+      {ENOSPC, "ENOSPC", kNoCounter},
+      {EBUSY, "EBUSY", kNoCounter},
+      {ENODEV, "ENODEV", "no such PMU"},
+  };
+  for (const auto& k : kKnown)
+    if (k.err == err) return std::string(k.name) + " (" + k.why + ")";
+  // These two depend on this system: what the kernel exposes and how it is configured.
+  if (err == ENOENT)
+    return std::string("ENOENT (") +
+           (cpu_pmu_present() ? "this PMU has no such event"
+                              : "no CPU PMU exposed to this system (a VM without a virtual PMU?)") +
+           ")";
+  if (err == EACCES || err == EPERM)
+    return std::string(err == EACCES ? "EACCES" : "EPERM") + " (forbidden: perf_event_paranoid=" +
+           first_line("/proc/sys/kernel/perf_event_paranoid") + " or a seccomp filter)";
+  return std::string("errno (") + std::strerror(err) + ")";
 }
 
 int perf_open(const event_spec& s, int group_fd, bool inherit, bool user_only, int& err) {
@@ -90,31 +74,31 @@ int perf_open(const event_spec& s, int group_fd, bool inherit, bool user_only, i
 
 }  // namespace
 
+// One row per event, in the enum's declaration order.
+constexpr struct {
+  const char* name;
+  std::uint32_t type;
+  std::uint64_t config;
+  bool hardware;
+} kSpecs[] = {
+    {"cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, true},
+    {"instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS, true},
+    {"branch-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_MISSES, true},
+    {"L1-dcache-load-misses", PERF_TYPE_HW_CACHE, cache_event(PERF_COUNT_HW_CACHE_L1D), true},
+    {"LLC-load-misses", PERF_TYPE_HW_CACHE, cache_event(PERF_COUNT_HW_CACHE_LL), true},
+    {"dTLB-load-misses", PERF_TYPE_HW_CACHE, cache_event(PERF_COUNT_HW_CACHE_DTLB), true},
+    {"task-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK, false},
+    {"page-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS, false},
+    {"context-switches", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES, false},
+    {"cpu-migrations", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_MIGRATIONS, false},
+};
+static_assert(std::size(kSpecs) == static_cast<std::size_t>(event::cpu_migrations) + 1);
+
 event_spec spec(event e) {
-  switch (e) {
-    case event::cycles:
-      return {"cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, true};
-    case event::instructions:
-      return {"instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS, true};
-    case event::branch_misses:
-      return {"branch-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_MISSES, true};
-    case event::l1d_read_misses:
-      return {"L1-dcache-load-misses", PERF_TYPE_HW_CACHE, cache_event(PERF_COUNT_HW_CACHE_L1D),
-              true};
-    case event::llc_read_misses:
-      return {"LLC-load-misses", PERF_TYPE_HW_CACHE, cache_event(PERF_COUNT_HW_CACHE_LL), true};
-    case event::dtlb_read_misses:
-      return {"dTLB-load-misses", PERF_TYPE_HW_CACHE, cache_event(PERF_COUNT_HW_CACHE_DTLB), true};
-    case event::task_clock:
-      return {"task-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK, false};
-    case event::page_faults:
-      return {"page-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS, false};
-    case event::context_switches:
-      return {"context-switches", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES, false};
-    case event::cpu_migrations:
-      return {"cpu-migrations", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_MIGRATIONS, false};
-  }
-  return {};
+  auto i = static_cast<std::size_t>(e);
+  if (i >= std::size(kSpecs)) return {};
+  const auto& r = kSpecs[i];
+  return {r.name, r.type, r.config, r.hardware};
 }
 
 std::vector<event> all_events() {

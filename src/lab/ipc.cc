@@ -14,6 +14,8 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "enum_names.h"
+
 namespace simdex::lab {
 namespace {
 
@@ -80,17 +82,7 @@ int tcp_nodelay(int fd) {
 }
 
 const char* channel_name(channel_kind k) {
-  switch (k) {
-    case channel_kind::pipe:
-      return "pipe";
-    case channel_kind::socketpair:
-      return "socketpair";
-    case channel_kind::unix_stream:
-      return "unix stream";
-    case channel_kind::tcp:
-      return "TCP loopback";
-  }
-  return "?";
+  return enum_name(k, {"pipe", "socketpair", "unix stream", "TCP loopback"});
 }
 
 channel::channel(channel_kind kind, bool nodelay) : kind_(kind), nodelay_(nodelay) {
@@ -140,28 +132,31 @@ channel::~channel() {
   }
 }
 
-bool write_all(int fd, const void* p, std::size_t n) {
-  const char* c = static_cast<const char*>(p);
+namespace {
+
+// Repeats a partial read or write until all n bytes moved; false on end of file or an error.
+template <class Byte, class Io>
+bool move_all(Byte* c, std::size_t n, Io io) {
   while (n > 0) {
-    ssize_t w = ::write(fd, c, n);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return false;
-    c += w;
-    n -= static_cast<std::size_t>(w);
+    ssize_t k = io(c, n);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) return false;
+    c += k;
+    n -= static_cast<std::size_t>(k);
   }
   return true;
 }
 
+}  // namespace
+
+bool write_all(int fd, const void* p, std::size_t n) {
+  return move_all(static_cast<const char*>(p), n,
+                  [fd](const char* c, std::size_t m) { return ::write(fd, c, m); });
+}
+
 bool read_all(int fd, void* p, std::size_t n) {
-  char* c = static_cast<char*>(p);
-  while (n > 0) {
-    ssize_t r = ::read(fd, c, n);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) return false;
-    c += r;
-    n -= static_cast<std::size_t>(r);
-  }
-  return true;
+  return move_all(static_cast<char*>(p), n,
+                  [fd](char* c, std::size_t m) { return ::read(fd, c, m); });
 }
 
 check nodelay(const std::string& what, const channel& c) {

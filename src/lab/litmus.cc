@@ -5,6 +5,7 @@
 #include <memory>
 #include <stdexcept>
 
+#include "enum_names.h"
 #include "simdex/lab/concurrency.h"
 #include "simdex/lab/queues.h"
 #include "simdex/lab/timing.h"
@@ -122,15 +123,7 @@ std::string outcome_list(litmus_test t, const litmus_outcomes& r) {
 const char* litmus_name(litmus_test t) { return t == litmus_test::message_passing ? "MP" : "SB"; }
 
 const char* order_name(litmus_order o) {
-  switch (o) {
-    case litmus_order::relaxed:
-      return "relaxed";
-    case litmus_order::acq_rel:
-      return "acquire/release";
-    case litmus_order::seq_cst:
-      return "seq_cst";
-  }
-  return "?";
+  return enum_name(o, {"relaxed", "acquire/release", "seq_cst"});
 }
 
 litmus_outcomes& litmus_outcomes::operator+=(const litmus_outcomes& o) {

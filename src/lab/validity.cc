@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "enum_names.h"
 #include "format.h"
 #include "simdex/lab/streams.h"
 
@@ -14,38 +15,29 @@ check make(std::string name, check_status s, std::string detail) {
 
 }  // namespace
 
-const char* status_name(check_status s) {
-  switch (s) {
-    case check_status::pass:
-      return "pass";
-    case check_status::warn:
-      return "warn";
-    case check_status::fail:
-      return "fail";
-  }
-  return "?";
+check holds(std::string name, bool ok, std::string if_ok, std::string if_not) {
+  return make(std::move(name), ok ? check_status::pass : check_status::fail,
+              ok ? std::move(if_ok) : std::move(if_not));
 }
+
+const char* status_name(check_status s) { return enum_name(s, {"pass", "warn", "fail"}); }
 
 check bytes_read(const void* p, std::size_t credited, std::uint64_t kernel_sum) {
   std::uint64_t want = sum_words(p, credited);
-  if (want == kernel_sum)
-    return make("bytes_touched", check_status::pass,
-                format("checksum of all %.0f credited bytes matches", double(credited)));
-  return make("bytes_touched", check_status::fail,
-              format("checksum differs from the sum of the %.0f credited bytes: the kernel did "
-                     "not read every byte it is credited with",
-                     double(credited)));
+  return holds("bytes_touched", want == kernel_sum,
+               format("checksum of all %.0f credited bytes matches", double(credited)),
+               format("checksum differs from the sum of the %.0f credited bytes: the kernel did "
+                      "not read every byte it is credited with",
+                      double(credited)));
 }
 
 check bytes_written(const void* p, std::size_t credited, std::uint64_t seed) {
   std::size_t bad = first_unfilled(p, credited, seed);
-  if (bad == credited)
-    return make("bytes_touched", check_status::pass,
-                format("all %.0f credited bytes hold the written pattern", double(credited)));
-  return make("bytes_touched", check_status::fail,
-              format("byte %.0f of %.0f credited does not hold the pattern: the kernel did not "
-                     "write every byte it is credited with",
-                     double(bad), double(credited)));
+  return holds("bytes_touched", bad == credited,
+               format("all %.0f credited bytes hold the written pattern", double(credited)),
+               format("byte %.0f of %.0f credited does not hold the pattern: the kernel did not "
+                      "write every byte it is credited with",
+                      double(bad), double(credited)));
 }
 
 check below_memcpy(const std::string& what, double gib_s, double best_memcpy_gib_s) {
@@ -69,14 +61,12 @@ check on_chain(chain& c, const chase_kernel& kernel, std::uint64_t seed) {
   const void* start = c.at_position(0);
   const void* want = c.walk(start, steps);
   const void* got = kernel(start, steps);
-  if (got == want)
-    return make(
-        "on_chain", check_status::pass,
-        format("after relinking, the kernel followed the new links for %.0f loads", double(steps)));
-  return make("on_chain", check_status::fail,
-              "after relinking the nodes, the kernel ended elsewhere than the links lead: its "
-              "next address does not come from the loaded line, so loads may overlap and the "
-              "figure is not a latency");
+  return holds(
+      "on_chain", got == want,
+      format("after relinking, the kernel followed the new links for %.0f loads", double(steps)),
+      "after relinking the nodes, the kernel ended elsewhere than the links lead: its next "
+      "address does not come from the loaded line, so loads may overlap and the figure is not a "
+      "latency");
 }
 
 check huge_pages(const std::string& what, double share) {

@@ -24,6 +24,9 @@ struct check {
   std::string detail;
 };
 
+// A check that holds or not, with the detail for each case.
+check holds(std::string name, bool ok, std::string if_ok, std::string if_not);
+
 // A streaming kernel read [p, p + credited) and returned `kernel_sum`: it must equal the sum of
 // every word there (sum_words), or the kernel skipped bytes it is credited with.
 check bytes_read(const void* p, std::size_t credited, std::uint64_t kernel_sum);
