@@ -233,17 +233,17 @@ void run_single_filter(env& e, std::size_t bytes, const keys& k) {
             spec,
         };
         // Each level's bulk kernel, to show what AVX-512 adds over AVX2.
-        for (int l = 1; l < kIsaCount; ++l) {
-          const bl::kernels* t = dispatch::exact(bl::kernel_tables(), static_cast<isa>(l));
-          if (!t) continue;
-          cs.push_back({std::string("simdex-bulk-") + isa_name(static_cast<isa>(l)),
-                        isa_name(static_cast<isa>(l)), [&, t] {
-                          return ns_per_key(n, expect, [&] {
-                            t->check_bulk(f.words(), blocks, h.data(), n, out.data());
-                            return count_bytes(out.data(), n);
-                          });
-                        }});
-        }
+        add_levels(
+            cs, bl::kernel_tables(), "simdex-bulk-",
+            [&](const bl::kernels* t) {
+              return [&, t] {
+                return ns_per_key(n, expect, [&] {
+                  t->check_bulk(f.words(), blocks, h.data(), n, out.data());
+                  return count_bytes(out.data(), n);
+                });
+              };
+            },
+            isa::sse42);
         report_check("check_bulk", "FindHash loop", std::move(cs));
       }
 
@@ -452,17 +452,14 @@ void run_hash(env& e, const keys& k) {
     return static_cast<std::size_t>(x);
   };
   std::vector<contender> cs;
-  for (int l = 0; l < kIsaCount; ++l) {
-    const bl::kernels* t = dispatch::exact(bl::kernel_tables(), static_cast<isa>(l));
-    if (!t) continue;
-    cs.push_back({std::string("simdex-") + isa_name(static_cast<isa>(l)),
-                  isa_name(static_cast<isa>(l)), [&, t] {
-                    return ns_per_key(n, SIZE_MAX, [&] {
-                      t->hash_u64s(v.data(), n, out.data());
-                      return sum();
-                    });
-                  }});
-  }
+  add_levels(cs, bl::kernel_tables(), "simdex-", [&](const bl::kernels* t) {
+    return [&, t] {
+      return ns_per_key(n, SIZE_MAX, [&] {
+        t->hash_u64s(v.data(), n, out.data());
+        return sum();
+      });
+    };
+  });
   std::string ref = "simdex-scalar";
 #if SIMDEX_HAVE_ARROW_PEER
   std::uint32_t zero[8] = {};

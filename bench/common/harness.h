@@ -11,6 +11,7 @@
 #include <variant>
 #include <vector>
 
+#include "simdex/cpu.h"
 #include "simdex/lab/limits.h"
 #include "simdex/lab/stats.h"
 #include "simdex/lab/timing.h"
@@ -55,6 +56,17 @@ struct contender {
   std::string version;             // library version or ISA level; may be empty
   std::function<double()> sample;  // one measurement in the group's unit
 };
+
+// Appends one contender per level from `from` up that has a table of its own and runs here:
+// named `prefix` + the level's name, with the level as its version and make(table) as its sample.
+template <class Table, class Make>
+void add_levels(std::vector<contender>& cs, const dispatch::by_level<Table>& tables,
+                const std::string& prefix, Make&& make, isa from = isa::scalar) {
+  for (int l = static_cast<int>(from); l < kIsaCount; ++l)
+    if (const Table* t = dispatch::exact(tables, static_cast<isa>(l)))
+      cs.push_back(
+          {prefix + isa_name(static_cast<isa>(l)), isa_name(static_cast<isa>(l)), make(t)});
+}
 
 // Median, min, max, noisy (max / min > 1.5): the lab's summary (simdex/lab/stats.h).
 using stats = lab::summary;

@@ -49,14 +49,9 @@ double ns_per_call(const inputs& in, Call&& call) {
 template <class MakeCall>
 std::vector<contender> per_level(const inputs& in, MakeCall&& make) {
   std::vector<contender> cs;
-  const auto& tables = primitives::kernel_tables();
-  for (int l = 0; l < kIsaCount; ++l) {
-    const kernels* t = dispatch::exact(tables, static_cast<isa>(l));
-    if (!t) continue;
-    auto call = make(*t);
-    cs.push_back({isa_name(static_cast<isa>(l)), isa_name(static_cast<isa>(l)),
-                  [&in, call] { return ns_per_call(in, call); }});
-  }
+  add_levels(cs, primitives::kernel_tables(), "", [&](const kernels* t) {
+    return [&in, call = make(*t)] { return ns_per_call(in, call); };
+  });
   return cs;
 }
 

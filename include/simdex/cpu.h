@@ -105,6 +105,18 @@ const Table& active() {
   return *table;
 }
 
+// The level whose own table holds the entry `member` of the table pick() chooses: pick()'s
+// level, or a lower one when that table reuses the lower level's kernel. `simdex info` reports
+// it, so a reused kernel is not shown as one of its own.
+template <class Table, class Entry>
+isa home(const by_level<Table>& tables, Entry Table::*member) {
+  const auto picked = pick(tables);
+  for (int l = 0; l < static_cast<int>(picked.level); ++l)
+    if (const Table* t = tables[static_cast<isa>(l)]; t && t->*member == picked.table->*member)
+      return static_cast<isa>(l);
+  return picked.level;
+}
+
 // Variant for exactly `level`, or nullptr if that level has none of its own or cannot run
 // here. Tests use it to compare every level against scalar inside one process.
 template <class Table>

@@ -15,6 +15,7 @@ import pytest
 
 from simdex import bloom
 from simdex.bloom import BloomFilter
+from simdex.commands.bloom import _varint  # the Thrift varint the command writes too
 
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
@@ -228,15 +229,6 @@ def test_python_nulls_empty_and_numpy_scalars(logical_file):
 
 
 # ---- hand-built files (a tiny Thrift compact writer) -----------------------------------------------
-
-def _varint(v):
-    out = bytearray()
-    while v >= 0x80:
-        out.append(v & 0x7F | 0x80)
-        v >>= 7
-    out.append(v)
-    return bytes(out)
-
 
 def _zz(v):
     return _varint((v << 1) ^ (v >> 63))

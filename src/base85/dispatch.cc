@@ -21,15 +21,8 @@ void base85_kernel_report(std::vector<kernel_choice>& out) {
   // One table holds encode and decode for all three variants (the alphabet is a parameter). A
   // level may run a lower level's kernel (AVX-512BW encodes with AVX2's): report where it is.
   const auto& tables = base85::kernel_tables();
-  const auto picked = dispatch::pick(tables);
-  auto home = [&](auto member) {
-    for (int l = 0; l < kIsaCount; ++l)
-      if (const base85::kernels* k = dispatch::exact(tables, static_cast<isa>(l));
-          k && k->*member == picked.table->*member)
-        return static_cast<isa>(l);
-    return picked.level;
-  };
-  const isa enc = home(&base85::kernels::encode), dec = home(&base85::kernels::decode);
+  const isa enc = dispatch::home(tables, &base85::kernels::encode);
+  const isa dec = dispatch::home(tables, &base85::kernels::decode);
   for (const char* v : {"b85", "z85", "a85"}) {
     out.push_back({std::string("base85.") + v + ".encode", enc});
     out.push_back({std::string("base85.") + v + ".decode", dec});

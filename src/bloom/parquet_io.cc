@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <iterator>
 #include <memory>
 #include <system_error>
 #include <unordered_map>
@@ -20,26 +21,12 @@ parse_error::parse_error(const std::string& what, std::uint64_t offset)
       message_(what) {}
 
 const char* physical_type_name(physical_type t) noexcept {
-  switch (t) {
-    case physical_type::boolean:
-      return "BOOLEAN";
-    case physical_type::int32:
-      return "INT32";
-    case physical_type::int64:
-      return "INT64";
-    case physical_type::int96:
-      return "INT96";
-    case physical_type::float_:
-      return "FLOAT";
-    case physical_type::double_:
-      return "DOUBLE";
-    case physical_type::byte_array:
-      return "BYTE_ARRAY";
-    case physical_type::fixed_len_byte_array:
-      return "FIXED_LEN_BYTE_ARRAY";
-    default:
-      return "UNKNOWN";
-  }
+  // Indexed by the Thrift enum value of Parquet's Type, which physical_type mirrors.
+  static constexpr const char* kNames[] = {
+      "BOOLEAN", "INT32",  "INT64",      "INT96",
+      "FLOAT",   "DOUBLE", "BYTE_ARRAY", "FIXED_LEN_BYTE_ARRAY"};
+  const auto i = static_cast<std::size_t>(t);  // unknown (-1) wraps past the end
+  return i < std::size(kNames) ? kNames[i] : "UNKNOWN";
 }
 
 std::vector<std::uint8_t> serialize(const filter& f) {

@@ -20,6 +20,20 @@ struct kernels {
 // use it to run each level side by side. The public functions use dispatch::pick.
 const dispatch::by_level<kernels>& kernel_tables();
 
+// The table of a level type L, whose static functions are named as the table's entries (and
+// find_min<N> serves find_min_index_N). A level type inherits what it does not redefine from
+// the level below it, so each entry is written once, where it first changes.
+template <class L>
+constexpr kernels table_of() {
+  return {.lower_bound = L::lower_bound,
+          .lower_bound_padded = L::lower_bound_padded,
+          .remap_branches = L::remap_branches,
+          .rank_table = L::rank_table,
+          .find_u32x16 = L::find_u32x16,
+          .find_min_index_32 = L::template find_min<32>,
+          .find_min_index_64 = L::template find_min<64>};
+}
+
 extern const kernels kScalarKernels;
 extern const kernels kSse42Kernels;
 extern const kernels kAvx2Kernels;

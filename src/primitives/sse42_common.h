@@ -72,11 +72,6 @@ inline std::size_t lower_bound_tail16(const std::uint8_t* data, std::size_t i, s
   return static_cast<std::size_t>(__builtin_popcount(lt_mask16_short(data + i, n - i, kf)));
 }
 
-inline std::size_t lower_bound_padded16(const std::uint8_t* data, std::size_t n, std::uint8_t key) {
-  __m128i kf = flip_key(key);
-  return count_padded<16>(n, [&](std::size_t j) { return lt_mask16(data + j, kf); });
-}
-
 inline void remap_tail(const std::uint8_t* in, std::uint8_t* out, std::size_t i, std::size_t n,
                        const std::uint8_t* lut) {
   for (; i < n; ++i) out[i] = static_cast<std::uint8_t>((lut[in[i] >> 4] << 4) | (in[i] & 15));
@@ -95,57 +90,71 @@ inline __m128i remap16(__m128i x, __m128i lut_hi) {
   return _mm_or_si128(_mm_shuffle_epi8(lut_hi, hi), _mm_and_si128(x, lo_mask));
 }
 
-inline void remap_branches16(const std::uint8_t* in, std::uint8_t* out, std::size_t n,
-                             const std::uint8_t* lut) {
-  __m128i lut_hi = remap_lut16(lut);
-  std::size_t i = 0;
-  for (; i + 16 <= n; i += 16) {
-    __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + i));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), remap16(x, lut_hi));
-  }
-  remap_tail(in, out, i, n, lut);
-}
-
-// Exclusive prefix sum of (counts[i] != 0) by four shifted adds (log2 16 steps).
-inline void rank_table16(const std::uint8_t* counts, std::uint8_t* ranks) {
-  __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(counts));
-  __m128i ones = _mm_andnot_si128(_mm_cmpeq_epi8(v, _mm_setzero_si128()), _mm_set1_epi8(1));
-  __m128i sum = _mm_add_epi8(ones, _mm_slli_si128(ones, 1));
-  sum = _mm_add_epi8(sum, _mm_slli_si128(sum, 2));
-  sum = _mm_add_epi8(sum, _mm_slli_si128(sum, 4));
-  sum = _mm_add_epi8(sum, _mm_slli_si128(sum, 8));
-  _mm_storeu_si128(reinterpret_cast<__m128i*>(ranks), _mm_sub_epi8(sum, ones));
-}
-
-inline std::size_t find_u32x16_sse(const std::uint32_t* slots, std::size_t size,
-                                   std::uint32_t needle) {
-  __m128i n = _mm_set1_epi32(static_cast<int>(needle));
-  auto eq = [&](int k) {
-    return _mm_cmpeq_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(slots + 4 * k)), n);
-  };
-  __m128i b = _mm_packs_epi16(_mm_packs_epi32(eq(0), eq(1)), _mm_packs_epi32(eq(2), eq(3)));
-  unsigned mask = static_cast<unsigned>(_mm_movemask_epi8(b)) | (1u << size);
-  return static_cast<std::size_t>(__builtin_ctz(mask));
-}
-
 inline __m128i load128(const std::uint16_t* p) {
   return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
 }
 
-// First index of the minimum: PHMINPOSUW finds the value, equality masks find the first lane.
-template <std::size_t N>
-std::size_t find_min_sse(const std::uint16_t* v) {
-  __m128i m = load128(v);
-  for (std::size_t k = 8; k < N; k += 8) m = _mm_min_epu16(m, load128(v + k));
-  __m128i minv = _mm_set1_epi16(static_cast<short>(_mm_cvtsi128_si32(_mm_minpos_epu16(m))));
-  std::uint64_t mask = 0;  // every lane's equality, then one tzcnt: no data-dependent branch
-  for (std::size_t k = 0; k < N; k += 16) {
-    __m128i eq = _mm_packs_epi16(_mm_cmpeq_epi16(load128(v + k), minv),
-                                 _mm_cmpeq_epi16(load128(v + k + 8), minv));
-    mask |= static_cast<std::uint64_t>(static_cast<unsigned>(_mm_movemask_epi8(eq))) << k;
+// The SSE4.2 level's table entries (see table_of); the AVX2 and AVX-512 levels derive from it
+// and keep what they do not redefine.
+struct sse42_level {
+  static std::size_t lower_bound(const std::uint8_t* data, std::size_t n, std::uint8_t key) {
+    return lower_bound_tail16(data, 0, n, key);
   }
-  return static_cast<std::size_t>(__builtin_ctzll(mask));
-}
+
+  static std::size_t lower_bound_padded(const std::uint8_t* data, std::size_t n, std::uint8_t key) {
+    __m128i kf = flip_key(key);
+    return count_padded<16>(n, [&](std::size_t j) { return lt_mask16(data + j, kf); });
+  }
+
+  // Also the tail of the wider levels' remap.
+  static void remap_branches(const std::uint8_t* in, std::uint8_t* out, std::size_t n,
+                             const std::uint8_t* lut) {
+    __m128i lut_hi = remap_lut16(lut);
+    std::size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+      __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + i));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), remap16(x, lut_hi));
+    }
+    remap_tail(in, out, i, n, lut);
+  }
+
+  // Exclusive prefix sum of (counts[i] != 0) by four shifted adds (log2 16 steps).
+  static void rank_table(const std::uint8_t* counts, std::uint8_t* ranks) {
+    __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(counts));
+    __m128i ones = _mm_andnot_si128(_mm_cmpeq_epi8(v, _mm_setzero_si128()), _mm_set1_epi8(1));
+    __m128i sum = _mm_add_epi8(ones, _mm_slli_si128(ones, 1));
+    sum = _mm_add_epi8(sum, _mm_slli_si128(sum, 2));
+    sum = _mm_add_epi8(sum, _mm_slli_si128(sum, 4));
+    sum = _mm_add_epi8(sum, _mm_slli_si128(sum, 8));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(ranks), _mm_sub_epi8(sum, ones));
+  }
+
+  static std::size_t find_u32x16(const std::uint32_t* slots, std::size_t size,
+                                 std::uint32_t needle) {
+    __m128i n = _mm_set1_epi32(static_cast<int>(needle));
+    auto eq = [&](int k) {
+      return _mm_cmpeq_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(slots + 4 * k)), n);
+    };
+    __m128i b = _mm_packs_epi16(_mm_packs_epi32(eq(0), eq(1)), _mm_packs_epi32(eq(2), eq(3)));
+    unsigned mask = static_cast<unsigned>(_mm_movemask_epi8(b)) | (1u << size);
+    return static_cast<std::size_t>(__builtin_ctz(mask));
+  }
+
+  // First index of the minimum: PHMINPOSUW finds the value, equality masks find the first lane.
+  template <std::size_t N>
+  static std::size_t find_min(const std::uint16_t* v) {
+    __m128i m = load128(v);
+    for (std::size_t k = 8; k < N; k += 8) m = _mm_min_epu16(m, load128(v + k));
+    __m128i minv = _mm_set1_epi16(static_cast<short>(_mm_cvtsi128_si32(_mm_minpos_epu16(m))));
+    std::uint64_t mask = 0;  // every lane's equality, then one tzcnt: no data-dependent branch
+    for (std::size_t k = 0; k < N; k += 16) {
+      __m128i eq = _mm_packs_epi16(_mm_cmpeq_epi16(load128(v + k), minv),
+                                   _mm_cmpeq_epi16(load128(v + k + 8), minv));
+      mask |= static_cast<std::uint64_t>(static_cast<unsigned>(_mm_movemask_epi8(eq))) << k;
+    }
+    return static_cast<std::size_t>(__builtin_ctzll(mask));
+  }
+};
 
 }  // namespace
 }  // namespace simdex::primitives

@@ -19,6 +19,31 @@ const variant kVariants[] = {variant::b85, variant::z85, variant::a85};
 
 std::string level_name(isa l) { return isa_name(l); }
 
+// Two decodes of one text agree: the error, its position, and (when they succeed) the bytes.
+::testing::AssertionResult same_decode(const result& r1, const std::uint8_t* out1, const result& r2,
+                                       const std::uint8_t* out2) {
+  if (r1.error != r2.error || r1.position != r2.position)
+    return ::testing::AssertionFailure() << error_name(r1.error) << " at " << r1.position << " vs "
+                                         << error_name(r2.error) << " at " << r2.position;
+  if (r1.ok() && (r1.written != r2.written || std::memcmp(out1, out2, r1.written) != 0))
+    return ::testing::AssertionFailure()
+           << "bytes differ (" << r1.written << " vs " << r2.written << " written)";
+  return ::testing::AssertionSuccess();
+}
+
+// The random-text tests' loop: at every usable level, `rounds` calls of
+// body(k, v, data, round, g), the variant cycling through kVariants, data random bytes of a
+// length below max_len; stops at the first fatal failure.
+template <class Body>
+void random_rounds(std::uint64_t seed, int rounds, std::size_t max_len, Body&& body) {
+  std::mt19937_64 g(seed);
+  for (auto [level, k] : simdex::testing::usable_levels(kernel_tables())) {
+    SCOPED_TRACE(level_name(level));
+    for (int round = 0; round < rounds && !::testing::Test::HasFatalFailure(); ++round)
+      body(k, kVariants[round % 3], random_bytes(g() % max_len, g), round, g);
+  }
+}
+
 TEST(Base85Kernels, RoundTripEveryLengthAndAlignment) {
   std::mt19937_64 g(1);
   std::vector<std::uint8_t> src(4096 + 64), back(4096 + 64 + 4);
@@ -184,55 +209,42 @@ TEST(Base85Streaming, ChunksOfAnySize) {
   }
 }
 
-}  // namespace
-
-namespace {
-
 // Skipped chars (line breaks, spaces) anywhere, plus the odd invalid char: every level gives
 // the scalar decoder's bytes, or its error kind and position.
 TEST(Base85Kernels, SkippedCharsAndErrorsAgainstScalar) {
-  std::mt19937_64 g(9);
-  for (auto [level, k] : simdex::testing::usable_levels(kernel_tables())) {
-    SCOPED_TRACE(level_name(level));
-    for (int round = 0; round < 600; ++round) {
-      variant v = kVariants[round % 3];
-      std::vector<std::uint8_t> data = random_bytes(g() % 6000, g);
-      std::string text = enc(data, eo(v)), noisy;
-      const int every = 1 + static_cast<int>(g() % 90);
-      for (char c : text) {
-        if (g() % static_cast<unsigned>(every) == 0) noisy += " \n\r\t"[g() % 4];
-        noisy += c;
-      }
-      if (round % 4 == 0 && !noisy.empty()) noisy[g() % noisy.size()] = '\x7f';
-      decode_options o = doo(v);
-      o.ignore = char_set(" \n\r\t");
-      std::vector<std::uint8_t> out1(max_decoded_size(noisy.size(), o) + 4), out2 = out1;
-      decoder d1(o, k), d2(o, &kScalarKernels);
-      result r1 = d1.update(noisy.data(), noisy.size(), out1.data());
-      result r2 = d2.update(noisy.data(), noisy.size(), out2.data());
-      ASSERT_EQ(r1.error, r2.error);
-      ASSERT_EQ(r1.position, r2.position);
-      ASSERT_EQ(r1.written, r2.written);
-      ASSERT_EQ(0, std::memcmp(out1.data(), out2.data(), r1.written));
-      if (round % 8 == 0) {  // byte-at-a-time: the char-by-char path alone, no kernels
-        decoder d3(o, k);
-        std::vector<std::uint8_t> out3(out1.size() + 8);
-        result r3 = bytewise(d3, noisy, out3.data());
-        ASSERT_EQ(r3.error, r1.error);
-        ASSERT_EQ(r3.position, r1.position);
-        if (r1.ok()) {
-          ASSERT_EQ(r3.written, r1.written);
-          ASSERT_EQ(0, std::memcmp(out3.data(), out1.data(), r3.written));
+  random_rounds(
+      9, 600, 6000,
+      [](const kernels* k, variant v, const std::vector<std::uint8_t>& data, int round,
+         std::mt19937_64& g) {
+        std::string text = enc(data, eo(v)), noisy;
+        const int every = 1 + static_cast<int>(g() % 90);
+        for (char c : text) {
+          if (g() % static_cast<unsigned>(every) == 0) noisy += " \n\r\t"[g() % 4];
+          noisy += c;
         }
-      }
-      if (r1.ok() && round % 4 != 0) {
-        result f = d1.finish(out1.data() + r1.written);
-        ASSERT_TRUE(f.ok());
-        ASSERT_EQ(r1.written + f.written, data.size());
-        ASSERT_EQ(0, std::memcmp(out1.data(), data.data(), data.size()));
-      }
-    }
-  }
+        if (round % 4 == 0 && !noisy.empty()) noisy[g() % noisy.size()] = '\x7f';
+        decode_options o = doo(v);
+        o.ignore = char_set(" \n\r\t");
+        std::vector<std::uint8_t> out1(max_decoded_size(noisy.size(), o) + 4), out2 = out1;
+        decoder d1(o, k), d2(o, &kScalarKernels);
+        result r1 = d1.update(noisy.data(), noisy.size(), out1.data());
+        result r2 = d2.update(noisy.data(), noisy.size(), out2.data());
+        ASSERT_TRUE(same_decode(r1, out1.data(), r2, out2.data()));
+        ASSERT_EQ(r1.written, r2.written);  // after an error too: both stop at the same group
+        ASSERT_EQ(0, std::memcmp(out1.data(), out2.data(), r1.written));
+        if (round % 8 == 0) {  // byte-at-a-time: the char-by-char path alone, no kernels
+          decoder d3(o, k);
+          std::vector<std::uint8_t> out3(out1.size() + 8);
+          result r3 = bytewise(d3, noisy, out3.data());
+          ASSERT_TRUE(same_decode(r3, out3.data(), r1, out1.data()));
+        }
+        if (r1.ok() && round % 4 != 0) {
+          result f = d1.finish(out1.data() + r1.written);
+          ASSERT_TRUE(f.ok());
+          ASSERT_EQ(r1.written + f.written, data.size());
+          ASSERT_EQ(0, std::memcmp(out1.data(), data.data(), data.size()));
+        }
+      });
 }
 
 TEST(Base85Kernels, CompactAgainstScalar) {
@@ -276,10 +288,6 @@ TEST(Base85Kernels, CompactAgainstScalar) {
   }
 }
 
-}  // namespace
-
-namespace {
-
 // Words on both sides of every multiple of 85^2 (where a division by 7225 steps; this covers
 // every step of the quotient / 85^2 too) and the largest words: every level against scalar.
 TEST(Base85Kernels, EncodeEveryQuotientBoundary) {
@@ -306,58 +314,47 @@ TEST(Base85Kernels, EncodeEveryQuotientBoundary) {
   }
 }
 
-}  // namespace
-
-namespace {
-
 // Text wrapped at a fixed width (every width, "\n" and "\r\n"), with the faults that break
 // the pattern: a short line, an extra blank, a fold, a bad char, an overflow. Every level
 // gives the byte-at-a-time decoder's bytes, or its error and position.
 TEST(Base85Kernels, WrappedLinesAgainstBytewise) {
-  std::mt19937_64 g(11);
-  for (auto [level, k] : simdex::testing::usable_levels(kernel_tables())) {
-    SCOPED_TRACE(level_name(level));
-    for (int round = 0; round < 400; ++round) {
-      variant v = kVariants[round % 3];
-      std::vector<std::uint8_t> data = random_bytes(g() % 9000, g);
-      for (std::size_t i = 0; i + 4 <= data.size(); i += 4)  // a85 folds now and then
-        if (g() % 64 == 0) std::memset(data.data() + i, 0, 4);
-      const std::string text = enc(data, eo(v));
-      const std::size_t width = round % 5 == 0 ? 1 + g() % 12 : 30 + g() % 140;
-      const std::string brk = g() % 3 ? "\n" : "\r\n";
-      std::string wrapped;
-      for (std::size_t i = 0; i < text.size(); i += width) wrapped += text.substr(i, width) + brk;
-      if (round % 4 == 1 && !wrapped.empty()) {  // one fault somewhere
-        std::size_t at = g() % wrapped.size();
-        switch (g() % 4) {
-          case 0:
-            wrapped.erase(at, 1);
-            break;  // a short line (or a lost break)
-          case 1:
-            wrapped.insert(at, " ");
-            break;  // an extra blank
-          case 2:
-            wrapped[at] = '\x7f';
-            break;  // a bad char
-          default:
-            wrapped.insert(at, "\n");
-            break;  // an extra break
-        }
-      }
-      decode_options o = doo(v);
-      o.ignore = char_set(" \r\n");
-      decoder whole(o, k), one_by_one(o, &kScalarKernels);
-      std::vector<std::uint8_t> out1(whole.max_output(wrapped.size()) + 8), out2(out1.size());
-      result r1 = whole.update(wrapped.data(), wrapped.size(), out1.data());
-      result r2 = bytewise(one_by_one, wrapped, out2.data());
-      ASSERT_EQ(r1.error, r2.error) << "round " << round;
-      ASSERT_EQ(r1.position, r2.position) << "round " << round;
-      if (r1.ok()) {
-        ASSERT_EQ(r1.written, r2.written);
-        ASSERT_EQ(0, std::memcmp(out1.data(), out2.data(), r2.written));
-      }
-    }
-  }
+  random_rounds(11, 400, 9000,
+                [](const kernels* k, variant v, std::vector<std::uint8_t> data, int round,
+                   std::mt19937_64& g) {
+                  for (std::size_t i = 0; i + 4 <= data.size(); i += 4)  // a85 folds now and then
+                    if (g() % 64 == 0) std::memset(data.data() + i, 0, 4);
+                  const std::string text = enc(data, eo(v));
+                  const std::size_t width = round % 5 == 0 ? 1 + g() % 12 : 30 + g() % 140;
+                  const std::string brk = g() % 3 ? "\n" : "\r\n";
+                  std::string wrapped;
+                  for (std::size_t i = 0; i < text.size(); i += width)
+                    wrapped += text.substr(i, width) + brk;
+                  if (round % 4 == 1 && !wrapped.empty()) {  // one fault somewhere
+                    std::size_t at = g() % wrapped.size();
+                    switch (g() % 4) {
+                      case 0:
+                        wrapped.erase(at, 1);
+                        break;  // a short line (or a lost break)
+                      case 1:
+                        wrapped.insert(at, " ");
+                        break;  // an extra blank
+                      case 2:
+                        wrapped[at] = '\x7f';
+                        break;  // a bad char
+                      default:
+                        wrapped.insert(at, "\n");
+                        break;  // an extra break
+                    }
+                  }
+                  decode_options o = doo(v);
+                  o.ignore = char_set(" \r\n");
+                  decoder whole(o, k), one_by_one(o, &kScalarKernels);
+                  std::vector<std::uint8_t> out1(whole.max_output(wrapped.size()) + 8),
+                      out2(out1.size());
+                  result r1 = whole.update(wrapped.data(), wrapped.size(), out1.data());
+                  result r2 = bytewise(one_by_one, wrapped, out2.data());
+                  ASSERT_TRUE(same_decode(r1, out1.data(), r2, out2.data())) << "round " << round;
+                });
 }
 
 }  // namespace

@@ -52,6 +52,21 @@ struct writer {
     out.push_back(0);
     last.pop_back();
   }
+  // SchemaElements, as elements of the schema list: a group (4: name, 5: num_children) and a
+  // leaf (1: type, 2: type_length when not 0, 4: name).
+  void group(const std::string& name, int children) {
+    begin_elem();
+    str(4, name);
+    i32(5, children);
+    end_struct();
+  }
+  void leaf(const std::string& name, int type, int type_length = 0) {
+    begin_elem();
+    i32(1, type);
+    if (type_length != 0) i32(2, type_length);
+    str(4, name);
+    end_struct();
+  }
   void list(int id, int elem_type, std::size_t n) {
     field(id, thrift::kList);
     if (n < 15)
@@ -68,23 +83,10 @@ inline std::vector<std::uint8_t> sample_footer() {
   writer w;
   w.i32(1, 2);
   w.list(2, thrift::kStruct, 4);
-  w.begin_elem();
-  w.str(4, "schema");
-  w.i32(5, 2);
-  w.end_struct();
-  w.begin_elem();
-  w.i32(1, 2);
-  w.str(4, "a");
-  w.end_struct();
-  w.begin_elem();
-  w.str(4, "g");
-  w.i32(5, 1);
-  w.end_struct();
-  w.begin_elem();
-  w.i32(1, 7);
-  w.i32(2, 16);
-  w.str(4, "b");
-  w.end_struct();
+  w.group("schema", 2);
+  w.leaf("a", 2);
+  w.group("g", 1);
+  w.leaf("b", 7, 16);
   w.i64(3, 100);
   w.list(4, thrift::kStruct, 2);
   for (int rg = 0; rg < 2; ++rg) {
@@ -129,14 +131,8 @@ inline std::vector<std::uint8_t> sample_footer() {
 // FileMetaData field 2: a root with one leaf column of physical `type`.
 inline void one_column_schema(writer& w, int type, const std::string& name) {
   w.list(2, thrift::kStruct, 2);
-  w.begin_elem();
-  w.str(4, "schema");
-  w.i32(5, 1);
-  w.end_struct();
-  w.begin_elem();
-  w.i32(1, type);
-  w.str(4, name);
-  w.end_struct();
+  w.group("schema", 1);
+  w.leaf(name, type);
 }
 
 // FileMetaData field 4 with one row group of one column chunk, left open inside its

@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <random>
 
@@ -20,6 +22,32 @@ filter sample_filter(std::size_t bytes, int n) {
   filter f(bytes);
   for (int i = 0; i < n; ++i) f.insert(hash_int64(i));
   return f;
+}
+
+// A Parquet file's head ("PAR1", `blob` at offset 4) and a footer whose one INT64 column "x"
+// has its filter there (its length written too when `with_length`); append_footer joins them.
+struct filter_file {
+  std::vector<std::uint8_t> head, footer;
+};
+filter_file file_with_filter(const std::vector<std::uint8_t>& blob, bool with_length) {
+  filter_file f{std::vector<std::uint8_t>(4 + blob.size()), {}};
+  std::memcpy(f.head.data(), "PAR1", 4);
+  std::copy(blob.begin(), blob.end(), f.head.begin() + 4);
+  writer w;
+  one_column_schema(w, 2, "x");
+  open_single_chunk(w, "x");
+  w.i64(14, 4);
+  if (with_length) w.i32(15, static_cast<std::int32_t>(blob.size()));
+  close_single_chunk(w);
+  w.out.push_back(0);
+  f.footer = std::move(w.out);
+  return f;
+}
+
+void write_file(const std::string& path, const std::vector<std::uint8_t>& bytes) {
+  std::ofstream(path, std::ios::binary | std::ios::trunc)
+      .write(reinterpret_cast<const char*>(bytes.data()),
+             static_cast<std::streamsize>(bytes.size()));
 }
 
 }  // namespace
@@ -128,20 +156,10 @@ TEST(BloomParquet, FileMetadataFuzzNoCrash) {
 TEST(BloomParquet, ReadFiltersFromFile) {
   // A synthetic file: magic, a filter at offset 4, the footer pointing at it.
   filter f = sample_filter(32, 2);
-  auto blob = serialize(f);
-  std::vector<std::uint8_t> file = {'P', 'A', 'R', '1'};
-  file.insert(file.end(), blob.begin(), blob.end());
-  writer w;
-  one_column_schema(w, 2, "x");
-  open_single_chunk(w, "x");
-  w.i64(14, 4);
-  w.i32(15, static_cast<std::int32_t>(blob.size()));
-  close_single_chunk(w);
-  w.out.push_back(0);
-  append_footer(file, w.out);
+  auto [file, footer] = file_with_filter(serialize(f), true);
+  append_footer(file, footer);
   std::string path = ::testing::TempDir() + "/simdex_bloom_test.parquet";
-  std::ofstream(path, std::ios::binary)
-      .write(reinterpret_cast<const char*>(file.data()), static_cast<std::streamsize>(file.size()));
+  write_file(path, file);
   auto filters = read_filters(path);
   ASSERT_EQ(filters.size(), 1u);
   EXPECT_EQ(filters[0].chunk.path, "x");
@@ -149,13 +167,11 @@ TEST(BloomParquet, ReadFiltersFromFile) {
   // Corrupt the magic and the footer length.
   auto bad = file;
   bad.back() = 'X';
-  std::ofstream(path, std::ios::binary | std::ios::trunc)
-      .write(reinterpret_cast<const char*>(bad.data()), static_cast<std::streamsize>(bad.size()));
+  write_file(path, bad);
   EXPECT_THROW(read_filters(path), parse_error);
   bad = file;
   bad[bad.size() - 5] = 0x7f;
-  std::ofstream(path, std::ios::binary | std::ios::trunc)
-      .write(reinterpret_cast<const char*>(bad.data()), static_cast<std::streamsize>(bad.size()));
+  write_file(path, bad);
   EXPECT_THROW(read_filters(path), parse_error);
   std::remove(path.c_str());
   EXPECT_THROW(read_filters(path), std::system_error);
@@ -169,10 +185,7 @@ std::vector<std::uint8_t> typed_footer(int root_children, const std::string& nam
                                        std::size_t chunks) {
   writer w;
   w.list(2, thrift::kStruct, 3);
-  w.begin_elem();
-  w.str(4, "schema");
-  w.i32(5, root_children);
-  w.end_struct();
+  w.group("schema", root_children);
   w.begin_elem();
   w.i32(1, 1);
   w.str(4, name);
@@ -260,24 +273,15 @@ TEST(BloomParquet, FileErrorsNameFileAndColumnOnce) {
   filter f = sample_filter(64, 2);
   auto blob = serialize(f);
   blob[4] = 0x2c;  // algorithm union member 2
-  std::vector<std::uint8_t> file = {'P', 'A', 'R', '1'};
-  file.insert(file.end(), blob.begin(), blob.end());
-  writer w;
-  one_column_schema(w, 2, "x");
-  open_single_chunk(w, "x");
-  w.i64(14, 4);
-  close_single_chunk(w);
-  w.out.push_back(0);
-  auto write = [&](const std::vector<std::uint8_t>& footer) {
-    auto bytes = file;
-    append_footer(bytes, footer);
+  const filter_file ff = file_with_filter(blob, false);
+  auto write = [&](const std::vector<std::uint8_t>& meta) {
+    auto bytes = ff.head;
+    append_footer(bytes, meta);
     std::string path = ::testing::TempDir() + "/simdex_bloom_errors.parquet";
-    std::ofstream(path, std::ios::binary | std::ios::trunc)
-        .write(reinterpret_cast<const char*>(bytes.data()),
-               static_cast<std::streamsize>(bytes.size()));
+    write_file(path, bytes);
     return path;
   };
-  std::string path = write(w.out);
+  std::string path = write(ff.footer);
   try {
     read_filters(path);
     FAIL();
@@ -287,7 +291,7 @@ TEST(BloomParquet, FileErrorsNameFileAndColumnOnce) {
     EXPECT_NE(m.find("row group 0, column 'x'"), std::string::npos) << m;
     EXPECT_NE(m.find("algorithm"), std::string::npos) << m;
   }
-  auto truncated = w.out;
+  auto truncated = ff.footer;
   truncated.resize(truncated.size() / 2);
   path = write(truncated);
   try {

@@ -69,6 +69,18 @@ TEST(Dispatch, PickFallsBackToLowerLevels) {
   EXPECT_EQ(dispatch::exact(tables, isa::sse42), nullptr);
 }
 
+TEST(Dispatch, HomeIsTheLowestLevelWithThePickedEntry) {
+  // The AVX2 table reuses scalar's `a` and has its own `b`, as a level reuses a lower kernel.
+  struct table {
+    int a, b;
+  };
+  static const table s{1, 1}, a2{1, 2};
+  const dispatch::by_level<table> tables = {.scalar = &s, .avx2 = &a2};
+  const bool avx2 = static_cast<int>(active_isa()) >= static_cast<int>(isa::avx2);
+  EXPECT_EQ(dispatch::home(tables, &table::a), isa::scalar);
+  EXPECT_EQ(dispatch::home(tables, &table::b), avx2 ? isa::avx2 : isa::scalar);
+}
+
 TEST(KernelReport, EveryFamilyAtOrBelowActive) {
   auto report = kernel_report();
   EXPECT_FALSE(report.empty());

@@ -7,7 +7,9 @@ if that module exists: ``run(doc, mode, reps)`` measures Python-level contenders
 
 from __future__ import annotations
 
+import json
 import statistics
+import sys
 import time
 from collections.abc import Mapping
 from typing import Callable
@@ -52,3 +54,13 @@ def timed(fn: Callable[[], object], min_seconds: float = 0.02) -> float:
         t = time.perf_counter() - t0
         if t >= min_seconds:
             return t / n
+
+
+def print_from_json(component: str, render: Callable[[dict], str]) -> None:
+    """``python -m simdex.benchmarks.<component> RESULTS/<component>.json``: prints ``render``'s
+    view of that run's JSON."""
+    if len(sys.argv) != 2:
+        print(f"usage: python -m simdex.benchmarks.{component} RESULTS/{component}.json", file=sys.stderr)
+        sys.exit(2)
+    with open(sys.argv[1]) as f:
+        print(render(json.load(f)))

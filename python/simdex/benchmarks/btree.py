@@ -17,12 +17,11 @@ back outside the timed region. Keys are distinct uniform random integers in [0, 
 from __future__ import annotations
 
 import json
-import sys
 import time
 
 import numpy as np
 
-from . import group
+from . import group, print_from_json
 
 # Keys per structure, by mode; per-call and batched operation counts per sample.
 SIZES = {"quick": [1 << 20], "full": [1 << 20, 16 << 20]}
@@ -285,11 +284,7 @@ def bar_table(doc: dict) -> str:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        print("usage: python -m simdex.benchmarks.btree RESULTS/btree.json", file=sys.stderr)
-        sys.exit(2)
-    with open(sys.argv[1]) as f:
-        print(bar_table(json.load(f)))
+    print_from_json("btree", bar_table)
 
 
 # --- the report's view: headline rows and ns/op against N ---------------------------------------

@@ -7,8 +7,7 @@ places them after the kv tables. Every number comes from the file.
 
 from __future__ import annotations
 
-import json
-import sys
+from . import print_from_json
 
 ME, PEER, SCALAR = "simdex", "lmdb", "simdex-scalar"
 
@@ -137,8 +136,4 @@ def markdown_section(doc: dict) -> str:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        print("usage: python -m simdex.benchmarks.kv RESULTS/kv.json", file=sys.stderr)
-        sys.exit(2)
-    with open(sys.argv[1]) as f:
-        print(markdown_section(json.load(f)))
+    print_from_json("kv", markdown_section)
