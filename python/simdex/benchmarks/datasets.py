@@ -20,11 +20,14 @@ interleaved repetitions:
 
 Disk: one key type's files at a time, and of the files without filters only those the
 add-filters repetitions use (each other one is deleted once its copy with filters exists).
-Full mode peaks at about DISK_FULL; see docs/bloom.md for the time each phase takes. Quick mode's
-data is kept under ``$SIMDEX_DATASETS_DIR`` (default: the output directory's
-``datasets-<mode>``) and reused while its parameters match; other runs delete each key type's
-files after its phases unless ``SIMDEX_DATASETS_KEEP=1``. ``$SIMDEX_DATASETS_SHAPE=files,row_groups,rows``
-runs another shape. Progress lines (files generated, disk in use, phase times) go to stderr.
+Full mode peaks at about 37 GB (the int64 files with filters and the Dask output for half of
+them; the string phase needs about 34 GB) and takes some 7 hours on a loaded 2-vCPU machine;
+docs/bloom.md has each phase's share. Quick mode's data is kept under
+``$SIMDEX_DATASETS_DIR`` (default: the output directory's ``datasets-<mode>``) and reused while
+its parameters match; other runs delete each key type's files after its phases unless
+``SIMDEX_DATASETS_KEEP=1``. ``$SIMDEX_DATASETS_SHAPE=files,row_groups,rows`` runs another shape.
+Progress lines (files generated, disk in use, phase times) go to the log: the progress bar of
+``simdex bench``, or stderr.
 """
 
 from __future__ import annotations
