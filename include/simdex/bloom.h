@@ -34,6 +34,12 @@ std::uint64_t hash_int96(const std::uint8_t bytes[12]) noexcept;
 std::uint64_t hash_bytes(const void* data, std::size_t n) noexcept;  // BYTE_ARRAY (no length
                                                                      // prefix) and FLBA
 std::uint64_t hash_bool(bool v) noexcept;  // one byte 0x00 / 0x01 (arrow-rs, arrow-go)
+// PLAIN-encoded BYTE_ARRAY values back to back in data[0, n) (each a 4-byte little-endian
+// length, then its bytes, as in a Parquet data or dictionary page): hashes each into out, which
+// has room for `capacity`, and returns how many. Throws std::invalid_argument with the byte
+// offset when a value runs past the end or there are more than `capacity` values.
+std::size_t hash_plain_byte_arrays(const void* data, std::size_t n, std::uint64_t* out,
+                                   std::size_t capacity);
 
 // Batch hashing of fixed-width columns: out[i] = hash of value i.
 void hash_int32s(const std::int32_t* v, std::size_t n, std::uint64_t* out);
@@ -55,6 +61,9 @@ double model_fpp(std::uint64_t ndv, double num_bytes);
 double model_bits_per_value(double fpp);
 // Smallest power-of-two size in [32 B, 128 MiB] whose model FPP is <= fpp (128 MiB if none).
 std::size_t model_num_bytes(std::uint64_t ndv, double fpp);
+// Distinct values among n XXH64 hashes (the ndv a filter is sized for; values whose 64-bit
+// hashes collide count once, as they set the same bits).
+std::size_t count_distinct_hashes(const std::uint64_t* hashes, std::size_t n);
 
 enum class sizing { arrow, model };
 

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from . import _bloom_pages as _pages
 from . import _bloom_values as _values
 from ._simdex import bloom as _native
 
@@ -68,7 +69,6 @@ def _output_path(path: str, out, in_place: bool, many: bool) -> str:
 def add_filters_file(path: str, columns, out: str, *, fpp: float = 0.01, ndv: int | None = None,
                      sizing: str = "arrow", replace: bool = False, threads: int | None = None) -> dict:
     """Adds filters for ``columns`` to one file, writing ``out`` (may equal ``path``)."""
-    import pyarrow as pa
     import pyarrow.parquet as pq
 
     if not 0.0 < fpp < 1.0:
@@ -101,24 +101,38 @@ def add_filters_file(path: str, columns, out: str, *, fpp: float = 0.01, ndv: in
     # hashed by one of `threads` threads (pyarrow reads one column on one thread).
     local = threading.local()
 
-    def build(c) -> tuple[int, int, bytes]:
+    def hashes_of(c) -> np.ndarray:
         if not hasattr(local, "reader"):
             local.reader = pq.ParquetFile(path)
+        if c["physical_type"] == "BYTE_ARRAY":
+            try:
+                # Strings: hashed from the pages where they lie, not decoded into Arrow arrays.
+                return _pages.chunk_hashes(fd, local.reader.metadata.row_group(c["row_group"]).column(c["column"]),
+                                           local.reader.schema.column(c["column"]).max_definition_level,
+                                           local.reader.schema.column(c["column"]).max_repetition_level)
+            except _pages.Unsupported:
+                pass
         arr = local.reader.read_row_group(c["row_group"], columns=[c["path"]]).column(0)
         logical = c["logical_type"] if c["logical_type"] != "OTHER" else ""
-        hashes = column_hashes(arr, c["physical_type"], logical, c["type_length"] or None)
-        # Distinct values counted by their hashes (Arrow's hash table: several times np.unique's speed).
-        distinct = ndv if ndv is not None else max(len(pa.array(hashes).unique()), 1)
+        return column_hashes(arr, c["physical_type"], logical, c["type_length"] or None)
+
+    def build(c) -> tuple[int, int, bytes]:
+        hashes = np.ascontiguousarray(hashes_of(c), dtype=np.uint64)
+        distinct = ndv if ndv is not None else max(_native.count_distinct_hashes(hashes), 1)
         f = _native.Filter.for_ndv(int(distinct), float(fpp), sizing)
-        f.insert_hashes(np.ascontiguousarray(hashes))
+        f.insert_hashes(hashes)
         return c["row_group"], c["column"], f.serialize()
 
     workers = max(1, min(threads or os.cpu_count() or 1, len(todo)))
-    if workers == 1:
-        blobs = [build(c) for c in todo]
-    else:
-        with ThreadPoolExecutor(workers) as ex:
-            blobs = list(ex.map(build, todo))
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        if workers == 1:
+            blobs = [build(c) for c in todo]
+        else:
+            with ThreadPoolExecutor(workers) as ex:
+                blobs = list(ex.map(build, todo))
+    finally:
+        os.close(fd)
 
     with open(path, "rb") as src:
         start = nf.footer_offset

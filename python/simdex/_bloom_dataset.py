@@ -575,10 +575,10 @@ def _read_direct(pruned: Pruned, column: str, values: Values, schema, columns, t
             if not pc.any(mask).as_py():
                 continue
             others = [c for c in want if c != column]
-            rest = pf.read_row_group(rg, columns=others) if others else None
+            rest = _read_through_last_match(pf, rg, others, mask) if others else None
             cols = {column: key.filter(mask)}
             if rest is not None:
-                rest = rest.filter(mask)
+                rest = rest.filter(mask.slice(0, rest.num_rows))
                 cols.update((c, rest.column(c)) for c in others)
             out.append(pa.table([cols[c] for c in want], schema=pa.schema([schema.field(c) for c in want])))
         return out
@@ -591,6 +591,30 @@ def _read_direct(pruned: Pruned, column: str, values: Values, schema, columns, t
     if not parts:
         return pa.schema([schema.field(c) for c in want]).empty_table(), 0
     return pa.concat_tables(parts), len(parts)
+
+
+# Rows decoded at a time when a row group's other columns are read only up to its last match.
+_READ_BATCH = 8192
+
+
+def _read_through_last_match(pf, rg: int, columns: list, mask):
+    """Row group ``rg``'s ``columns``, decoded up to the batch holding the mask's last match
+    (at least that many rows; the mask is False after them). Parquet without a page index
+    cannot skip the rows before a match, but decoding can stop after it: on average half a row
+    group's strings are not decoded for a single match."""
+    import pyarrow as pa
+
+    hits = np.flatnonzero(mask.fill_null(False).to_numpy(zero_copy_only=False))
+    end = int(hits[-1]) + 1
+    if end > len(mask) - _READ_BATCH:
+        return pf.read_row_group(rg, columns=columns)
+    batches, got = [], 0
+    for b in pf.iter_batches(batch_size=_READ_BATCH, row_groups=[rg], columns=columns):
+        batches.append(b)
+        got += b.num_rows
+        if got >= end:
+            break
+    return pa.Table.from_batches(batches)
 
 
 _POOLS: dict = {}

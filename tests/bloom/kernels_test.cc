@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstring>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "isa_levels.h"
@@ -178,4 +179,43 @@ TEST(BloomHash, TypedHelpersHashPlainBytes) {
     hash_fixed(flba.data(), w, n, fo.data());
     for (std::size_t i = 0; i < n; ++i) EXPECT_EQ(fo[i], XXH64(flba.data() + i * w, w, 0)) << w;
   }
+}
+
+TEST(BloomHash, PlainByteArraysHashEachValueOrSayWhereTheyBreak) {
+  std::vector<std::string> vals = {"", "a", "hello", std::string(300, 'x'), std::string("\0z", 2)};
+  std::vector<std::uint8_t> page;
+  for (const auto& v : vals) {
+    const auto len = static_cast<std::uint32_t>(v.size());
+    const auto* l = reinterpret_cast<const std::uint8_t*>(&len);
+    page.insert(page.end(), l, l + 4);
+    page.insert(page.end(), v.begin(), v.end());
+  }
+  std::vector<std::uint64_t> out(vals.size());
+  ASSERT_EQ(hash_plain_byte_arrays(page.data(), page.size(), out.data(), out.size()), vals.size());
+  for (std::size_t i = 0; i < vals.size(); ++i)
+    EXPECT_EQ(out[i], hash_bytes(vals[i].data(), vals[i].size()));
+  EXPECT_EQ(hash_plain_byte_arrays(page.data(), 0, out.data(), 0), 0u);
+  // Too many values for the room given, a value cut off, a length prefix cut off.
+  EXPECT_THROW(hash_plain_byte_arrays(page.data(), page.size(), out.data(), 4),
+               std::invalid_argument);
+  EXPECT_THROW(hash_plain_byte_arrays(page.data(), page.size() - 1, out.data(), 5),
+               std::invalid_argument);
+  EXPECT_THROW(hash_plain_byte_arrays(page.data(), 2, out.data(), 5), std::invalid_argument);
+}
+
+TEST(BloomSizing, CountDistinctHashesIsExact) {
+  std::mt19937_64 rng(7);
+  for (std::size_t n : {0, 1, 2, 15, 16, 17, 1000, 65536}) {
+    std::vector<std::uint64_t> h(n);
+    for (auto& x : h) x = rng() % (n / 2 + 3);  // many repeats, and 0 among them
+    std::vector<std::uint64_t> s = h;
+    std::sort(s.begin(), s.end());
+    const auto want = static_cast<std::size_t>(std::unique(s.begin(), s.end()) - s.begin());
+    EXPECT_EQ(count_distinct_hashes(h.data(), h.size()), want) << n;
+  }
+  // Values sharing every low bit still land apart (the slot comes from a mix of the top bits).
+  std::vector<std::uint64_t> h;
+  for (std::uint64_t i = 1; i <= 4096; ++i) h.push_back(i << 40);
+  h.insert(h.end(), h.begin(), h.end());
+  EXPECT_EQ(count_distinct_hashes(h.data(), h.size()), 4096u);
 }

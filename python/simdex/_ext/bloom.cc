@@ -242,6 +242,30 @@ void bind_bloom(nb::module_& m) {
       nb::arg("data"), nb::arg("offsets"),
       "XXH64 of value i = data[offsets[i]:offsets[i+1]] (an Arrow binary array's buffers).");
 
+  b.def(
+      "hash_plain_byte_arrays",
+      [](array_in<std::uint8_t> data, std::size_t capacity) {
+        std::vector<std::uint64_t> tmp(capacity);
+        std::size_t got;
+        {
+          nb::gil_scoped_release rel;
+          got = hash_plain_byte_arrays(data.data(), data.shape(0), tmp.data(), capacity);
+        }
+        std::uint64_t* out;
+        auto arr = new_array<std::uint64_t>(got, &out);
+        std::copy_n(tmp.data(), got, out);
+        return arr;
+      },
+      nb::arg("data"), nb::arg("capacity"),
+      "XXH64 of each PLAIN-encoded BYTE_ARRAY value in a page's bytes (at most `capacity`).");
+  b.def(
+      "count_distinct_hashes",
+      [](hashes_in h) {
+        nb::gil_scoped_release rel;
+        return count_distinct_hashes(h.data(), h.shape(0));
+      },
+      nb::arg("hashes"), "How many distinct values an array of hashes holds.");
+
   b.def("arrow_num_bytes", &arrow_num_bytes, nb::arg("ndv"), nb::arg("fpp"));
   b.def("model_num_bytes", &model_num_bytes, nb::arg("ndv"), nb::arg("fpp"));
   b.def("model_fpp", &model_fpp, nb::arg("ndv"), nb::arg("num_bytes"));

@@ -1,9 +1,10 @@
 """``simdex bench datasets``: bloom filters at dataset scale, against pyarrow.dataset and DuckDB.
 
-A generated dataset (quick: 32 files x 8 row groups x 64K rows; full: 256 x 16 x 256K) of random
-int64 and string keys plus a payload column, written by pyarrow without filters, then given
-filters by ``simdex.bloom.add_filters`` (1% FPP, Arrow sizing). On the files with filters, in
-one run with interleaved repetitions:
+Two generated datasets, one after the other (quick: 32 files x 8 row groups x 64K rows each;
+full: 256 x 16 x 256K): random int64 keys ``k`` with a payload ``v``, then random digit strings
+``s`` with ``v``. Each is written by pyarrow without filters and given filters on its key by
+``simdex.bloom.add_filters`` (1% FPP, Arrow sizing). On the files with filters, in one run with
+interleaved repetitions:
 
 - lookups of 1, 100 and 10,000 keys (drawn from the data, different keys every repetition):
   ``simdex.bloom.lookup``, ``pyarrow.dataset`` with ``field(k).isin(keys)`` (dataset discovered
@@ -12,14 +13,21 @@ one run with interleaved repetitions:
 - the row groups simdex reads: those holding a match plus the filters' false positives, against
   the number the filters' FPP predicts;
 - adding filters to a file without them (``add_filters``) against rewriting it with pyarrow
-  (``read_table`` + ``write_table`` with ``bloom_filter_options``, same row groups); the added
-  files' data bytes are compared with the originals';
-- the same on a Dask LocalCluster of 1 and of 2 worker processes (all files; and the
-  10,000-key lookup).
+  (``read_table`` + ``write_table`` with ``bloom_filter_options``, same row groups), each
+  repetition on another file; the added files' data bytes are compared with the originals';
+- int64 keys only: a Dask LocalCluster of 1 and of 2 worker processes rebuilding the filters of
+  half the files (``replace=True``), and the 10,000-key lookup over all of them.
 
-The data is generated once per mode under ``$SIMDEX_DATASETS_DIR`` (default: the output
-directory's ``datasets-<mode>``) and reused while its parameters match;
-``$SIMDEX_DATASETS_SHAPE=files,row_groups,rows`` runs another shape.
+Disk: one key type's files at a time, and of the files without filters only those the
+add-filters repetitions use (each other one is deleted once its copy with filters exists).
+Full mode peaks at about 37 GB (the int64 files with filters and the Dask output for half of
+them; the string phase needs about 34 GB) and takes some 7 hours on a loaded 2-vCPU machine;
+docs/bloom.md has each phase's share. Quick mode's data is kept under
+``$SIMDEX_DATASETS_DIR`` (default: the output directory's ``datasets-<mode>``) and reused while
+its parameters match; other runs delete each key type's files after its phases unless
+``SIMDEX_DATASETS_KEEP=1``. ``$SIMDEX_DATASETS_SHAPE=files,row_groups,rows`` runs another shape.
+Progress lines (files generated, disk in use, phase times) go to the log: the progress bar of
+``simdex bench``, or stderr.
 """
 
 from __future__ import annotations
@@ -87,7 +95,22 @@ def _shape(mode: str) -> tuple:
 
 # ---- data ----------------------------------------------------------------------------------------
 
-def _generate(root: Path, mode: str, log) -> dict:
+KEYS = (("int64", "k"), ("string", "s"))
+
+
+def _gb(n: float) -> str:
+    return f"{n / 1e9:.1f} GB"
+
+
+def _plain_kept(reps: int) -> int:
+    """Files kept without filters: one per add-filters repetition, plus one."""
+    return reps + 1
+
+
+def _generate(root: Path, mode: str, key_type: str, col: str, keep_plain: int, log) -> dict:
+    """One key type's dataset under root/<key_type>: every file with filters on its key column
+    (filtered/), and the first `keep_plain` files also without (plain/, for timing add_filters).
+    The other plain files are deleted as soon as their filtered copy is written."""
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
@@ -95,8 +118,10 @@ def _generate(root: Path, mode: str, log) -> dict:
     from .. import bloom
 
     files, rgs, rows = _shape(mode)
+    root = root / key_type
     meta_path = root / "meta.json"
-    want = {"files": files, "row_groups": rgs, "rows": rows, "fpp": FPP, "version": 1}
+    want = {"files": files, "row_groups": rgs, "rows": rows, "fpp": FPP, "key_type": key_type,
+            "keep_plain": keep_plain, "version": 2}
     if meta_path.exists():
         try:
             meta = json.loads(meta_path.read_text())
@@ -106,28 +131,50 @@ def _generate(root: Path, mode: str, log) -> dict:
             pass
     shutil.rmtree(root, ignore_errors=True)
     (root / "plain").mkdir(parents=True)
-    rng = np.random.default_rng(20261124)
-    names, pool_k, pool_s = [], [], []
+    (root / "filtered").mkdir()
+    rng = np.random.default_rng(20261124 + (key_type == "string"))
+    names, pool, identical, disk = [], [], True, 0
     for i in range(files):
         n = rgs * rows
-        k = rng.integers(-(2**63), 2**63 - 1, n, dtype=np.int64, endpoint=True)
-        s = pc.cast(pa.array(rng.integers(0, 2**63 - 1, n, dtype=np.int64)), pa.string())
+        if key_type == "int64":
+            key = rng.integers(-(2**63), 2**63 - 1, n, dtype=np.int64, endpoint=True)
+        else:
+            key = pc.cast(pa.array(rng.integers(0, 2**63 - 1, n, dtype=np.int64)), pa.string())
         v = rng.random(n)
         pick = np.concatenate([rng.choice(rows, POOL_PER_ROW_GROUP, replace=False) + g * rows for g in range(rgs)])
-        pool_k.append(k[pick])
-        pool_s += s.take(pa.array(pick)).to_pylist()
+        if key_type == "int64":
+            pool.append(key[pick])
+        else:
+            pool += key.take(pa.array(pick)).to_pylist()
         name = f"part-{i:05d}.parquet"
-        pq.write_table(pa.table({"k": k, "s": s, "v": v}), root / "plain" / name, row_group_size=rows)
+        plain, filtered = root / "plain" / name, root / "filtered" / name
+        pq.write_table(pa.table({col: key, "v": v}), plain, row_group_size=rows)
+        bloom.add_filters(plain, [col], out=filtered, fpp=FPP)
+        identical = identical and _data_prefix_equal(plain, filtered)
+        disk += filtered.stat().st_size
+        if i < keep_plain:
+            disk += plain.stat().st_size
+        else:
+            plain.unlink()
         names.append(name)
-        log(f"generating: {i + 1}/{files} files")
-    log("adding filters (k, s) to every file")
-    bloom.add_filters(root / "plain", ["k", "s"], out=root / "filtered", fpp=FPP)
-    identical = all(_data_prefix_equal(root / "plain" / f, root / "filtered" / f) for f in names)
-    np.save(root / "pool_k.npy", np.concatenate(pool_k))
-    (root / "pool_s.json").write_text(json.dumps(pool_s))
-    meta = {"params": want, "names": names, "data_identical": identical}
+        log(f"generating {key_type} keys: {i + 1}/{files} files, {_gb(disk)} on disk")
+    if key_type == "int64":
+        np.save(root / "pool.npy", np.concatenate(pool))
+    else:
+        (root / "pool.json").write_text(json.dumps(pool))
+    meta = {"params": want, "names": names, "data_identical": identical, "disk_bytes": disk}
     meta_path.write_text(json.dumps(meta))
     return meta
+
+
+def _load_pool(root: Path, key_type: str):
+    if key_type == "int64":
+        return np.load(root / key_type / "pool.npy")
+    return json.loads((root / key_type / "pool.json").read_text())
+
+
+def _tree_bytes(path: Path) -> int:
+    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) if path.exists() else 0
 
 
 def _data_prefix_equal(original: Path, added: Path) -> bool:
@@ -154,7 +201,7 @@ def _sql_list(keys) -> str:
     return ", ".join(str(int(k)) for k in keys)
 
 
-def _lookups(doc, root: Path, files: list, mode: str, reps: int, rng, log) -> None:
+def _lookups(doc, root: Path, files: list, key_type: str, col: str, reps: int, rng, log) -> None:
     import duckdb
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -162,65 +209,62 @@ def _lookups(doc, root: Path, files: list, mode: str, reps: int, rng, log) -> No
 
     from .. import bloom
 
-    pool = {"int64": np.load(root / "pool_k.npy"), "string": json.loads((root / "pool_s.json").read_text())}
-    ds = pds.dataset(str(root / "filtered"), format="parquet")
+    pool = _load_pool(root, key_type)
+    ds = pds.dataset(str(root / key_type / "filtered"), format="parquet")
     con = duckdb.connect()
-    glob = str(root / "filtered" / "*.parquet")
+    glob = str(root / key_type / "filtered" / "*.parquet")
     versions = {"simdex": doc["environment"].get("simdex_version", "?"), "pyarrow": pa.__version__,
                 "duckdb": duckdb.__version__}
-    pruning = []
-    for key_type, col in (("int64", "k"), ("string", "s")):
-        for n in (1, 100, 10000):
-            counts: dict = {}
-            reports: list = []
-            state = {"keys": None}
+    pruning = doc.setdefault("pruning", [])
+    for n in (1, 100, 10000):
+        counts: dict = {}
+        reports: list = []
+        state = {"keys": None}
 
-            def fresh():
-                idx = rng.choice(len(pool[key_type]), n, replace=False)
-                p = pool[key_type]
-                state["keys"] = [int(x) for x in p[idx]] if key_type == "int64" else [p[i] for i in idx]
+        def fresh():
+            idx = rng.choice(len(pool), n, replace=False)
+            state["keys"] = [int(x) for x in pool[idx]] if key_type == "int64" else [pool[i] for i in idx]
 
-            def timed(name, fn):
-                def sample():
-                    if name == "simdex":  # each repetition's keys are new: simdex draws them first
-                        fresh()
-                    t0 = time.perf_counter()
-                    table = fn(state["keys"])
-                    dt = time.perf_counter() - t0
-                    counts.setdefault(name, []).append(table.num_rows)
-                    return dt * 1e3
-                return sample
+        def timed(name, fn):
+            def sample():
+                if name == "simdex":  # each repetition's keys are new: simdex draws them first
+                    fresh()
+                t0 = time.perf_counter()
+                table = fn(state["keys"])
+                dt = time.perf_counter() - t0
+                counts.setdefault(name, []).append(table.num_rows)
+                return dt * 1e3
+            return sample
 
-            def ours(keys):
-                table, rep = bloom.lookup(files, col, keys, return_report=True)
-                reports.append(rep)
-                return table
+        def ours(keys):
+            table, rep = bloom.lookup(files, col, keys, return_report=True)
+            reports.append(rep)
+            return table
 
-            def arrow(keys):
-                return ds.to_table(filter=pc.field(col).isin(pa.array(keys)))
+        def arrow(keys):
+            return ds.to_table(filter=pc.field(col).isin(pa.array(keys)))
 
-            def duck(keys):
-                return con.sql(f"SELECT * FROM read_parquet('{glob}') WHERE {col} IN ({_sql_list(keys)})").to_arrow_table()
+        def duck(keys):
+            return con.sql(f"SELECT * FROM read_parquet('{glob}') WHERE {col} IN ({_sql_list(keys)})").to_arrow_table()
 
-            log(f"lookup: {n} {key_type} keys")
-            meter = LoadMeter()
-            group(doc, "lookup", {"keys": n, "key_type": key_type}, "ms", "lower",
-                  {"simdex": (versions["simdex"], timed("simdex", ours)),
-                   "pyarrow.dataset isin": (versions["pyarrow"], timed("pyarrow", arrow)),
-                   "duckdb WHERE IN": (versions["duckdb"], timed("duckdb", duck))},
-                  "simdex", reps)
-            if not (counts["simdex"] == counts["pyarrow"] == counts["duckdb"]):
-                raise RuntimeError(f"lookup of {n} {key_type} keys: contenders disagree on row counts {counts}")
-            extra = [r.read - r.matched for r in reports]
-            expected = statistics.mean(r.expected_false_positives for r in reports)
-            pruning.append({"keys": n, "key_type": key_type, "row_groups": reports[0].row_groups,
-                            "read": statistics.median(r.read for r in reports),
-                            "matched": statistics.median(r.matched for r in reports),
-                            "extra_max": max(extra), "extra_mean": statistics.mean(extra),
-                            "expected_false_positives": expected,
-                            "filter_bytes": statistics.median(r.filter_bytes for r in reports),
-                            "footer_bytes": reports[0].footer_bytes, "load": meter.read()})
-    doc["pruning"] = pruning
+        log(f"lookup: {n} {key_type} keys")
+        meter = LoadMeter()
+        group(doc, "lookup", {"keys": n, "key_type": key_type}, "ms", "lower",
+              {"simdex": (versions["simdex"], timed("simdex", ours)),
+               "pyarrow.dataset isin": (versions["pyarrow"], timed("pyarrow", arrow)),
+               "duckdb WHERE IN": (versions["duckdb"], timed("duckdb", duck))},
+              "simdex", reps)
+        if not (counts["simdex"] == counts["pyarrow"] == counts["duckdb"]):
+            raise RuntimeError(f"lookup of {n} {key_type} keys: contenders disagree on row counts {counts}")
+        extra = [r.read - r.matched for r in reports]
+        expected = statistics.mean(r.expected_false_positives for r in reports)
+        pruning.append({"keys": n, "key_type": key_type, "row_groups": reports[0].row_groups,
+                        "read": statistics.median(r.read for r in reports),
+                        "matched": statistics.median(r.matched for r in reports),
+                        "extra_max": max(extra), "extra_mean": statistics.mean(extra),
+                        "expected_false_positives": expected,
+                        "filter_bytes": statistics.median(r.filter_bytes for r in reports),
+                        "footer_bytes": reports[0].footer_bytes, "load": meter.read()})
 
 
 def _rewrite_with_pyarrow(src: Path, dst: Path, col: str, rows: int) -> None:
@@ -230,48 +274,50 @@ def _rewrite_with_pyarrow(src: Path, dst: Path, col: str, rows: int) -> None:
                    bloom_filter_options={col: {"ndv": rows, "fpp": FPP}})
 
 
-def _add_filters(doc, root: Path, names: list, rows: int, reps: int, log) -> None:
+def _add_filters(doc, root: Path, names: list, key_type: str, col: str, rows: int, reps: int, log) -> None:
+    """add_filters against a pyarrow rewrite, each repetition on the next file kept without filters."""
     import pyarrow as pa
 
     from .. import bloom
 
     tmp = Path(tempfile.mkdtemp(prefix="add-", dir=root))
-    identical = []
+    identical = doc.setdefault("_add_identical", [])
     try:
-        for col in ("k", "s"):
-            turn = {"i": 0}
+        turn = {"i": 0}
 
-            def pick():
-                turn["i"] += 1
-                return root / "plain" / names[turn["i"] % len(names)]
+        def current():
+            return root / key_type / "plain" / names[turn["i"] % len(names)]
 
-            def ours():
-                src = pick()
-                out = tmp / "ours.parquet"
-                t0 = time.perf_counter()
-                bloom.add_filters(src, [col], out=out, fpp=FPP)
-                dt = time.perf_counter() - t0
-                identical.append(_data_prefix_equal(src, out))
-                return dt
+        def ours():
+            turn["i"] += 1
+            src = current()
+            out = tmp / "ours.parquet"
+            t0 = time.perf_counter()
+            bloom.add_filters(src, [col], out=out, fpp=FPP)
+            dt = time.perf_counter() - t0
+            identical.append(_data_prefix_equal(src, out))
+            return dt
 
-            def theirs():
-                src = root / "plain" / names[turn["i"] % len(names)]  # the file simdex just did
-                t0 = time.perf_counter()
-                _rewrite_with_pyarrow(src, tmp / "theirs.parquet", col, rows)
-                return time.perf_counter() - t0
+        def theirs():
+            t0 = time.perf_counter()
+            _rewrite_with_pyarrow(current(), tmp / "theirs.parquet", col, rows)  # the file simdex just did
+            return time.perf_counter() - t0
 
-            log(f"adding filters to column {col}")
-            group(doc, "add_filters", {"column": col, "key_type": "int64" if col == "k" else "string",
-                                       "rows": rows * doc["params"]["row_groups"]}, "s/file", "lower",
-                  {"simdex add_filters": (doc["environment"].get("simdex_version", "?"), ours),
-                   "pyarrow rewrite": (pa.__version__, theirs)},
-                  "simdex add_filters", reps)
+        log(f"adding filters to column {col}")
+        group(doc, "add_filters", {"column": col, "key_type": key_type,
+                                   "rows": rows * doc["params"]["row_groups"]}, "s/file", "lower",
+              {"simdex add_filters": (doc["environment"].get("simdex_version", "?"), ours),
+               "pyarrow rewrite": (pa.__version__, theirs)},
+              "simdex add_filters", reps)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    doc["add_filters_data_identical"] = bool(identical) and all(identical)
 
 
 def _dask(doc, root: Path, files: list, reps: int, rng, log) -> None:
+    """1 and 2 workers: filters for k rebuilt for the first half of the files (replace=True:
+    the same reading, hashing and writing as adding them, without a copy of the data kept
+    unfiltered; half, so that the output copy stays smaller than the dataset), and the
+    10,000-key lookup over all of them."""
     try:
         import distributed
     except ImportError:
@@ -279,19 +325,18 @@ def _dask(doc, root: Path, files: list, reps: int, rng, log) -> None:
         return
     from ..bloom import dask as bd
 
-    pool = np.load(root / "pool_k.npy")
-    tmp = Path(tempfile.mkdtemp(prefix="dask-", dir=root))
-    plain = [str(root / "plain" / Path(f).name) for f in files]
+    pool = _load_pool(root, "int64")
+    out = root / "int64" / "dask-out"
+    adds = files[: max(2, len(files) // 2)]
     try:
         with bd.cluster(n_workers=1) as c1, bd.cluster(n_workers=2) as c2:
             clients = {"1 worker": c1, "2 workers": c2}
 
             def adder(name):
                 def sample():
-                    out = tmp / name.replace(" ", "_")
                     shutil.rmtree(out, ignore_errors=True)
                     t0 = time.perf_counter()
-                    bd.add_filters(plain, ["k"], out=out, fpp=FPP, client=clients[name])
+                    bd.add_filters(adds, ["k"], out=out, fpp=FPP, replace=True, client=clients[name])
                     return time.perf_counter() - t0
                 return sample
 
@@ -310,10 +355,12 @@ def _dask(doc, root: Path, files: list, reps: int, rng, log) -> None:
             log("dask: adding filters, 1 and 2 workers")
             v = distributed.__version__
             meter = LoadMeter()
-            group(doc, "dask_add_filters", {"files": len(plain), "column": "k"}, "s", "lower",
+            group(doc, "dask_add_filters", {"files": len(adds), "column": "k"}, "s", "lower",
                   {"dask 1 worker": (v, adder("1 worker")), "dask 2 workers": (v, adder("2 workers"))},
                   "dask 1 worker", reps)
             doc["dask_load"] = meter.read()
+            doc["_disk_peak"] = max(doc.get("_disk_peak", 0), _tree_bytes(root))
+            shutil.rmtree(out, ignore_errors=True)
             log("dask: 10,000-key lookup, 1 and 2 workers")
             group(doc, "dask_lookup", {"keys": 10000, "key_type": "int64"}, "s", "lower",
                   {"dask 1 worker": (v, looker("1 worker")), "dask 2 workers": (v, looker("2 workers"))},
@@ -321,7 +368,7 @@ def _dask(doc, root: Path, files: list, reps: int, rng, log) -> None:
             if state["1 worker"] != state["2 workers"]:
                 raise RuntimeError("dask lookups with 1 and 2 workers returned different row counts")
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        shutil.rmtree(out, ignore_errors=True)
 
 
 # ---- the run -------------------------------------------------------------------------------------
@@ -342,6 +389,15 @@ def _environment() -> dict:
             "isa_detected": info.get("detected_isa"), "isa_active": info.get("isa")}
 
 
+def _keep_data(mode: str) -> bool:
+    """Quick mode's data is kept for the next run; larger runs delete each key type's files once
+    its phases are done, so that only one key type's dataset is on disk at a time."""
+    env = os.environ.get("SIMDEX_DATASETS_KEEP")
+    if env is not None:
+        return env not in ("", "0")
+    return mode == "quick" and not os.environ.get("SIMDEX_DATASETS_SHAPE")
+
+
 def run_standalone(out: Path, mode: str = "quick", reps: int = 0, log=None) -> Path:
     """Runs the whole benchmark and writes ``<out>/datasets.json``."""
     log = log or (lambda msg: print(msg, file=sys.stderr))
@@ -349,25 +405,49 @@ def run_standalone(out: Path, mode: str = "quick", reps: int = 0, log=None) -> P
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     root = Path(os.environ.get("SIMDEX_DATASETS_DIR") or out / f"datasets-{mode}")
+    root.mkdir(parents=True, exist_ok=True)
+    for stale in ("plain", "filtered"):  # an earlier layout: both key types in one set of files
+        shutil.rmtree(root / stale, ignore_errors=True)
     files_n, rgs, rows = _shape(mode)
     doc = {"schema": "simdex-bench/1", "component": "datasets", "mode": mode, "repetitions": reps,
            "started": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"), "environment": _environment(),
-           "machine": None, "notes": [], "results": [],
+           "machine": None, "notes": [], "results": [], "phases": [],
            "params": {"files": files_n, "row_groups": rgs, "rows_per_row_group": rows, "fpp": FPP}}
-    t0 = time.perf_counter()
     meter = LoadMeter()
-    meta = _generate(root, mode, log)
-    doc["generate_seconds"] = round(time.perf_counter() - t0, 1)
-    doc["data_identical_after_add"] = meta["data_identical"]
-    files = [str(root / "filtered" / n) for n in meta["names"]]
     rng = np.random.default_rng(int(time.time()))
-    _lookups(doc, root, files, mode, reps, rng, log)
-    _add_filters(doc, root, meta["names"], rows, reps, log)
-    _dask(doc, root, files, reps, rng, log)
+    identical = True
+    for key_type, col in KEYS:
+        phase = {"key_type": key_type}
+        t0 = time.perf_counter()
+        meta = _generate(root, mode, key_type, col, _plain_kept(reps), log)
+        phase["generate_seconds"] = round(time.perf_counter() - t0, 1)
+        phase["disk_bytes"] = _tree_bytes(root)
+        doc["_disk_peak"] = max(doc.get("_disk_peak", 0), phase["disk_bytes"])
+        identical = identical and meta["data_identical"]
+        files = [str(root / key_type / "filtered" / n) for n in meta["names"]]
+        t0 = time.perf_counter()
+        _lookups(doc, root, files, key_type, col, reps, rng, log)
+        phase["lookup_seconds"] = round(time.perf_counter() - t0, 1)
+        t0 = time.perf_counter()
+        _add_filters(doc, root, meta["names"][:_plain_kept(reps)], key_type, col, rows, reps, log)
+        phase["add_filters_seconds"] = round(time.perf_counter() - t0, 1)
+        if key_type == "int64":
+            t0 = time.perf_counter()
+            _dask(doc, root, files, reps, rng, log)
+            phase["dask_seconds"] = round(time.perf_counter() - t0, 1)
+        if not _keep_data(mode):
+            shutil.rmtree(root / key_type, ignore_errors=True)
+        doc["phases"].append(phase)
+        log(f"{key_type} keys done: {phase}")
+    doc["data_identical_after_add"] = identical
+    added = doc.pop("_add_identical", [])
+    doc["add_filters_data_identical"] = bool(added) and all(added)
+    doc["disk_peak_bytes"] = doc.pop("_disk_peak", 0)
     doc["load"] = meter.read()
     doc["notes"].append(
-        f"{files_n} files x {rgs} row groups x {rows} rows; keys k (random int64) and s (random digits "
-        f"as strings), payload v; filters on k and s at {FPP:.0%} FPP (Arrow sizing), added by simdex")
+        f"{files_n} files x {rgs} row groups x {rows} rows, twice: key k (random int64) with payload v, then "
+        f"key s (random digits as strings) with payload v; filters on the key at {FPP:.0%} FPP (Arrow "
+        f"sizing), added by simdex; at most {_gb(doc['disk_peak_bytes'])} on disk at once")
     doc["notes"].append(
         f"machine during the run: load average {doc['load']['loadavg_1m_start']} -> {doc['load']['loadavg_1m_end']} "
         f"on {doc['load']['cpus']} CPUs, busy {doc['load']['busy_share']:.0%}, stolen {doc['load']['steal_share']:.0%}")
