@@ -117,10 +117,18 @@ template <class P>
 inline const dec_consts& block_consts() {
   return *launder_if<P>(&kDecConsts);
 }
+// A 16-byte aligned table row. With one lane an aligned load, which gcc folds into the memory
+// operand of a legacy SSE instruction (an unaligned one it cannot).
+template <class P>
+inline typename P::vec table_row(const std::uint8_t* row16) {
+  if constexpr (P::kLanes == 1) return P::load_aligned(row16);
+  return P::rows(row16);
+}
+
 // One constant of dec_consts: a load with one lane, a splat of its (known) value otherwise.
 template <class P, class T>
 inline typename P::vec row_of(const T* row) {
-  if constexpr (P::kLanes == 1) return P::rows(reinterpret_cast<const std::uint8_t*>(row));
+  if constexpr (P::kLanes == 1) return P::load_aligned(row);
   if constexpr (sizeof(T) == 1) return P::set1_8(row[0]);
   if constexpr (sizeof(T) == 2) return P::set1_16(row[0]);
   if constexpr (sizeof(T) == 4) return P::set1_32(static_cast<int>(row[0]));
@@ -200,9 +208,9 @@ struct dec_xor {
     flags = P::or_(flags, x);
     vec part[3];
     for (int r = 0; r < 6; r += 2) {
-      vec lo = P::shuffle8(P::rows(rows + 16 * r), x);
+      vec lo = P::shuffle8(table_row<P>(rows + 16 * r), x);
       x = P::sub8(x, step);
-      part[r / 2] = P::xor_(lo, P::shuffle8(P::rows(rows + 16 * r + 16), x));
+      part[r / 2] = P::xor_(lo, P::shuffle8(table_row<P>(rows + 16 * r + 16), x));
       x = P::sub8(x, step);
     }
     vec d = P::xor_(P::xor_(part[0], part[1]), part[2]);
@@ -358,8 +366,9 @@ template <class P>
 inline void split_step(const char* p, typename P::vec& prefix, typename P::vec& last,
                        const layout_tables& t) {
   auto l = P::load_lanes(p, 0), m = P::load_lanes(p, 4);
-  prefix = P::or_(P::shuffle8(l, P::rows(t.dec_prefix_l)), P::shuffle8(m, P::rows(t.dec_prefix_m)));
-  last = P::shuffle8(m, P::rows(t.dec_last));
+  prefix = P::or_(P::shuffle8(l, table_row<P>(t.dec_prefix_l)),
+                  P::shuffle8(m, table_row<P>(t.dec_prefix_m)));
+  last = P::shuffle8(m, table_row<P>(t.dec_last));
 }
 
 // Big-endian words from prefix digits and last digits; overflowing groups set in `flags`.
@@ -373,7 +382,7 @@ inline typename P::vec combine(typename P::vec prefix, typename P::vec last, typ
   // A multiply by a row: gcc turns one by set1(85) into shifts and adds, 6 instructions with
   // the copies.
   auto w = P::add32(P::mullo32(x, row_of<P>(k.k85)), last);
-  return P::shuffle8(w, P::rows(kBswap32Row));
+  return P::shuffle8(w, table_row<P>(kBswap32Row));
 }
 
 // Decodes a block of 4 steps (16 * L groups, 80 * L chars) from p to out; false if it has a
