@@ -102,6 +102,19 @@ struct dec_consts {
                                       32, 32, 32, 32, 32, 32, 32, 32};
   alignas(16) std::uint8_t c16[16] = {16, 16, 16, 16, 16, 16, 16, 16,
                                       16, 16, 16, 16, 16, 16, 16, 16};
+  // One lane: vpshufb rows that gather the last char of group g of step j into byte j of
+  // dword g (from M, chars 4..19), and take it back out to byte 0 (a shift and a mask with
+  // more lanes, where shuffles are the scarcer port).
+  alignas(16) std::uint8_t last_to[4][16] = {};
+  alignas(16) std::uint8_t last_from[4][16] = {};
+  constexpr dec_consts() {
+    for (int j = 0; j < 4; ++j)
+      for (int b = 0; b < 16; ++b) {
+        const int g = b / 4, at = b % 4;
+        last_to[j][b] = at == j ? static_cast<std::uint8_t>(5 * g) : kZero;
+        last_from[j][b] = at == 0 ? static_cast<std::uint8_t>(4 * g + j) : kZero;
+      }
+  }
 };
 inline constexpr dec_consts kDecConsts{};
 
@@ -364,11 +377,11 @@ std::size_t encode_lanes(const std::uint8_t* in, std::size_t groups, char* out, 
 // from L (chars 0..15 of each lane) and M (chars 4..19).
 template <class P>
 inline void split_step(const char* p, typename P::vec& prefix, typename P::vec& last,
-                       const layout_tables& t) {
+                       const layout_tables& t, const std::uint8_t* last_row) {
   auto l = P::load_lanes(p, 0), m = P::load_lanes(p, 4);
   prefix = P::or_(P::shuffle8(l, table_row<P>(t.dec_prefix_l)),
                   P::shuffle8(m, table_row<P>(t.dec_prefix_m)));
-  last = P::shuffle8(m, table_row<P>(t.dec_last));
+  last = P::shuffle8(m, table_row<P>(last_row));
 }
 
 // Big-endian words from prefix digits and last digits; overflowing groups set in `flags`.
@@ -397,13 +410,17 @@ inline bool decode_block(const ToDigit& to_digit, const char* p, std::uint8_t* o
   vec digits[4], lasts = P::zero(), flags = P::zero();
   for (int j = 0; j < 4; ++j) {
     vec prefix, last;
-    split_step<P>(p + 20 * P::kLanes * j, prefix, last, t);
+    split_step<P>(p + 20 * P::kLanes * j, prefix, last, t,
+                  P::kLanes == 1 ? k.last_to[j] : t.dec_last);
     digits[j] = to_digit(prefix, flags, k);
-    lasts = j ? P::or_(lasts, P::slli32(last, 8 * j)) : last;
+    if (P::kLanes > 1 && j) last = P::slli32(last, 8 * j);
+    lasts = j ? P::or_(lasts, last) : last;
   }
   lasts = to_digit(lasts, flags, k);
   for (int j = 0; j < 4; ++j) {
-    vec l = j < 3 ? P::and_(P::srli32(lasts, 8 * j), row_of<P>(k.byte0)) : P::srli32(lasts, 24);
+    vec l = P::kLanes == 1 ? P::shuffle8(lasts, table_row<P>(k.last_from[j]))
+            : j < 3        ? P::and_(P::srli32(lasts, 8 * j), row_of<P>(k.byte0))
+                           : P::srli32(lasts, 24);
     P::store(out + 16 * P::kLanes * j, combine<P>(digits[j], l, flags, k));
   }
   return P::movemask(flags) == 0;
@@ -425,7 +442,8 @@ std::size_t decode_impl(const char* in, std::size_t groups, std::uint8_t* out, c
     const dec_consts& k = block_consts<P>();
     const vec byte0 = row_of<P>(k.byte0);
     vec prefix, last, flags = P::zero(), last_flags = P::zero();
-    split_step<P>(in + 5 * i, prefix, last, *launder_if<P>(&kLayout));
+    const layout_tables& t = *launder_if<P>(&kLayout);
+    split_step<P>(in + 5 * i, prefix, last, t, t.dec_last);
     vec d = to_digit(prefix, flags, k);
     vec l = P::and_(to_digit(last, last_flags, k), byte0);
     flags = P::or_(flags, P::and_(last_flags, byte0));  // only byte 0 is a char
