@@ -90,8 +90,9 @@ TEST(Base85Kernels, EveryByteAtEveryPosition) {
       const alphabet& a = alphabet_of(v);
       for (std::size_t groups : {16, 32}) {
         std::uint8_t o1[128], o2[128];
+        const kernels* lk = k;  // clang 14 does not capture structured bindings
         auto same = [&](const std::string& text) {
-          std::size_t n1 = k->decode(text.data(), groups, o1, a);
+          std::size_t n1 = lk->decode(text.data(), groups, o1, a);
           std::size_t n2 = kScalarKernels.decode(text.data(), groups, o2, a);
           return n1 == n2 && std::memcmp(o1, o2, 4 * n1) == 0;
         };
