@@ -141,12 +141,21 @@ class decoder {
   void fail(error_kind kind, std::uint64_t pos, std::uint8_t byte = 0);
   bool flush_group(std::uint8_t*& out, int keep);
   result state(std::size_t written) const;
+  bool on_boundary() const {  // no error, no partial group, no adobe chars held back
+    return error_ == error_kind::none && ndigits_ == 0 && !opt_.adobe;
+  }
+  result update_tail(const char* in, std::size_t n, std::uint8_t* out, std::size_t done);
+  result update_held(const char* in, std::size_t n, std::uint8_t* out);
+  result finish_held(std::uint8_t* out);
+  using decode_groups_fn = std::size_t (*)(const char*, std::size_t, std::uint8_t*,
+                                           const alphabet&);
 
   std::size_t compacted(const char* in, std::size_t n, std::uint8_t* out, std::size_t& used);
 
   decode_options opt_;
   const kernels* k_;
   const alphabet* a_;
+  decode_groups_fn decode_groups_;     // k_->decode
   alignas(64) std::uint8_t cls_[320];  // for compact(): 0 alphabet, 1 skipped, 2 other
   std::uint64_t pos_ = 0;              // absolute offset of the next input byte
   std::uint64_t group_start_ = 0;      // absolute offset of the pending group's first char
@@ -161,6 +170,22 @@ class decoder {
   std::uint8_t error_byte_ = 0;
   std::size_t line_stage_ = 4000;  // chars the next staged block of wrapped lines may take
 };
+
+// The common case inline (a one-shot decode, or a stream fed whole groups): on a group
+// boundary the whole groups go straight to the kernel, and a short input that decodes whole
+// pays for no more than the call.
+inline result decoder::update(const char* in, std::size_t n, std::uint8_t* out) {
+  if (!on_boundary()) return update_held(in, n, out);
+  const std::size_t done = decode_groups_(in, n / 5, out, *a_);
+  pos_ += 5 * done;
+  if (5 * done == n) return {4 * done, error_kind::none, 0};
+  return update_tail(in, n, out, done);
+}
+
+inline result decoder::finish(std::uint8_t* out) {
+  if (on_boundary()) return {};
+  return finish_held(out);
+}
 
 // --- one-shot ----------------------------------------------------------------------------------
 

@@ -22,7 +22,10 @@ decode_options default_decode_options(variant v) {
 }
 
 decoder::decoder(const decode_options& opt, const kernels* k)
-    : opt_(opt), k_(k ? k : &active_kernels()), a_(&alphabet_of(opt.var)) {
+    : opt_(opt),
+      k_(k ? k : &active_kernels()),
+      a_(&alphabet_of(opt.var)),
+      decode_groups_(k_->decode) {
   if (opt_.var != variant::a85) opt_.adobe = opt_.fold_spaces = false;
 }
 
@@ -258,17 +261,14 @@ std::size_t decoder::run(const char* in, std::size_t n, std::uint8_t* out) {
   return static_cast<std::size_t>(o - out);
 }
 
-result decoder::update(const char* in, std::size_t n, std::uint8_t* out) {
+// After update() decoded `done` whole groups on a group boundary: the stop and tail.
+result decoder::update_tail(const char* in, std::size_t n, std::uint8_t* out, std::size_t done) {
+  return state(4 * done + run(in + 5 * done, n - 5 * done, out + 4 * done));
+}
+
+// update() off a group boundary (see base85.h for the common case).
+result decoder::update_held(const char* in, std::size_t n, std::uint8_t* out) {
   if (error_ != error_kind::none) return state(0);
-  if (!opt_.adobe && ndigits_ == 0) {
-    // On a group boundary (every one-shot call) the whole groups go to the kernel first, so
-    // that a short input that decodes whole pays for no more; run() takes any stop and tail.
-    const std::size_t groups = n / 5, done = groups ? k_->decode(in, groups, out, *a_) : 0;
-    pos_ += 5 * done;
-    std::size_t w = 4 * done;
-    if (5 * done < n) w += run(in + 5 * done, n - 5 * done, out + w);
-    return state(w);
-  }
   if (!opt_.adobe) return state(run(in, n, out));
   // The stream so far is held_ + in; all of it but the last two chars is body.
   std::size_t total = nheld_ + n;
@@ -291,8 +291,8 @@ result decoder::update(const char* in, std::size_t n, std::uint8_t* out) {
   return state(w);
 }
 
-result decoder::finish(std::uint8_t* out) {
-  if (ndigits_ == 0 && !opt_.adobe) return state(0);  // nothing held: no registers to save
+// finish() with a partial group, adobe chars held back or an error (see base85.h).
+result decoder::finish_held(std::uint8_t* out) {
   std::uint8_t* o = out;
   if (error_ == error_kind::none) {
     if (opt_.adobe && (nheld_ < 2 || held_[0] != '~' || held_[1] != '>')) {

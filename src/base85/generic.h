@@ -5,10 +5,11 @@
 // digit of 4 steps (d0 on encode, d4 on decode) shares one alphabet lookup.
 //
 // Digit -> char: an offset per run of consecutive chars plus two vpshufb rows for the 23
-// punctuation digits; char -> digit: one vpshufb per row of 16 chars merged by a blend tree on
-// bits 4-6 of the char; Ascii85's contiguous alphabet is one add either way. Compaction
-// (dropping line breaks before decoding) shifts the block past at most two skipped chars with
-// two blends, or left-packs 8-byte chunks with vpshufb masks from a 256-entry table.
+// punctuation digits; char -> digit: one vpshufb per row of 16 chars, merged by a blend tree
+// on bits 4-6 of the char (AVX2) or XORed together (SSE4.2, see dec_xor); Ascii85's contiguous
+// alphabet is one add either way. Compaction (dropping line breaks before decoding) shifts the
+// block past at most two skipped chars with two blends, or left-packs 8-byte chunks with vpshufb
+// masks from a 256-entry table.
 //
 // Included only by per-level files: everything has internal linkage or is a template over the
 // level's policy, so each level's object file has its own copy.
@@ -17,6 +18,7 @@
 #include <immintrin.h>
 
 #include <bit>
+#include <type_traits>
 
 #include "kernels.h"
 #include "lane_layout.h"
@@ -39,6 +41,7 @@ namespace {
   static vec xor_(vec a, vec b) { return PFX##_xor_si##BITS(a, b); }                           \
   static vec add8(vec a, vec b) { return PFX##_add_epi8(a, b); }                               \
   static vec sub8(vec a, vec b) { return PFX##_sub_epi8(a, b); }                               \
+  static vec subs8(vec a, vec b) { return PFX##_subs_epi8(a, b); }                             \
   static vec adds_u8(vec a, vec b) { return PFX##_adds_epu8(a, b); }                           \
   static vec cmpgt8(vec a, vec b) { return PFX##_cmpgt_epi8(a, b); }                           \
   static vec cmpeq8(vec a, vec b) { return PFX##_cmpeq_epi8(a, b); }                           \
@@ -85,6 +88,65 @@ inline V opaque(V v) {
 alignas(16) constexpr std::uint8_t kBswap32Row[16] = {3,  2,  1, 0, 7,  6,  5,  4,
                                                       11, 10, 9, 8, 15, 14, 13, 12};
 
+// The decode constants as 16-byte rows, broadcast to every lane.
+struct dec_consts {
+  alignas(16) std::uint32_t byte0[4] = {0xff, 0xff, 0xff, 0xff};
+  alignas(16) std::uint16_t pair85[8] = {85 | 1 << 8, 85 | 1 << 8, 85 | 1 << 8, 85 | 1 << 8,
+                                         85 | 1 << 8, 85 | 1 << 8, 85 | 1 << 8, 85 | 1 << 8};
+  alignas(16) std::uint32_t pair7225[4] = {7225 | 1 << 16, 7225 | 1 << 16, 7225 | 1 << 16,
+                                           7225 | 1 << 16};
+  alignas(16) std::uint32_t one[4] = {1, 1, 1, 1};
+  alignas(16) std::uint32_t max_prefix[4] = {kMaxPrefix, kMaxPrefix, kMaxPrefix, kMaxPrefix};
+  alignas(16) std::uint32_t k85[4] = {85, 85, 85, 85};
+  alignas(16) std::uint8_t c32[16] = {32, 32, 32, 32, 32, 32, 32, 32,
+                                      32, 32, 32, 32, 32, 32, 32, 32};
+  alignas(16) std::uint8_t c16[16] = {16, 16, 16, 16, 16, 16, 16, 16,
+                                      16, 16, 16, 16, 16, 16, 16, 16};
+  // One lane: vpshufb rows that gather the last char of group g of step j into byte j of
+  // dword g (from M, chars 4..19), and take it back out to byte 0 (a shift and a mask with
+  // more lanes, where shuffles are the scarcer port).
+  alignas(16) std::uint8_t last_to[4][16] = {};
+  alignas(16) std::uint8_t last_from[4][16] = {};
+  constexpr dec_consts() {
+    for (int j = 0; j < 4; ++j)
+      for (int b = 0; b < 16; ++b) {
+        const int g = b / 4, at = b % 4;
+        last_to[j][b] = at == j ? static_cast<std::uint8_t>(5 * g) : kZero;
+        last_from[j][b] = at == 0 ? static_cast<std::uint8_t>(4 * g + j) : kZero;
+      }
+  }
+};
+inline constexpr dec_consts kDecConsts{};
+
+// The constants of one decode block. With one lane (SSE4.2) they are read from memory at each
+// use, through a pointer gcc cannot see through: hoisted out of the block loop they do not fit
+// in 16 registers, and their spills cost a short input some 30 instructions a call.
+template <class P, class T>
+inline const T* launder_if(const T* p) {
+  if constexpr (P::kLanes == 1) __asm__ volatile("" : "+r"(p));
+  return p;
+}
+template <class P>
+inline const dec_consts& block_consts() {
+  return *launder_if<P>(&kDecConsts);
+}
+// A 16-byte aligned table row. With one lane an aligned load, which gcc folds into the memory
+// operand of a legacy SSE instruction (an unaligned one it cannot).
+template <class P>
+inline typename P::vec table_row(const std::uint8_t* row16) {
+  if constexpr (P::kLanes == 1) return P::load_aligned(row16);
+  return P::rows(row16);
+}
+
+// One constant of dec_consts: a load with one lane, a splat of its (known) value otherwise.
+template <class P, class T>
+inline typename P::vec row_of(const T* row) {
+  if constexpr (P::kLanes == 1) return P::load_aligned(row);
+  if constexpr (sizeof(T) == 1) return P::set1_8(row[0]);
+  if constexpr (sizeof(T) == 2) return P::set1_16(row[0]);
+  if constexpr (sizeof(T) == 4) return P::set1_32(static_cast<int>(row[0]));
+}
+
 // --- alphabet lookups: digit -> char (enc_*), char -> digit with bit 7 of `flags` marking an
 // invalid char (dec_*) ------------------------------------------------------------------------
 
@@ -121,21 +183,15 @@ struct enc_add {
 
 // 128-entry lookup as a blend tree: one vpshufb per row of 16 chars (rows 2..7, chars
 // 32..127), then bits 4, 5 and 6 of the char pick the row. Chars below 32 or from 128 up are
-// flagged by the compare. With one lane (SSE4.2) the rows are loaded from the alphabet at each
-// use: 16 registers cannot hold them, and copies made up front cost a short input 32
-// instructions a call.
+// flagged by the compare. For several lanes (AVX2), whose registers hold the rows.
 template <class P>
 struct dec_tree {
   using vec = typename P::vec;
-  const std::uint8_t* rows;
-  vec kept[P::kLanes > 1 ? 6 : 1];
-  explicit dec_tree(const alphabet& a) : rows(a.dec + 32) {
-    if constexpr (P::kLanes > 1)
-      for (int r = 0; r < 6; ++r) kept[r] = P::rows(rows + 16 * r);
+  vec row[6];
+  explicit dec_tree(const alphabet& a) {
+    for (int r = 0; r < 6; ++r) row[r] = P::rows(a.dec + 32 + 16 * r);
   }
-  vec operator()(vec c, vec& flags) const {
-    vec row[6];
-    for (int r = 0; r < 6; ++r) row[r] = P::kLanes > 1 ? kept[r] : P::rows(rows + 16 * r);
+  vec operator()(vec c, vec& flags, const dec_consts&) const {
     vec bit4 = P::slli16(c, 3), bit5 = P::slli16(c, 2), bit6 = P::slli16(c, 1);
     vec r23 = P::blendv8(P::shuffle8(row[0], c), P::shuffle8(row[1], c), bit4);
     vec r45 = P::blendv8(P::shuffle8(row[2], c), P::shuffle8(row[3], c), bit4);
@@ -146,12 +202,42 @@ struct dec_tree {
   }
 };
 
+// The same lookup as a chain for one lane (SSE4.2): the index c - 32 - 16r of row r is
+// non-negative for the char's own row and those below it and negative (vpshufb gives 0)
+// above, so with each row stored XORed with the one below (alphabet::dec_xor_rows) the
+// lookups XOR together to the char's row. The signed saturating c - 32 is negative for chars
+// below 32 or from 128 up, which flags them. Two-operand SSE must move each blend mask into
+// xmm0, so the tree costs 38 instructions per 16 chars and the chain 26. The rows are loaded
+// at each use: 16 registers cannot hold them.
+template <class P>
+struct dec_xor {
+  using vec = typename P::vec;
+  const std::uint8_t* rows;
+  explicit dec_xor(const alphabet& a) : rows(a.dec_xor_rows[0]) {}
+  // k.c16 from memory, not set1_8(16): gcc would fold the chain into 5 constants.
+  vec operator()(vec c, vec& flags, const dec_consts& k) const {
+    const vec step = row_of<P>(k.c16);
+    vec x = P::subs8(c, row_of<P>(k.c32));
+    flags = P::or_(flags, x);
+    vec part[3];
+    for (int r = 0; r < 6; r += 2) {
+      vec lo = P::shuffle8(table_row<P>(rows + 16 * r), x);
+      x = P::sub8(x, step);
+      part[r / 2] = P::xor_(lo, P::shuffle8(table_row<P>(rows + 16 * r + 16), x));
+      x = P::sub8(x, step);
+    }
+    vec d = P::xor_(P::xor_(part[0], part[1]), part[2]);
+    flags = P::or_(flags, d);
+    return d;
+  }
+};
+
 template <class P>
 struct dec_add {
   using vec = typename P::vec;
   vec first;
   explicit dec_add(const alphabet& a) : first(P::set1_8(static_cast<char>(a.enc[0]))) {}
-  vec operator()(vec c, vec& flags) const {
+  vec operator()(vec c, vec& flags, const dec_consts&) const {
     vec d = P::sub8(c, first);
     flags = P::or_(flags, P::adds_u8(d, P::set1_8(128 - 85)));  // d >= 85
     return d;
@@ -290,22 +376,26 @@ std::size_t encode_lanes(const std::uint8_t* in, std::size_t groups, char* out, 
 // Raw chars of one step: prefix lanes hold chars [5g..5g+3], last lanes char 5g+4 in byte 0,
 // from L (chars 0..15 of each lane) and M (chars 4..19).
 template <class P>
-inline void split_step(const char* p, typename P::vec& prefix, typename P::vec& last) {
+inline void split_step(const char* p, typename P::vec& prefix, typename P::vec& last,
+                       const layout_tables& t, const std::uint8_t* last_row) {
   auto l = P::load_lanes(p, 0), m = P::load_lanes(p, 4);
-  prefix = P::or_(P::shuffle8(l, P::rows(kLayout.dec_prefix_l)),
-                  P::shuffle8(m, P::rows(kLayout.dec_prefix_m)));
-  last = P::shuffle8(m, P::rows(kLayout.dec_last));
+  prefix = P::or_(P::shuffle8(l, table_row<P>(t.dec_prefix_l)),
+                  P::shuffle8(m, table_row<P>(t.dec_prefix_m)));
+  last = P::shuffle8(m, table_row<P>(last_row));
 }
 
 // Big-endian words from prefix digits and last digits; overflowing groups set in `flags`.
 template <class P>
-inline typename P::vec combine(typename P::vec prefix, typename P::vec last,
-                               typename P::vec& flags) {
-  auto x = P::madd(P::maddubs(prefix, P::set1_16(85 | 1 << 8)), P::set1_32(7225 | 1 << 16));
+inline typename P::vec combine(typename P::vec prefix, typename P::vec last, typename P::vec& flags,
+                               const dec_consts& k) {
+  auto x = P::madd(P::maddubs(prefix, row_of<P>(k.pair85)), row_of<P>(k.pair7225));
   // x <= 52200624, so the sum compares correctly as signed.
-  auto carry = P::min_u32(last, P::set1_32(1));
-  flags = P::or_(flags, P::cmpgt32(P::add32(x, carry), P::set1_32(static_cast<int>(kMaxPrefix))));
-  return P::shuffle8(P::add32(P::mullo32(x, P::set1_32(85)), last), P::rows(kBswap32Row));
+  auto carry = P::min_u32(last, row_of<P>(k.one));
+  flags = P::or_(flags, P::cmpgt32(P::add32(x, carry), row_of<P>(k.max_prefix)));
+  // A multiply by a row: gcc turns one by set1(85) into shifts and adds, 6 instructions with
+  // the copies.
+  auto w = P::add32(P::mullo32(x, row_of<P>(k.k85)), last);
+  return P::shuffle8(w, table_row<P>(kBswap32Row));
 }
 
 // Decodes a block of 4 steps (16 * L groups, 80 * L chars) from p to out; false if it has a
@@ -315,18 +405,23 @@ inline typename P::vec combine(typename P::vec prefix, typename P::vec last,
 template <class P, class ToDigit>
 inline bool decode_block(const ToDigit& to_digit, const char* p, std::uint8_t* out) {
   using vec = typename P::vec;
-  const vec byte0 = P::set1_32(0xff);
+  const dec_consts& k = block_consts<P>();
+  const layout_tables& t = *launder_if<P>(&kLayout);
   vec digits[4], lasts = P::zero(), flags = P::zero();
   for (int j = 0; j < 4; ++j) {
     vec prefix, last;
-    split_step<P>(p + 20 * P::kLanes * j, prefix, last);
-    digits[j] = to_digit(prefix, flags);
-    lasts = j ? P::or_(lasts, P::slli32(last, 8 * j)) : last;
+    split_step<P>(p + 20 * P::kLanes * j, prefix, last, t,
+                  P::kLanes == 1 ? k.last_to[j] : t.dec_last);
+    digits[j] = to_digit(prefix, flags, k);
+    if (P::kLanes > 1 && j) last = P::slli32(last, 8 * j);
+    lasts = j ? P::or_(lasts, last) : last;
   }
-  lasts = to_digit(lasts, flags);
+  lasts = to_digit(lasts, flags, k);
   for (int j = 0; j < 4; ++j) {
-    vec l = j < 3 ? P::and_(P::srli32(lasts, 8 * j), byte0) : P::srli32(lasts, 24);
-    P::store(out + 16 * P::kLanes * j, combine<P>(digits[j], l, flags));
+    vec l = P::kLanes == 1 ? P::shuffle8(lasts, table_row<P>(k.last_from[j]))
+            : j < 3        ? P::and_(P::srli32(lasts, 8 * j), row_of<P>(k.byte0))
+                           : P::srli32(lasts, 24);
+    P::store(out + 16 * P::kLanes * j, combine<P>(digits[j], l, flags, k));
   }
   return P::movemask(flags) == 0;
 }
@@ -336,7 +431,6 @@ std::size_t decode_impl(const char* in, std::size_t groups, std::uint8_t* out, c
   using vec = typename P::vec;
   constexpr std::size_t G = 4 * P::kLanes;
   const ToDigit to_digit(a);
-  const vec byte0 = P::set1_32(0xff);
   std::size_t i = 0;
   for (; i + 4 * G <= groups; i += 4 * G) {
     if (!decode_block<P>(to_digit, in + 5 * i, out + 4 * i)) {  // the scalar loop stops there
@@ -345,15 +439,18 @@ std::size_t decode_impl(const char* in, std::size_t groups, std::uint8_t* out, c
     }
   }
   for (; i + G <= groups; i += G) {
+    const dec_consts& k = block_consts<P>();
+    const vec byte0 = row_of<P>(k.byte0);
     vec prefix, last, flags = P::zero(), last_flags = P::zero();
-    split_step<P>(in + 5 * i, prefix, last);
-    vec d = to_digit(prefix, flags);
-    vec l = P::and_(to_digit(last, last_flags), byte0);
+    const layout_tables& t = *launder_if<P>(&kLayout);
+    split_step<P>(in + 5 * i, prefix, last, t, t.dec_last);
+    vec d = to_digit(prefix, flags, k);
+    vec l = P::and_(to_digit(last, last_flags, k), byte0);
     flags = P::or_(flags, P::and_(last_flags, byte0));  // only byte 0 is a char
-    vec w = combine<P>(d, l, flags);
+    vec w = combine<P>(d, l, flags, k);
     if (P::movemask(flags) != 0) {
-      std::size_t k = decode_groups_scalar(in + 5 * i, G, out + 4 * i, a);
-      if (k < G) return i + k;
+      std::size_t n = decode_groups_scalar(in + 5 * i, G, out + 4 * i, a);
+      if (n < G) return i + n;
       continue;
     }
     P::store(out + 4 * i, w);
@@ -364,7 +461,8 @@ std::size_t decode_impl(const char* in, std::size_t groups, std::uint8_t* out, c
 template <class P>
 std::size_t decode_lanes(const char* in, std::size_t groups, std::uint8_t* out, const alphabet& a) {
   return a.contiguous ? decode_impl<P, dec_add<P>>(in, groups, out, a)
-                      : decode_impl<P, dec_tree<P>>(in, groups, out, a);
+                      : decode_impl<P, std::conditional_t<P::kLanes == 1, dec_xor<P>, dec_tree<P>>>(
+                            in, groups, out, a);
 }
 
 // --- compact ---------------------------------------------------------------------------------

@@ -76,7 +76,12 @@ struct alphabet {
   bool runs;
   std::uint8_t run_offset[3];
   alignas(16) std::uint8_t punct_fix_rows[2][16];
+  // dec[32..128) as 6 rows of 16, each XORed with the row before it (see generic.h dec_xor).
+  alignas(16) std::uint8_t dec_xor_rows[6][16];
 };
+
+extern const alphabet kAlphabets[3];  // in variant order (tables.cc)
+inline const alphabet& alphabet_of(variant v) noexcept { return kAlphabets[static_cast<int>(v)]; }
 
 extern const kernels kScalarKernels;
 extern const kernels kSse42Kernels;

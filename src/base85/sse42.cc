@@ -12,6 +12,7 @@ struct sse42_policy {
   static constexpr std::uint32_t kFullMask = 0xffff;
 
   static vec load(const void* p) { return _mm_loadu_si128(static_cast<const vec*>(p)); }
+  static vec load_aligned(const void* p) { return _mm_load_si128(static_cast<const vec*>(p)); }
   static void store(void* p, vec v) { _mm_storeu_si128(static_cast<vec*>(p), v); }
   static vec lane(vec v, int) { return v; }
   static void store_lane(char* p, vec v, int) { store(p, v); }

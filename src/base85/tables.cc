@@ -29,6 +29,8 @@ constexpr alphabet make_alphabet(const char* chars) {
     a.punct_fix_rows[0][i] = fix[i];
     a.punct_fix_rows[1][i] = fix[16 + i] ^ fix[i];
   }
+  for (int c = 32; c < 128; ++c)
+    a.dec_xor_rows[(c - 32) / 16][c % 16] = a.dec[c] ^ (c < 48 ? 0 : a.dec[c - 16]);
   return a;
 }
 
@@ -40,13 +42,11 @@ constexpr char kA85[] =
     "!\"#$%&'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_`abcdefghijklmnopqrstu";
 static_assert(sizeof kB85 == 86 && sizeof kZ85 == 86 && sizeof kA85 == 86);
 
+}  // namespace
+
 constexpr alphabet kAlphabets[3] = {make_alphabet(kB85), make_alphabet(kZ85), make_alphabet(kA85)};
 // The vpshufb kernels (AVX2, AVX-512BW) encode through the runs.
 static_assert(kAlphabets[0].runs && kAlphabets[1].runs && kAlphabets[2].runs);
-
-}  // namespace
-
-const alphabet& alphabet_of(variant v) noexcept { return kAlphabets[static_cast<int>(v)]; }
 
 // Names in enum order.
 constexpr const char* kVariantNames[] = {"b85", "z85", "a85"};

@@ -104,6 +104,38 @@ TEST(Base85Kernels, RandomTextAgainstScalar) {
   }
 }
 
+// Every byte value at every char of a block of 16 and of 32 groups (a full SSE4.2 and AVX2
+// block; a 16-group step at AVX-512), in text of one repeated char: each alphabet lookup row,
+// chars below 32 and from 128 up, and text made of each alphabet char alone (where a wrong
+// lookup would not be caught by a bad char elsewhere in the block), against scalar.
+TEST(Base85Kernels, EveryByteAtEveryPosition) {
+  for (auto [level, k] : simdex::testing::usable_levels(kernel_tables())) {
+    SCOPED_TRACE(level_name(level));
+    for (variant v : kVariants) {
+      const alphabet& a = alphabet_of(v);
+      for (std::size_t groups : {16, 32}) {
+        std::uint8_t o1[128], o2[128];
+        const kernels* lk = k;  // clang 14 does not capture structured bindings
+        auto same = [&](const std::string& text) {
+          std::size_t n1 = lk->decode(text.data(), groups, o1, a);
+          std::size_t n2 = kScalarKernels.decode(text.data(), groups, o2, a);
+          return n1 == n2 && std::memcmp(o1, o2, 4 * n1) == 0;
+        };
+        for (int d = 0; d < 85; ++d)
+          ASSERT_TRUE(same(std::string(5 * groups, static_cast<char>(a.enc[d])))) << "d=" << d;
+        std::string text(5 * groups, static_cast<char>(a.enc[7]));
+        for (std::size_t at = 0; at < text.size(); ++at) {
+          for (int c = 0; c < 256; ++c) {
+            text[at] = static_cast<char>(c);
+            ASSERT_TRUE(same(text)) << "at=" << at << " c=" << c;
+          }
+          text[at] = static_cast<char>(a.enc[7]);
+        }
+      }
+    }
+  }
+}
+
 TEST(Base85Kernels, EncodeStopsAtFoldedWords) {
   std::mt19937_64 g(3);
   for (auto [level, k] : simdex::testing::usable_levels(kernel_tables())) {
