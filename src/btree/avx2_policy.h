@@ -40,6 +40,14 @@ struct avx2_policy<std::int32_t> {
                     static_cast<unsigned>(_mm256_movemask_ps(_mm256_castsi256_ps(hi))) << 8;
     return static_cast<unsigned>(_mm_popcnt_u32(bits));
   }
+  static unsigned eq_mask16(const key* a, key x) noexcept {
+    __m256i kv = _mm256_set1_epi32(x);
+    __m256i lo = _mm256_cmpeq_epi32(kv, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a)));
+    __m256i hi =
+        _mm256_cmpeq_epi32(kv, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + 8)));
+    return static_cast<unsigned>(_mm256_movemask_ps(_mm256_castsi256_ps(lo))) |
+           static_cast<unsigned>(_mm256_movemask_ps(_mm256_castsi256_ps(hi))) << 8;
+  }
 };
 
 template <>
@@ -66,6 +74,16 @@ struct avx2_policy<std::int64_t> {
       bits |= static_cast<unsigned>(_mm256_movemask_pd(_mm256_castsi256_pd(lt))) << i;
     }
     return static_cast<unsigned>(_mm_popcnt_u32(bits));
+  }
+  static unsigned eq_mask16(const key* a, key x) noexcept {
+    __m256i kv = _mm256_set1_epi64x(x);
+    unsigned bits = 0;
+    for (unsigned i = 0; i < 16; i += 4) {
+      __m256i eq =
+          _mm256_cmpeq_epi64(kv, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + i)));
+      bits |= static_cast<unsigned>(_mm256_movemask_pd(_mm256_castsi256_pd(eq))) << i;
+    }
+    return bits;
   }
 };
 
