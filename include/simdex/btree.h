@@ -267,6 +267,7 @@ class basic_btree {
     }
   }
   static std::vector<S> encode_all(std::span<const K> keys) {
+    if constexpr (std::is_same_v<K, S>) return std::vector<S>(keys.begin(), keys.end());
     std::vector<S> ks(keys.size());
     for (std::size_t i = 0; i < keys.size(); ++i) ks[i] = codec::encode(keys[i]);
     return ks;

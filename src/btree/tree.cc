@@ -1,6 +1,7 @@
 // Baseline helpers of the tree that need no SIMD: teardown and batch input preparation.
 #include <algorithm>
 #include <bit>
+#include <memory>
 #include <numeric>
 #include <type_traits>
 
@@ -156,11 +157,11 @@ std::size_t sort_unique(S* keys, std::byte* vals, std::size_t vs, std::size_t n,
     }
     // Spread over about n/8 buckets of equal key range, sort each (a few keys), then copy
     // back without repeats: two passes over the batch instead of one per radix digit.
-    std::vector<S> tmp(n);
+    std::unique_ptr<S[]> tmp(new S[n]);  // no zero fill: every slot is written
     unsigned bits = std::clamp(static_cast<unsigned>(std::bit_width(n / 8)), 8u, 16u);
-    std::vector<std::uint32_t> start = group_by_range(keys, n, bits, tmp.data(), nullptr);
+    std::vector<std::uint32_t> start = group_by_range(keys, n, bits, tmp.get(), nullptr);
     for (std::size_t b = 0; b + 1 < start.size(); ++b)
-      sort_run(tmp.data() + start[b], start[b + 1] - start[b]);
+      sort_run(tmp.get() + start[b], start[b + 1] - start[b]);
     std::size_t m = 0;
     for (std::size_t i = 0; i < n; ++i)
       if (m == 0 || keys[m - 1] != tmp[i]) keys[m++] = tmp[i];
