@@ -267,6 +267,7 @@ class basic_btree {
     }
   }
   static std::vector<S> encode_all(std::span<const K> keys) {
+    if constexpr (std::is_same_v<K, S>) return std::vector<S>(keys.begin(), keys.end());
     std::vector<S> ks(keys.size());
     for (std::size_t i = 0; i < keys.size(); ++i) ks[i] = codec::encode(keys[i]);
     return ks;
@@ -284,7 +285,7 @@ class basic_btree {
   // sorted inside: a bucket spans about a quarter of a leaf's keys, so the queries of one
   // bucket stay in one page and the lookup descends again only when a page's fences say so.
   bool use_sweep(std::size_t n) const noexcept {
-    return n >= 4096 && n <= 0xffffffffu && n * 32 >= t_.size;
+    return t_.size != 0 && n >= 4096 && n <= 0xffffffffu && n * 32 >= t_.size;
   }
   void sweep(std::span<const S> ks, bool* found, std::uint64_t* ranks) const {
     std::size_t n = ks.size();
@@ -292,14 +293,13 @@ class basic_btree {
     std::unique_ptr<std::uint32_t[]> at(new std::uint32_t[n]);
     unsigned bits = static_cast<unsigned>(std::bit_width(4 * t_.leaves));
     bits = bits < 8 ? 8 : bits > 16 ? 16 : bits;
-    btree_detail::group_by_range<S>(ks.data(), n, bits, grouped.get(), at.get());
-    std::unique_ptr<bool[]> f(found ? new bool[n] : nullptr);
-    std::unique_ptr<std::uint64_t[]> r(ranks ? new std::uint64_t[n] : nullptr);
-    kernels_->lookup_sorted(t_, grouped.get(), n, f.get(), r.get());
-    for (std::size_t i = 0; i < n; ++i) {
-      if (found) found[at[i]] = f[i];
-      if (ranks) ranks[at[i]] = r[i];
-    }
+    // Buckets over the tree's own key range: keys outside it form one last group.
+    const std::byte* last = t_.last;
+    unsigned b = L::hdr(last)->nb - 1u;
+    S hi = L::keys(last, b)[L::cnt(last)[b] - 1u];
+    btree_detail::group_in_range<S>(ks.data(), n, L::keys(t_.first, 0)[0], hi, bits, grouped.get(),
+                                    at.get());
+    kernels_->lookup_sorted(t_, grouped.get(), at.get(), n, found, ranks);
   }
   void reset_moved() noexcept {
     t_.root = 0;

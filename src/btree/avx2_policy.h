@@ -40,6 +40,14 @@ struct avx2_policy<std::int32_t> {
                     static_cast<unsigned>(_mm256_movemask_ps(_mm256_castsi256_ps(hi))) << 8;
     return static_cast<unsigned>(_mm_popcnt_u32(bits));
   }
+  static unsigned eq_mask16(const key* a, key x) noexcept {
+    __m256i kv = _mm256_set1_epi32(x);
+    __m256i lo = _mm256_cmpeq_epi32(kv, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a)));
+    __m256i hi =
+        _mm256_cmpeq_epi32(kv, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + 8)));
+    return static_cast<unsigned>(_mm256_movemask_ps(_mm256_castsi256_ps(lo))) |
+           static_cast<unsigned>(_mm256_movemask_ps(_mm256_castsi256_ps(hi))) << 8;
+  }
 };
 
 template <>
@@ -57,15 +65,23 @@ struct avx2_policy<std::int64_t> {
     }
     return static_cast<unsigned>(_mm_popcnt_u64(~gt & avx2_low_bits(m)));
   }
-  static unsigned count_lt16(const key* a, key x) noexcept {
+  // Bit i set where pred(x, a[i]) holds, over one 16-key block.
+  template <class Pred>
+  static unsigned mask16(const key* a, key x, Pred pred) noexcept {
     __m256i kv = _mm256_set1_epi64x(x);
     unsigned bits = 0;
     for (unsigned i = 0; i < 16; i += 4) {
-      __m256i lt =
-          _mm256_cmpgt_epi64(kv, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + i)));
-      bits |= static_cast<unsigned>(_mm256_movemask_pd(_mm256_castsi256_pd(lt))) << i;
+      __m256i r = pred(kv, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + i)));
+      bits |= static_cast<unsigned>(_mm256_movemask_pd(_mm256_castsi256_pd(r))) << i;
     }
-    return static_cast<unsigned>(_mm_popcnt_u32(bits));
+    return bits;
+  }
+  static unsigned count_lt16(const key* a, key x) noexcept {
+    return static_cast<unsigned>(_mm_popcnt_u32(
+        mask16(a, x, [](__m256i k, __m256i v) { return _mm256_cmpgt_epi64(k, v); })));
+  }
+  static unsigned eq_mask16(const key* a, key x) noexcept {
+    return mask16(a, x, [](__m256i k, __m256i v) { return _mm256_cmpeq_epi64(k, v); });
   }
 };
 

@@ -30,6 +30,9 @@ struct avx512_policy<std::int32_t> {
     __m512i v = _mm512_loadu_si512(a);
     return static_cast<unsigned>(_mm_popcnt_u32(_mm512_cmplt_epi32_mask(v, _mm512_set1_epi32(x))));
   }
+  static unsigned eq_mask16(const key* a, key x) noexcept {
+    return _mm512_cmpeq_epi32_mask(_mm512_loadu_si512(a), _mm512_set1_epi32(x));
+  }
 };
 
 template <>
@@ -52,6 +55,12 @@ struct avx512_policy<std::int64_t> {
     __mmask8 hi = _mm512_cmplt_epi64_mask(_mm512_loadu_si512(a + 8), kv);
     return static_cast<unsigned>(
         _mm_popcnt_u32(static_cast<unsigned>(lo) | static_cast<unsigned>(hi) << 8));
+  }
+  static unsigned eq_mask16(const key* a, key x) noexcept {
+    __m512i kv = _mm512_set1_epi64(x);
+    __mmask8 lo = _mm512_cmpeq_epi64_mask(_mm512_loadu_si512(a), kv);
+    __mmask8 hi = _mm512_cmpeq_epi64_mask(_mm512_loadu_si512(a + 8), kv);
+    return static_cast<unsigned>(lo) | static_cast<unsigned>(hi) << 8;
   }
 };
 

@@ -152,8 +152,11 @@ struct impl {
   // Membership of n keys, in groups.
   static inline void contains_batch(const T& t, const S* ks, std::size_t n, bool* out) noexcept;
   // Membership and rank of ascending keys along the leaf chain.
-  static inline void lookup_sorted(const T& t, const S* ks, std::size_t n, bool* found,
-                                   std::uint64_t* ranks) noexcept;
+  static inline void lookup_sorted(const T& t, const S* ks, const std::uint32_t* at, std::size_t n,
+                                   bool* found, std::uint64_t* ranks) noexcept;
+  // Its membership-only case: one pass that prefetches the next page ahead of the queries.
+  static inline void contains_sorted(const T& t, const S* ks, const std::uint32_t* at,
+                                     std::size_t n, bool* found) noexcept;
 
   // ---- mutation drivers (mutation.h) ------------------------------------------------------------
   static constexpr unsigned kMergeMin = 32;        // below this, key-by-key insert is cheaper

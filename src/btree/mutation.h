@@ -296,26 +296,39 @@ unsigned impl<Policy, VS>::merge_into(T& t, path& P, std::byte* p, const S* in, 
   alignas(64) S out[kCap + kMergeRun + kPad];
   alignas(64) std::byte outv[VS > 0 ? (kCap + kMergeRun + kPad) * VS : 1];
   unsigned a = gather(p, old, oldv);
+  // The batch is sparse next to the page (a few new keys among hundreds), so the page's keys
+  // move in runs: count the run below the next new key with SIMD (kMax lanes past a stop it),
+  // copy it in whole 16-key blocks (out has kPad lanes to spare), then place the new key.
+  for (unsigned i = 0; i < kPad; ++i) old[a + i] = kMax;
   unsigned x = 0, y = 0, z = 0, added = 0;
-  while (x < a || y < m) {
-    bool take_old = y == m || (x < a && old[x] <= in[y]);
-    if (take_old) {
-      bool dup = y < m && old[x] == in[y];
-      out[z] = old[x];
-      if constexpr (VS > 0) {
-        const std::byte* src = dup && assign ? (iv ? iv + y * VS : nullptr) : oldv + x * VS;
-        copy_val(outv + z * VS, src);
-      }
-      ++x;
-      y += dup;
-    } else {
-      out[z] = in[y];
-      if constexpr (VS > 0) copy_val(outv + z * VS, iv ? iv + y * VS : nullptr);
-      ++y;
-      ++added;
+  for (; y < m; ++y) {
+    S k = in[y];
+    unsigned e = x, c;
+    do {
+      c = Policy::count_lt16(old + e, k);
+      e += c;
+    } while (c == kBlockKeys);
+    for (unsigned i = 0; i < e - x; i += kBlockKeys) {
+      std::memcpy(out + z + i, old + x + i, kBlockKeys * sizeof(S));
+      if constexpr (VS > 0) std::memcpy(outv + (z + i) * VS, oldv + (x + i) * VS, kBlockKeys * VS);
+    }
+    z += e - x;
+    x = e;
+    bool dup = x < a && old[x] == k;
+    out[z] = k;
+    if constexpr (VS > 0) {
+      const std::byte* src = dup && !assign ? oldv + x * VS : iv ? iv + y * VS : nullptr;
+      copy_val(outv + z * VS, src);
     }
     ++z;
+    x += dup;
+    added += !dup;
   }
+  for (unsigned i = 0; i < a - x; i += kBlockKeys) {
+    std::memcpy(out + z + i, old + x + i, kBlockKeys * sizeof(S));
+    if constexpr (VS > 0) std::memcpy(outv + (z + i) * VS, oldv + (x + i) * VS, kBlockKeys * VS);
+  }
+  z += a - x;
   add_counts(t, P, added);
   t.size += added;
   if (z <= kCap) {

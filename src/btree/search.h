@@ -234,19 +234,66 @@ void impl<Policy, VS>::contains_batch(const T& t, const S* ks, std::size_t n, bo
   }
 }
 
+// Membership of queries grouped by key range (see lookup_sorted), one pass per query: the
+// queries of a page are many (the sweep runs only for dense batches), so rather than prefetching
+// each query's block, every query prefetches two lines of the next page, and by the time the
+// sweep gets there the whole page is in the first-level cache. The page's fences are kept as
+// one unsigned range test, and the block answers with an equality mask (unused lanes hold kMax,
+// so only a query for kMax itself needs the block's count).
+template <class Policy, std::size_t VS>
+void impl<Policy, VS>::contains_sorted(const T& t, const S* ks, const std::uint32_t* at,
+                                       std::size_t n, bool* found) noexcept {
+  using U = std::make_unsigned_t<S>;
+  constexpr unsigned kPageLines = static_cast<unsigned>(LL::kValsOff / kLine);
+  std::byte* p = nullptr;
+  U lo = 0, span = 0;  // page p holds the keys k with U(k) - lo <= span
+  std::uintptr_t ahead = 0;
+  unsigned line = kPageLines;
+  for (std::size_t i = 0; i < n; ++i) {
+    S k = ks[i];
+    if (p == nullptr || static_cast<U>(static_cast<U>(k) - lo) > span) {
+      // A group that straddles two pages moves back and forth between them: try the
+      // neighbour on k's side before descending.
+      std::byte* q = p == nullptr ? nullptr : k < static_cast<S>(lo) ? hdr(p)->prev : hdr(p)->next;
+      p = q != nullptr && in_fences(q, k) ? q : descend(t, k);
+      const H* h = hdr(p);
+      lo = static_cast<U>(h->flags & H::kHasLo ? h->lo : std::numeric_limits<S>::min());
+      U hi = static_cast<U>(h->flags & H::kHasHi ? static_cast<S>(h->hi - 1) : kMax);
+      span = static_cast<U>(hi - lo);
+      ahead = reinterpret_cast<std::uintptr_t>(h->next);
+      line = ahead ? 0 : kPageLines;
+    }
+    if (line < kPageLines) {
+      __builtin_prefetch(reinterpret_cast<const void*>(ahead + line * kLine));
+      __builtin_prefetch(reinterpret_cast<const void*>(ahead + (line + 1) * kLine));
+      line += 2;
+    }
+    unsigned b = leaf_block(p, k);
+    unsigned m = Policy::eq_mask16(keys(p, b), k);
+    if (k == kMax) m &= (1u << cnt(p)[b]) - 1u;
+    found[at[i]] = m != 0;
+  }
+}
+
 // Queries ascending or grouped by key range: walk the leaves in order, descending again only
 // when a query leaves the current page's fences (any order is answered correctly, just with
-// more descents). Queries go in groups: the first pass finds each one's page and block and
-// prefetches the block's keys, the second searches the blocks, so the key-line misses of a
-// group overlap instead of each stalling its query. found and ranks may each be null.
+// more descents); answer i goes to
+// position at[i] of found and ranks. Queries go in groups: the first pass finds each one's page and
+// block and prefetches the block's keys, the second searches the blocks, so the key-line misses of
+// a group overlap instead of each stalling its query. found and ranks may each be null.
 template <class Policy, std::size_t VS>
-void impl<Policy, VS>::lookup_sorted(const T& t, const S* ks, std::size_t n, bool* found,
-                                     std::uint64_t* ranks) noexcept {
+void impl<Policy, VS>::lookup_sorted(const T& t, const S* ks, const std::uint32_t* at,
+                                     std::size_t n, bool* found, std::uint64_t* ranks) noexcept {
   if (t.root == 0) {
     for (std::size_t i = 0; i < n; ++i) {
-      if (found) found[i] = false;
-      if (ranks) ranks[i] = 0;
+      std::size_t o = at[i];
+      if (found) found[o] = false;
+      if (ranks) ranks[o] = 0;
     }
+    return;
+  }
+  if (ranks == nullptr) {
+    if (found) contains_sorted(t, ks, at, n, found);
     return;
   }
   std::byte* p = nullptr;
@@ -283,12 +330,11 @@ void impl<Policy, VS>::lookup_sorted(const T& t, const S* ks, std::size_t n, boo
       S k = ks[g + i];
       const S* bk = keys(q, b);
       unsigned s = Policy::count_lt16(bk, k);
-      if (found) found[g + i] = s < cnt(q)[b] && bk[s] == k;
-      if (ranks) {
-        std::uint64_t r = before[i] + s;
-        for (unsigned x = 0; x < b; ++x) r += cnt(q)[x];
-        ranks[g + i] = r;
-      }
+      std::size_t o = at[g + i];
+      if (found) found[o] = s < cnt(q)[b] && bk[s] == k;
+      std::uint64_t r = before[i] + s;
+      for (unsigned x = 0; x < b; ++x) r += cnt(q)[x];
+      ranks[o] = r;
     }
   }
 }

@@ -1,6 +1,7 @@
 // Baseline helpers of the tree that need no SIMD: teardown and batch input preparation.
 #include <algorithm>
 #include <bit>
+#include <memory>
 #include <numeric>
 #include <type_traits>
 
@@ -50,29 +51,51 @@ void radix_sort(S* keys, std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) keys[i] = static_cast<S>(a[i] ^ kSign);
 }
 
-// Where a key falls among 2^bits buckets that split [min, max] of a batch into equal key
-// ranges: the top bits of key - min (keys as unsigned, sign flipped, so order is kept).
+// Where a key falls among 2^bits buckets that split [lo, hi] into equal key ranges: the top
+// bits of key - lo (keys as unsigned, sign flipped, so order is kept). Keys outside [lo, hi]
+// may land in bucket 2^bits, one past the last.
 template <class S>
 struct range_buckets {
   using U = std::make_unsigned_t<S>;
   static constexpr U kSign = U{1} << (sizeof(S) * 8 - 1);
   U lo = 0;
   unsigned shift = 0;
-  range_buckets(const S* keys, std::size_t n, unsigned bits) {
+  std::size_t last = 0;  // 2^bits, the bucket of keys outside [lo, hi]
+  range_buckets(U lo_u, U hi_u, unsigned bits) : lo(lo_u), last(std::size_t{1} << bits) {
+    unsigned width = static_cast<unsigned>(std::bit_width(static_cast<U>(hi_u - lo_u)));
+    shift = width > bits ? width - bits : 0;
+  }
+  static range_buckets of_batch(const S* keys, std::size_t n, unsigned bits) {
     U mn = ~U{0}, mx = 0;
     for (std::size_t i = 0; i < n; ++i) {
       U u = static_cast<U>(keys[i]) ^ kSign;
       mn = u < mn ? u : mn;
       mx = u > mx ? u : mx;
     }
-    lo = n ? mn : 0;
-    unsigned width = static_cast<unsigned>(std::bit_width(static_cast<U>(mx - lo)));
-    shift = width > bits ? width - bits : 0;
+    return n ? range_buckets(mn, mx, bits) : range_buckets(0, 0, bits);
   }
   std::size_t of(S k) const noexcept {
-    return static_cast<std::size_t>(((static_cast<U>(k) ^ kSign) - lo) >> shift);
+    U d = ((static_cast<U>(k) ^ kSign) - lo) >> shift;
+    return d < last ? static_cast<std::size_t>(d) : last;
   }
 };
+
+// Counting pass, then the keys (and their positions) spread over the buckets; returns the
+// buckets' starts (2^bits + 2 entries: the last bucket, outside the range, may be empty).
+template <class S>
+std::vector<std::uint32_t> spread(const range_buckets<S>& rb, const S* keys, std::size_t n, S* out,
+                                  std::uint32_t* at) {
+  std::vector<std::uint32_t> start(rb.last + 2, 0);
+  for (std::size_t i = 0; i < n; ++i) ++start[rb.of(keys[i]) + 1];
+  for (std::size_t b = 0; b <= rb.last; ++b) start[b + 1] += start[b];
+  std::vector<std::uint32_t> fill(start.begin(), start.end() - 1);
+  for (std::size_t i = 0; i < n; ++i) {
+    std::uint32_t d = fill[rb.of(keys[i])]++;
+    out[d] = keys[i];
+    if (at) at[d] = static_cast<std::uint32_t>(i);
+  }
+  return start;
+}
 
 // Sorts a short run by insertion (a bucket holds a handful of keys); long runs, which only
 // skewed batches make, go to the radix sort or std::sort.
@@ -98,25 +121,29 @@ void sort_run(S* a, std::size_t n) {
 template <class S>
 std::vector<std::uint32_t> group_by_range(const S* keys, std::size_t n, unsigned bits, S* out,
                                           std::uint32_t* at) {
-  range_buckets<S> rb(keys, n, bits);
-  std::size_t buckets = std::size_t{1} << bits;
-  std::vector<std::uint32_t> start(buckets + 1, 0);
-  for (std::size_t i = 0; i < n; ++i) ++start[rb.of(keys[i]) + 1];
-  for (std::size_t b = 0; b < buckets; ++b) start[b + 1] += start[b];
-  std::vector<std::uint32_t> fill(start.begin(), start.end() - 1);
-  for (std::size_t i = 0; i < n; ++i) {
-    std::uint32_t d = fill[rb.of(keys[i])]++;
-    out[d] = keys[i];
-    if (at) at[d] = static_cast<std::uint32_t>(i);
-  }
+  std::vector<std::uint32_t> start =
+      spread(range_buckets<S>::of_batch(keys, n, bits), keys, n, out, at);
+  start.pop_back();  // the bucket past the batch's own range is empty
   return start;
 }
-template std::vector<std::uint32_t> group_by_range<std::int32_t>(const std::int32_t*, std::size_t,
-                                                                 unsigned, std::int32_t*,
-                                                                 std::uint32_t*);
-template std::vector<std::uint32_t> group_by_range<std::int64_t>(const std::int64_t*, std::size_t,
-                                                                 unsigned, std::int64_t*,
-                                                                 std::uint32_t*);
+
+template <class S>
+std::vector<std::uint32_t> group_in_range(const S* keys, std::size_t n, S lo, S hi, unsigned bits,
+                                          S* out, std::uint32_t* at) {
+  using rb = range_buckets<S>;
+  using U = typename rb::U;
+  return spread(rb(static_cast<U>(lo) ^ rb::kSign, static_cast<U>(hi) ^ rb::kSign, bits), keys, n,
+                out, at);
+}
+
+#define SIMDEX_BTREE_GROUPS(S)                                                                     \
+  template std::vector<std::uint32_t> group_by_range<S>(const S*, std::size_t, unsigned, S*,       \
+                                                        std::uint32_t*);                           \
+  template std::vector<std::uint32_t> group_in_range<S>(const S*, std::size_t, S, S, unsigned, S*, \
+                                                        std::uint32_t*);
+SIMDEX_BTREE_GROUPS(std::int32_t)
+SIMDEX_BTREE_GROUPS(std::int64_t)
+#undef SIMDEX_BTREE_GROUPS
 
 template <class S>
 std::size_t sort_unique(S* keys, std::byte* vals, std::size_t vs, std::size_t n, bool keep_last) {
@@ -130,11 +157,11 @@ std::size_t sort_unique(S* keys, std::byte* vals, std::size_t vs, std::size_t n,
     }
     // Spread over about n/8 buckets of equal key range, sort each (a few keys), then copy
     // back without repeats: two passes over the batch instead of one per radix digit.
-    std::vector<S> tmp(n);
+    std::unique_ptr<S[]> tmp(new S[n]);  // no zero fill: every slot is written
     unsigned bits = std::clamp(static_cast<unsigned>(std::bit_width(n / 8)), 8u, 16u);
-    std::vector<std::uint32_t> start = group_by_range(keys, n, bits, tmp.data(), nullptr);
+    std::vector<std::uint32_t> start = group_by_range(keys, n, bits, tmp.get(), nullptr);
     for (std::size_t b = 0; b + 1 < start.size(); ++b)
-      sort_run(tmp.data() + start[b], start[b + 1] - start[b]);
+      sort_run(tmp.get() + start[b], start[b + 1] - start[b]);
     std::size_t m = 0;
     for (std::size_t i = 0; i < n; ++i)
       if (m == 0 || keys[m - 1] != tmp[i]) keys[m++] = tmp[i];

@@ -419,6 +419,42 @@ TEST(BtreeBatch, GroupByRange) {
   }
 }
 
+// The sweep groups a batch over the tree's own key range: keys outside it land in one last
+// group (input order), and the largest and smallest key values, present or not, are answered
+// right (unused block lanes hold the largest value).
+TEST(BtreeBatch, GroupInRangeAndExtremes) {
+  std::vector<std::int64_t> keys = {5, -3, 100, 7, 1000, 6, -50, 99};
+  std::vector<std::int64_t> out(keys.size());
+  std::vector<std::uint32_t> at(keys.size());
+  auto start = simdex::btree_detail::group_in_range<std::int64_t>(keys.data(), keys.size(), 0, 100,
+                                                                  2, out.data(), at.data());
+  ASSERT_EQ(start.size(), 6u);
+  EXPECT_EQ(start[4], 5u);  // 5, 7, 6 | 100, 99 in range; -3, 1000, -50 after them
+  EXPECT_EQ(std::vector<std::int64_t>(out.begin() + 5, out.end()),
+            (std::vector<std::int64_t>{-3, 1000, -50}));
+  for (std::size_t i = 0; i < keys.size(); ++i) EXPECT_EQ(out[i], keys[at[i]]);
+  using L = std::numeric_limits<std::uint64_t>;
+  for (isa l : levels<std::uint64_t, void>()) {
+    SCOPED_TRACE(simdex::isa_name(l));
+    simdex::btree_set<std::uint64_t> t({.level = l});
+    std::vector<std::uint64_t> q(6000);
+    std::unique_ptr<bool[]> found(new bool[q.size()]);
+    for (std::size_t i = 0; i < q.size(); ++i) q[i] = i % 3 == 0 ? L::max() : i % 3 == 1 ? 0 : i;
+    t.contains_batch(q, found.get());  // empty tree
+    for (std::size_t i = 0; i < q.size(); ++i) ASSERT_FALSE(found[i]);
+    for (std::uint64_t k = 1; k < 40000; ++k) t.insert(k * 1000);
+    for (int with_ends = 0; with_ends < 2; ++with_ends) {
+      if (with_ends) {
+        t.insert(L::max());
+        t.insert(0);
+      }
+      t.contains_batch(q, found.get());
+      for (std::size_t i = 0; i < q.size(); ++i)
+        ASSERT_EQ(found[i], t.contains(q[i])) << i << " " << q[i];
+    }
+  }
+}
+
 TYPED_TEST(BtreeSet, LargeBatchesGrouped) {
   using K = TypeParam;
   for (isa l : levels<K, void>()) {

@@ -296,8 +296,10 @@ struct kernels {
   // ranks may be null.
   void (*lower_bound_batch)(const T&, const S* keys, std::size_t n, pos* out, std::uint64_t* ranks);
   // keys in any order, fastest when ascending or grouped by key range (a query inside the
-  // previous one's page skips the descent); found / ranks (keys < key) may be null.
-  void (*lookup_sorted)(const T&, const S* keys, std::size_t n, bool* found, std::uint64_t* ranks);
+  // previous one's page skips the descent); key i's answers go to position at[i] of found /
+  // ranks (keys < key), either of which may be null.
+  void (*lookup_sorted)(const T&, const S* keys, const std::uint32_t* at, std::size_t n,
+                        bool* found, std::uint64_t* ranks);
   // keys sorted ascending, unique; vals: n slots of VS bytes (or null for sets).
   std::size_t (*insert_sorted)(T&, const S* keys, const std::byte* vals, std::size_t n,
                                bool assign);
@@ -327,6 +329,11 @@ std::size_t sort_unique(S* keys, std::byte* vals, std::size_t vs, std::size_t n,
 template <class S>
 std::vector<std::uint32_t> group_by_range(const S* keys, std::size_t n, unsigned bits, S* out,
                                           std::uint32_t* at);
+// The same over a given range [lo, hi] (a tree's keys, so no pass over the batch for its own
+// range): 2^bits + 2 starts, and the last group holds keys outside [lo, hi], in input order.
+template <class S>
+std::vector<std::uint32_t> group_in_range(const S* keys, std::size_t n, S lo, S hi, unsigned bits,
+                                          S* out, std::uint32_t* at);
 // Structure check: sortedness, fences, counts, block invariants, links. Empty string = ok.
 template <class S, std::size_t VS>
 std::string validate(const tree<S, VS>& t);
