@@ -26,20 +26,13 @@ constexpr std::size_t kFirstChunk = 4u << 20, kMaxChunk = 64u << 20;
 // unpoisoned (containers such as Abseil's btree poison their own unused slots), and every
 // region is unpoisoned before it is unmapped so that a later mapping at the same address
 // starts clean.
-void poison(void* p, std::size_t n) {
 #ifdef SIMDEX_ARENA_ASAN
-  ASAN_POISON_MEMORY_REGION(p, n);
+void poison(void* p, std::size_t n) { ASAN_POISON_MEMORY_REGION(p, n); }
+void unpoison(void* p, std::size_t n) { ASAN_UNPOISON_MEMORY_REGION(p, n); }
 #else
-  (void)p, (void)n;
+void poison(void*, std::size_t) {}
+void unpoison(void*, std::size_t) {}
 #endif
-}
-void unpoison(void* p, std::size_t n) {
-#ifdef SIMDEX_ARENA_ASAN
-  ASAN_UNPOISON_MEMORY_REGION(p, n);
-#else
-  (void)p, (void)n;
-#endif
-}
 }  // namespace
 
 void* arena::carve(std::size_t bytes) {

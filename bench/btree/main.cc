@@ -56,17 +56,10 @@ struct plan_opts {
   std::exit(2);
 }
 
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> out;
-  std::size_t i = 0;
-  while (i <= s.size()) {
-    std::size_t j = s.find(',', i);
-    if (j == std::string::npos) j = s.size();
-    if (j > i) out.push_back(s.substr(i, j - i));
-    i = j + 1;
-  }
-  return out;
-}
+constexpr std::pair<const char*, distribution> kDists[] = {{"sparse", distribution::sparse},
+                                                           {"dense", distribution::dense}};
+constexpr std::pair<const char*, page_size> kPages[] = {{"2m", page_size::huge},
+                                                        {"4k", page_size::small}};
 
 std::size_t parse_count(const std::string& s) {
   char* end = nullptr;
@@ -120,31 +113,16 @@ plan_opts make_plan(const options& o, const std::vector<std::pair<std::string, s
   for (const auto& [k, v] : own) {
     if (k == "--sizes") {
       p.sizes.clear();
-      for (const auto& x : split(v)) p.sizes.push_back(parse_count(x));
+      for (const auto& x : bench::split_list(v)) p.sizes.push_back(parse_count(x));
     } else if (k == "--keys") {
-      p.key_types = split(v);
+      p.key_types = bench::split_list(v);
       for (const auto& x : p.key_types)
         if (x != "u32" && x != "u64") bad("--keys wants u32 and/or u64");
     } else if (k == "--dists") {
-      p.dists.clear();
-      for (const auto& x : split(v)) {
-        if (x == "sparse")
-          p.dists.push_back(distribution::sparse);
-        else if (x == "dense")
-          p.dists.push_back(distribution::dense);
-        else
-          bad("--dists wants sparse and/or dense");
-      }
+      p.dists =
+          bench::pick_each(v, kDists, [](auto&) { bad("--dists wants sparse and/or dense"); });
     } else if (k == "--pages") {
-      p.pages.clear();
-      for (const auto& x : split(v)) {
-        if (x == "2m")
-          p.pages.push_back(page_size::huge);
-        else if (x == "4k")
-          p.pages.push_back(page_size::small);
-        else
-          bad("--pages wants 2m and/or 4k");
-      }
+      p.pages = bench::pick_each(v, kPages, [](auto&) { bad("--pages wants 2m and/or 4k"); });
     } else if (k == "--ycsb") {
       if (v != "all" && v != "first" && v != "none") bad("--ycsb wants all, first or none");
       p.ycsb = v;
@@ -157,20 +135,17 @@ plan_opts make_plan(const options& o, const std::vector<std::pair<std::string, s
   return p;
 }
 
-std::string absl_version() {
+// The peers' library versions, as their headers give them.
 #ifdef ABSL_LTS_RELEASE_VERSION
-  return "lts " + std::to_string(ABSL_LTS_RELEASE_VERSION);
+const std::string kAbslVersion = "lts " + std::to_string(ABSL_LTS_RELEASE_VERSION);
 #else
-  return "head";
+const std::string kAbslVersion = "head";
 #endif
-}
-std::string libstdcxx_version() {
 #ifdef _GLIBCXX_RELEASE
-  return "libstdc++ " + std::to_string(_GLIBCXX_RELEASE);
+const std::string kLibstdcxxVersion = "libstdc++ " + std::to_string(_GLIBCXX_RELEASE);
 #else
-  return "";
+const std::string kLibstdcxxVersion;
 #endif
-}
 
 // --- contenders --------------------------------------------------------------------------------
 
@@ -224,25 +199,25 @@ lineup<K> make_lineup(page_size pg, bool with_std) {
     using std_t = std::map<K, V, std::less<K>, arena_alloc<std::pair<const K, V>>>;
     using hash_t = absl::flat_hash_map<K, V, absl::Hash<K>, std::equal_to<K>,
                                        arena_alloc<std::pair<const K, V>>>;
-    add(make<K, stl_adapter<absl_t, true>>("absl::btree_map", absl_version(), pg), l.absl);
+    add(make<K, stl_adapter<absl_t, true>>("absl::btree_map", kAbslVersion, pg), l.absl);
     if (with_std)
-      add(make<K, stl_adapter<std_t, true>>("std::map", libstdcxx_version(), pg), l.stdset);
+      add(make<K, stl_adapter<std_t, true>>("std::map", kLibstdcxxVersion, pg), l.stdset);
     add(make<K, judy_adapter<K, true>>("JudyL", "libJudy.so.1", pg), l.judy);
-    add(make<K, stl_adapter<hash_t, false>>("absl::flat_hash_map", absl_version(), pg), l.hash);
+    add(make<K, stl_adapter<hash_t, false>>("absl::flat_hash_map", kAbslVersion, pg), l.hash);
   } else {
     using absl_t = absl::btree_set<K, std::less<K>, arena_alloc<K>>;
     using std_t = std::set<K, std::less<K>, arena_alloc<K>>;
     using hash_t = absl::flat_hash_set<K, absl::Hash<K>, std::equal_to<K>, arena_alloc<K>>;
-    add(make<K, stl_adapter<absl_t, true>>("absl::btree_set", absl_version(), pg), l.absl);
+    add(make<K, stl_adapter<absl_t, true>>("absl::btree_set", kAbslVersion, pg), l.absl);
     if (with_std)
-      add(make<K, stl_adapter<std_t, true>>("std::set", libstdcxx_version(), pg), l.stdset);
+      add(make<K, stl_adapter<std_t, true>>("std::set", kLibstdcxxVersion, pg), l.stdset);
     auto judy = std::make_unique<runner_impl<judy_adapter<K, false>>>("JudyL", "libJudy.so.1", pg);
     auto* jp = judy.get();
     l.judy_own_bytes = [jp] { return jp->adapter().own_bytes(); };
     add(std::move(judy), l.judy);
-    add(make<K, stl_adapter<hash_t, false>>("absl::flat_hash_set", absl_version(), pg), l.hash);
+    add(make<K, stl_adapter<hash_t, false>>("absl::flat_hash_set", kAbslVersion, pg), l.hash);
   }
-  add(make<K, sorted_vector_adapter<K, Map>>("sorted std::vector", libstdcxx_version(), pg), l.vec);
+  add(make<K, sorted_vector_adapter<K, Map>>("sorted std::vector", kLibstdcxxVersion, pg), l.vec);
   return l;
 }
 

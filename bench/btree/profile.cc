@@ -118,19 +118,6 @@ double measured(const args& a, F&& f) {
   return static_cast<double>(t1 - t0) / static_cast<double>(a.ops);
 }
 
-// Splits "a,b,c".
-std::vector<std::string> ops_of(const std::string& list) {
-  std::vector<std::string> out;
-  std::size_t i = 0;
-  while (i <= list.size()) {
-    std::size_t j = list.find(',', i);
-    if (j == std::string::npos) j = list.size();
-    out.push_back(list.substr(i, j - i));
-    i = j + 1;
-  }
-  return out;
-}
-
 template <class A>
 int run(const args& a) {
   using K = typename A::key_type;
@@ -167,7 +154,7 @@ int run(const args& a) {
   for (auto& k : hits) k = ks.keys[r.below(ks.keys.size())];
   for (auto& k : misses) k = ks.absent[r.below(ks.absent.size())];
   for (auto& k : anywhere) k = static_cast<K>(r.next());
-  for (const std::string& op : ops_of(a.op)) {
+  for (const std::string& op : bench::split_list(a.op)) {
     std::uint64_t prev = 0;
     auto lb = [&](K k) -> std::uint64_t {
       K out{};

@@ -19,6 +19,17 @@ bool options::wants(const std::string& workload) const {
                      [&](const std::string& f) { return workload.find(f) != std::string::npos; });
 }
 
+std::vector<std::string> split_list(const std::string& list) {
+  std::vector<std::string> out;
+  std::size_t i = 0;
+  while (i <= list.size()) {
+    std::size_t j = std::min(list.find(',', i), list.size());
+    if (j > i) out.push_back(list.substr(i, j - i));
+    i = j + 1;
+  }
+  return out;
+}
+
 options parse_options(int argc, char** argv, const std::string& component) {
   options o;
   o.component = component;

@@ -3,10 +3,13 @@
 // Schema: docs/bench-json.md.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <iterator>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -43,6 +46,23 @@ struct options {
 // Parses --quick | --full | --out DIR | --reps N | --only NAME (repeatable) | --no-probe |
 // --help. Exits with a message on a bad argument.
 options parse_options(int argc, char** argv, const std::string& component);
+
+// The items of a comma-separated option value ("a,b,c"); empty items are dropped.
+std::vector<std::string> split_list(const std::string& list);
+
+// Each item of a comma-separated option value mapped through `names` (pairs of a name and a
+// value); an unknown item calls `fail` with its text (a program's usage error, which exits).
+template <class Names, class Fail>
+auto pick_each(const std::string& list, const Names& names, Fail fail) {
+  std::vector<std::decay_t<decltype(std::begin(names)->second)>> out;
+  for (const std::string& item : split_list(list)) {
+    auto hit = std::find_if(std::begin(names), std::end(names),
+                            [&](const auto& n) { return item == n.first; });
+    if (hit == std::end(names)) fail(item);
+    out.push_back(hit->second);
+  }
+  return out;
+}
 
 // --- results -------------------------------------------------------------------------------
 

@@ -359,6 +359,9 @@ struct config {
   bool scalar = true, mem_peers = true;
 };
 
+constexpr std::pair<const char*, gen> kGens[] = {
+    {"be_seq", gen::be_seq}, {"rand", gen::rand}, {"str_rand", gen::str_rand}};
+
 [[noreturn]] void usage_fail(const std::string& m) {
   std::fprintf(stderr, "bench_kv: %s\n", m.c_str());
   std::exit(2);
@@ -380,22 +383,8 @@ config parse_own(int& argc, char** argv) {
       c.rounds = std::atoi(next().c_str());
       if (c.rounds <= 0) usage_fail("--rounds wants a positive number");
     } else if (a == "--gens") {
-      c.gens.clear();
-      std::string s = next();
-      std::size_t p = 0;
-      while (p <= s.size()) {
-        const std::size_t q = std::min(s.find(',', p), s.size());
-        const std::string g = s.substr(p, q - p);
-        if (g == "be_seq")
-          c.gens.push_back(gen::be_seq);
-        else if (g == "rand")
-          c.gens.push_back(gen::rand);
-        else if (g == "str_rand")
-          c.gens.push_back(gen::str_rand);
-        else
-          usage_fail("unknown generator '" + g + "'");
-        p = q + 1;
-      }
+      c.gens = bench::pick_each(
+          next(), kGens, [](const std::string& g) { usage_fail("unknown generator '" + g + "'"); });
     } else if (a == "--sync") {
       const std::string s = next();
       if (s == "none")

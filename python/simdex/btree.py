@@ -607,18 +607,18 @@ class SortedDict(_native._Map):
         return True
 
     def __or__(self, other):
-        if not isinstance(other, cabc.Mapping):
-            return NotImplemented
-        d = self.copy()
-        d.update(other)
-        return d
+        return self._merged(other, over=False) if isinstance(other, cabc.Mapping) else NotImplemented
 
     def __ror__(self, other):
-        if not isinstance(other, cabc.Mapping):
-            return NotImplemented
-        d = self._like()
-        d.update(other)
-        d.update(self)
+        return self._merged(other, over=True) if isinstance(other, cabc.Mapping) else NotImplemented
+
+    def _merged(self, other, over: bool) -> SortedDict:
+        """A copy of this map with other's items added; with `over`, this map's items win
+        (``other | self``), else other's do (``self | other``), as for dict."""
+        d = self.copy()
+        for k, v in other.items():
+            if not over or k not in d:
+                d[k] = v
         return d
 
     def __ior__(self, other):

@@ -6,82 +6,55 @@
 
 #include <cstdint>
 
+#include "block16.h"
+
 namespace simdex::btree_detail {
 
+// One 256-bit vector of keys: its width, the broadcast, and compares as movemask bits.
 template <class S>
-struct avx2_policy;
+struct avx2_lanes {
+  static constexpr bool k64 = sizeof(S) == 8;
+  static constexpr unsigned kWidth = 32 / sizeof(S);
+  static __m256i set1(S x) noexcept {
+    if constexpr (k64) return _mm256_set1_epi64x(x);
+    return _mm256_set1_epi32(x);
+  }
+  static unsigned bits(__m256i r) noexcept {
+    if constexpr (k64) return static_cast<unsigned>(_mm256_movemask_pd(_mm256_castsi256_pd(r)));
+    return static_cast<unsigned>(_mm256_movemask_ps(_mm256_castsi256_ps(r)));
+  }
+  static __m256i load(const S* a) noexcept {
+    return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a));
+  }
+  static unsigned gt_bits(const S* a, __m256i kv) noexcept {  // a[i] > x
+    if constexpr (k64) return bits(_mm256_cmpgt_epi64(load(a), kv));
+    return bits(_mm256_cmpgt_epi32(load(a), kv));
+  }
+  static unsigned lt_bits(const S* a, __m256i kv) noexcept {  // a[i] < x
+    if constexpr (k64) return bits(_mm256_cmpgt_epi64(kv, load(a)));
+    return bits(_mm256_cmpgt_epi32(kv, load(a)));
+  }
+  static unsigned eq_bits(const S* a, __m256i kv) noexcept {
+    if constexpr (k64) return bits(_mm256_cmpeq_epi64(kv, load(a)));
+    return bits(_mm256_cmpeq_epi32(kv, load(a)));
+  }
+};
 
 // Bits i < m set, m <= 64.
 inline std::uint64_t avx2_low_bits(unsigned m) noexcept {
   return m >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << m) - 1;
 }
 
-template <>
-struct avx2_policy<std::int32_t> {
-  using key = std::int32_t;
+template <class S>
+struct avx2_policy : block16<avx2_lanes<S>, S> {
+  using key = S;
+  using L = avx2_lanes<S>;
   static constexpr const char* kName = "avx2";
   static unsigned count_le(const key* a, unsigned m, key x) noexcept {
-    __m256i kv = _mm256_set1_epi32(x);
+    __m256i kv = L::set1(x);
     std::uint64_t gt = 0;
-    for (unsigned i = 0; i < m; i += 8) {
-      __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + i));
-      unsigned bits =
-          static_cast<unsigned>(_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpgt_epi32(v, kv))));
-      gt |= std::uint64_t{bits} << i;
-    }
+    for (unsigned i = 0; i < m; i += L::kWidth) gt |= std::uint64_t{L::gt_bits(a + i, kv)} << i;
     return static_cast<unsigned>(_mm_popcnt_u64(~gt & avx2_low_bits(m)));
-  }
-  static unsigned count_lt16(const key* a, key x) noexcept {
-    __m256i kv = _mm256_set1_epi32(x);
-    __m256i lo = _mm256_cmpgt_epi32(kv, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a)));
-    __m256i hi =
-        _mm256_cmpgt_epi32(kv, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + 8)));
-    unsigned bits = static_cast<unsigned>(_mm256_movemask_ps(_mm256_castsi256_ps(lo))) |
-                    static_cast<unsigned>(_mm256_movemask_ps(_mm256_castsi256_ps(hi))) << 8;
-    return static_cast<unsigned>(_mm_popcnt_u32(bits));
-  }
-  static unsigned eq_mask16(const key* a, key x) noexcept {
-    __m256i kv = _mm256_set1_epi32(x);
-    __m256i lo = _mm256_cmpeq_epi32(kv, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a)));
-    __m256i hi =
-        _mm256_cmpeq_epi32(kv, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + 8)));
-    return static_cast<unsigned>(_mm256_movemask_ps(_mm256_castsi256_ps(lo))) |
-           static_cast<unsigned>(_mm256_movemask_ps(_mm256_castsi256_ps(hi))) << 8;
-  }
-};
-
-template <>
-struct avx2_policy<std::int64_t> {
-  using key = std::int64_t;
-  static constexpr const char* kName = "avx2";
-  static unsigned count_le(const key* a, unsigned m, key x) noexcept {
-    __m256i kv = _mm256_set1_epi64x(x);
-    std::uint64_t gt = 0;
-    for (unsigned i = 0; i < m; i += 4) {
-      __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + i));
-      unsigned bits =
-          static_cast<unsigned>(_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpgt_epi64(v, kv))));
-      gt |= std::uint64_t{bits} << i;
-    }
-    return static_cast<unsigned>(_mm_popcnt_u64(~gt & avx2_low_bits(m)));
-  }
-  // Bit i set where pred(x, a[i]) holds, over one 16-key block.
-  template <class Pred>
-  static unsigned mask16(const key* a, key x, Pred pred) noexcept {
-    __m256i kv = _mm256_set1_epi64x(x);
-    unsigned bits = 0;
-    for (unsigned i = 0; i < 16; i += 4) {
-      __m256i r = pred(kv, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + i)));
-      bits |= static_cast<unsigned>(_mm256_movemask_pd(_mm256_castsi256_pd(r))) << i;
-    }
-    return bits;
-  }
-  static unsigned count_lt16(const key* a, key x) noexcept {
-    return static_cast<unsigned>(_mm_popcnt_u32(
-        mask16(a, x, [](__m256i k, __m256i v) { return _mm256_cmpgt_epi64(k, v); })));
-  }
-  static unsigned eq_mask16(const key* a, key x) noexcept {
-    return mask16(a, x, [](__m256i k, __m256i v) { return _mm256_cmpeq_epi64(k, v); });
   }
 };
 

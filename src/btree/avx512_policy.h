@@ -7,60 +7,51 @@
 
 #include <cstdint>
 
+#include "block16.h"
+
 namespace simdex::btree_detail {
 
+// One 512-bit vector of keys: its width, the broadcast, and compares into mask bits.
 template <class S>
-struct avx512_policy;
-
-template <>
-struct avx512_policy<std::int32_t> {
-  using key = std::int32_t;
-  static constexpr const char* kName = "avx512";
-  static unsigned count_le(const key* a, unsigned m, key x) noexcept {
-    __m512i kv = _mm512_set1_epi32(x);
-    unsigned c = 0;
-    for (unsigned i = 0; i < m; i += 16) {
-      __mmask16 live = m - i >= 16 ? __mmask16(0xffff) : __mmask16((1u << (m - i)) - 1);
-      __m512i v = _mm512_maskz_loadu_epi32(live, a + i);
-      c += static_cast<unsigned>(_mm_popcnt_u32(_mm512_mask_cmple_epi32_mask(live, v, kv)));
-    }
-    return c;
+struct avx512_lanes {
+  static constexpr bool k64 = sizeof(S) == 8;
+  static constexpr unsigned kWidth = 64 / sizeof(S);
+  static constexpr unsigned kAll = (1u << kWidth) - 1;
+  static __m512i set1(S x) noexcept {
+    if constexpr (k64) return _mm512_set1_epi64(x);
+    return _mm512_set1_epi32(x);
   }
-  static unsigned count_lt16(const key* a, key x) noexcept {
-    __m512i v = _mm512_loadu_si512(a);
-    return static_cast<unsigned>(_mm_popcnt_u32(_mm512_cmplt_epi32_mask(v, _mm512_set1_epi32(x))));
+  // Lanes live (bits of `live`) with a[i] <= x; the others are neither loaded nor counted.
+  static unsigned le_bits(unsigned live, const S* a, __m512i kv) noexcept {
+    if constexpr (k64)
+      return _mm512_mask_cmple_epi64_mask(static_cast<__mmask8>(live),
+                                          _mm512_maskz_loadu_epi64(live, a), kv);
+    return _mm512_mask_cmple_epi32_mask(static_cast<__mmask16>(live),
+                                        _mm512_maskz_loadu_epi32(live, a), kv);
   }
-  static unsigned eq_mask16(const key* a, key x) noexcept {
-    return _mm512_cmpeq_epi32_mask(_mm512_loadu_si512(a), _mm512_set1_epi32(x));
+  static unsigned lt_bits(const S* a, __m512i kv) noexcept {
+    if constexpr (k64) return _mm512_cmplt_epi64_mask(_mm512_loadu_si512(a), kv);
+    return _mm512_cmplt_epi32_mask(_mm512_loadu_si512(a), kv);
+  }
+  static unsigned eq_bits(const S* a, __m512i kv) noexcept {
+    if constexpr (k64) return _mm512_cmpeq_epi64_mask(_mm512_loadu_si512(a), kv);
+    return _mm512_cmpeq_epi32_mask(_mm512_loadu_si512(a), kv);
   }
 };
 
-template <>
-struct avx512_policy<std::int64_t> {
-  using key = std::int64_t;
+template <class S>
+struct avx512_policy : block16<avx512_lanes<S>, S> {
+  using key = S;
+  using L = avx512_lanes<S>;
   static constexpr const char* kName = "avx512";
   static unsigned count_le(const key* a, unsigned m, key x) noexcept {
-    __m512i kv = _mm512_set1_epi64(x);
+    __m512i kv = L::set1(x);
     unsigned c = 0;
-    for (unsigned i = 0; i < m; i += 8) {
-      __mmask8 live = m - i >= 8 ? __mmask8(0xff) : __mmask8((1u << (m - i)) - 1);
-      __m512i v = _mm512_maskz_loadu_epi64(live, a + i);
-      c += static_cast<unsigned>(_mm_popcnt_u32(_mm512_mask_cmple_epi64_mask(live, v, kv)));
+    for (unsigned i = 0; i < m; i += L::kWidth) {
+      unsigned live = m - i >= L::kWidth ? L::kAll : (1u << (m - i)) - 1;
+      c += static_cast<unsigned>(_mm_popcnt_u32(L::le_bits(live, a + i, kv)));
     }
     return c;
-  }
-  static unsigned count_lt16(const key* a, key x) noexcept {
-    __m512i kv = _mm512_set1_epi64(x);
-    __mmask8 lo = _mm512_cmplt_epi64_mask(_mm512_loadu_si512(a), kv);
-    __mmask8 hi = _mm512_cmplt_epi64_mask(_mm512_loadu_si512(a + 8), kv);
-    return static_cast<unsigned>(
-        _mm_popcnt_u32(static_cast<unsigned>(lo) | static_cast<unsigned>(hi) << 8));
-  }
-  static unsigned eq_mask16(const key* a, key x) noexcept {
-    __m512i kv = _mm512_set1_epi64(x);
-    __mmask8 lo = _mm512_cmpeq_epi64_mask(_mm512_loadu_si512(a), kv);
-    __mmask8 hi = _mm512_cmpeq_epi64_mask(_mm512_loadu_si512(a + 8), kv);
-    return static_cast<unsigned>(lo) | static_cast<unsigned>(hi) << 8;
   }
 };
 

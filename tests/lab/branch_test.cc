@@ -58,8 +58,8 @@ TEST(LabBranchPresent, BranchFreeKernelIsReportedAsRemoved) {
     do_not_optimize(s);
     return static_cast<double>(now_ns() - t0);
   };
-  // A neighbour's burst can slow the random-order samples alone by 1.5x on a shared machine, so
-  // the check gets five tries to see the kernel as it is; a check that never fails still fails here.
+  // A neighbour's burst can slow the random-order samples alone by 1.5x on a shared machine,
+  // so the check gets five tries; a check that never fails still fails here.
   check k;
   for (int attempt = 0; attempt < 5; ++attempt) {
     auto s = interleaved(7, {[&] { return time(random); }, [&] { return time(sorted); }});

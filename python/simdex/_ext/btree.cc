@@ -10,7 +10,9 @@
 #include <nanobind/stl/string.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
+#include <initializer_list>
 #include <numeric>
 #include <span>
 #include <string>
@@ -807,16 +809,25 @@ void bind_common(Cls& cls, const char* kind) {
           "The arena's backing now: '2m' (transparent huge pages) or '4k'.");
 }
 
+// The type slots both containers share (len, in, [], [] =, iter), then `extra`, then the
+// terminating zero entry.
+template <class H, class Subscript, class AssSubscript>
+std::array<PyType_Slot, 9> container_slots(Subscript subscript, AssSubscript ass_subscript,
+                                           std::initializer_list<PyType_Slot> extra = {}) {
+  std::array<PyType_Slot, 9> slots{{{Py_sq_length, reinterpret_cast<void*>(slot_len<H>)},
+                                    {Py_mp_length, reinterpret_cast<void*>(slot_len<H>)},
+                                    {Py_sq_contains, reinterpret_cast<void*>(slot_contains<H>)},
+                                    {Py_mp_subscript, reinterpret_cast<void*>(subscript)},
+                                    {Py_mp_ass_subscript, reinterpret_cast<void*>(ass_subscript)},
+                                    {Py_tp_iter, reinterpret_cast<void*>(slot_iter<H>)}}};
+  std::copy(extra.begin(), extra.end(), slots.begin() + 6);  // at most two: the last stays zero
+  return slots;
+}
+
 void bind_set(nb::module_& m) {
-  static PyType_Slot slots[] = {{Py_sq_length, reinterpret_cast<void*>(slot_len<py_set>)},
-                                {Py_mp_length, reinterpret_cast<void*>(slot_len<py_set>)},
-                                {Py_sq_contains, reinterpret_cast<void*>(slot_contains<py_set>)},
-                                {Py_mp_subscript, reinterpret_cast<void*>(set_subscript)},
-                                {Py_mp_ass_subscript, reinterpret_cast<void*>(set_ass_subscript)},
-                                {Py_tp_iter, reinterpret_cast<void*>(slot_iter<py_set>)},
-                                {0, nullptr}};
+  static auto slots = container_slots<py_set>(set_subscript, set_ass_subscript);
   bind_iter<py_set>(m, "_SetIterator");
-  nb::class_<py_set> cls(m, "_Set", nb::type_slots(slots),
+  nb::class_<py_set> cls(m, "_Set", nb::type_slots(slots.data()),
                          "Native base of simdex.btree.SortedSet: one B+ tree of int64, uint64 "
                          "or float64 keys.");
   bind_common<py_set>(cls, "SortedSet");
@@ -929,17 +940,12 @@ void bind_set(nb::module_& m) {
 }
 
 void bind_map(nb::module_& m) {
-  static PyType_Slot slots[] = {{Py_sq_length, reinterpret_cast<void*>(slot_len<py_map>)},
-                                {Py_mp_length, reinterpret_cast<void*>(slot_len<py_map>)},
-                                {Py_sq_contains, reinterpret_cast<void*>(slot_contains<py_map>)},
-                                {Py_mp_subscript, reinterpret_cast<void*>(map_subscript)},
-                                {Py_mp_ass_subscript, reinterpret_cast<void*>(map_ass_subscript)},
-                                {Py_tp_iter, reinterpret_cast<void*>(slot_iter<py_map>)},
-                                {Py_tp_traverse, reinterpret_cast<void*>(map_traverse)},
-                                {Py_tp_clear, reinterpret_cast<void*>(map_clear)},
-                                {0, nullptr}};
+  static auto slots =
+      container_slots<py_map>(map_subscript, map_ass_subscript,
+                              {{Py_tp_traverse, reinterpret_cast<void*>(map_traverse)},
+                               {Py_tp_clear, reinterpret_cast<void*>(map_clear)}});
   bind_iter<py_map>(m, "_MapIterator");
-  nb::class_<py_map> cls(m, "_Map", nb::type_slots(slots),
+  nb::class_<py_map> cls(m, "_Map", nb::type_slots(slots.data()),
                          "Native base of simdex.btree.SortedDict: a B+ tree of int64, uint64 "
                          "or float64 keys to Python objects.");
   bind_common<py_map>(cls, "SortedDict");
