@@ -1,5 +1,5 @@
 // The lab's experiments: what each declares, the trial it runs in, and the registry that
-// collects them. An experiment is one row of the table in bench/lab/experiments.cc and one
+// collects them. An experiment is one record of bench/lab/experiments.txt and one
 // `registration` of its code in a bench/lab/exp_<group>.cc file. docs/lab.md ("Adding an
 // experiment").
 #pragma once
@@ -80,7 +80,7 @@ struct experiment {
   std::function<verdict(const trial&)> judge = nullptr;  // called only when every check passed
 };
 
-// The study's 37 experiments, declared without their code (bench/lab/experiments.cc).
+// The study's 37 experiments, declared without their code (bench/lab/experiments.txt).
 const std::vector<experiment>& declared();
 
 // Adds the declared experiment `id` with its code to the registry during static initialization.
