@@ -55,9 +55,16 @@ inline std::vector<lab::summary> measure_calls(trial& t, const std::string& part
     t.record(part + " cycles", p, ks[i].name, "cycles/op", bench::better::lower,
              lab::summarize(cycles));
     if (!check_per_call) continue;
-    double n1 = best_per_call(ks[i], calls, 3) * static_cast<double>(calls);
-    double n2 = best_per_call(ks[i], 2 * calls, 3) * static_cast<double>(2 * calls);
-    t.add(per_call(part + ", " + ks[i].name, n1, n2, static_cast<double>(calls)));
+    // Up to three tries: a hoisted loop fails every one, while a busy machine that stretched
+    // one timing of a microsecond-long call (a throw) passes on the next.
+    lab::check c;
+    for (int attempt = 0; attempt < 3; ++attempt) {
+      double n1 = best_per_call(ks[i], calls, 3) * static_cast<double>(calls);
+      double n2 = best_per_call(ks[i], 2 * calls, 3) * static_cast<double>(2 * calls);
+      c = per_call(part + ", " + ks[i].name, n1, n2, static_cast<double>(calls));
+      if (c.status == lab::check_status::pass) break;
+    }
+    t.add(c);
   }
   return s;
 }
