@@ -56,8 +56,6 @@ done
 
 log "kv crash test: 120 SIGKILLs of a writing child (once, not per level)"
 SIMDEX_KV_CRASH_ROUNDS=120 build/test/tests/test_kv --gtest_filter='KvCrash.*'
-log "kv differential test: 3 x 100,000 operations against std::map (once, at the best level)"
-SIMDEX_KV_OPS=100000 build/test/tests/test_kv --gtest_filter='KvDifferential.MixedOpsMemory'
 
 log "kv concurrency tests under TSan (clang 14, the kv test program only)"
 cmake -S . -B build/tsan -G Ninja -DCMAKE_CXX_COMPILER=clang++-14 -DCMAKE_BUILD_TYPE=RelWithDebInfo \
