@@ -49,6 +49,22 @@ void hash_doubles(const double* v, std::size_t n, std::uint64_t* out);
 // n values of `width` bytes each, packed (FIXED_LEN_BYTE_ARRAY, INT96 with width 12).
 void hash_fixed(const void* data, std::size_t width, std::size_t n, std::uint64_t* out);
 
+// ---- matching: which of a column's values equal one of a few keys (dataset lookups) ----------
+
+// out[i] = 1 when values[i] equals one of the k keys, else 0; returns how many matched. Values
+// and keys are `width` bytes each (1, 2, 4 or 8), compared as bits: integers, dates, times,
+// timestamps (not floats, whose -0.0 and NaN equality differ from their bits). O(n + k).
+std::size_t match_fixed(const void* values, std::size_t width, std::size_t n, const void* keys,
+                        std::size_t k, std::uint8_t* out);
+// The same for byte strings in Arrow's layout: value i is data[offsets[i], offsets[i + 1]),
+// offsets of `offset_width` 4 or 8 bytes (string / large_string); key j is
+// key_data[key_offsets[j], key_offsets[j + 1]). Throws std::invalid_argument for offsets out of
+// order or past their data.
+std::size_t match_binary(const std::uint8_t* data, std::size_t data_bytes, const void* offsets,
+                         std::size_t offset_width, std::size_t n, const std::uint8_t* key_data,
+                         std::size_t key_bytes, const std::int64_t* key_offsets, std::size_t k,
+                         std::uint8_t* out);
+
 // ---- sizing ------------------------------------------------------------------------------------
 
 // Arrow C++ / arrow-rs / DuckDB: m = -8 ndv / ln(1 - fpp^(1/8)) bits, then rounded up to a power

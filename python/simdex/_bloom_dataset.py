@@ -547,13 +547,84 @@ def read_pruned(pruned: Pruned, column: str, values: Values, columns=None, datas
     return table
 
 
+class Matcher:
+    """Which rows of a key column hold one of the looked-up values: ``pyarrow.compute.is_in``'s
+    answer (nulls never match unless the set holds a null), computed by the native small-set
+    kernel for integers, temporal types and byte strings (about ten times faster than is_in
+    for a hundred keys), and by is_in itself for anything else."""
+
+    _LAYOUTS = {"string": 4, "binary": 4, "large_string": 8, "large_binary": 8}
+
+    def __init__(self, value_set):
+        import pyarrow as pa
+
+        self.value_set = value_set
+        self.type = value_set.type
+        self.width = self.offset_width = None
+        if value_set.null_count:
+            return
+        t = value_set.type
+        if _fixed_bits(t):
+            self.width = t.bit_width // 8
+            self.keys = _fixed_bytes(value_set, self.width)
+        elif str(t) in self._LAYOUTS:
+            self.offset_width = self._LAYOUTS[str(t)]
+            k = value_set.cast(pa.large_binary())
+            self.key_offsets = np.frombuffer(k.buffers()[1], dtype=np.int64)[k.offset:k.offset + len(k) + 1]
+            self.key_data = _bytes_of(k.buffers()[2])
+
+    def rows(self, key) -> np.ndarray:
+        """A numpy bool mask over ``key`` (an Array or ChunkedArray of the set's type)."""
+        chunks = key.chunks if hasattr(key, "chunks") else [key]
+        parts = [self._chunk(c) for c in chunks]
+        if not parts:
+            return np.zeros(0, dtype=bool)
+        return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+    def _chunk(self, c) -> np.ndarray:
+        import pyarrow.compute as pc
+
+        if c.type != self.type or (self.width is None and self.offset_width is None):
+            return pc.is_in(c, value_set=self.value_set).fill_null(False).to_numpy(zero_copy_only=False)
+        if self.width is not None:
+            mask, _ = _native.match_fixed(_fixed_bytes(c, self.width), self.width, self.keys)
+        else:
+            ow = self.offset_width
+            offsets = np.frombuffer(c.buffers()[1], dtype=np.int32 if ow == 4 else np.int64)
+            offsets = offsets[c.offset:c.offset + len(c) + 1]
+            if not offsets.flags.aligned:
+                offsets = offsets.copy()
+            mask, _ = _native.match_binary(_bytes_of(c.buffers()[2]), offsets.view(np.uint8), ow,
+                                           self.key_data, self.key_offsets)
+        mask = mask.view(bool)
+        if c.null_count:
+            mask &= c.is_valid().to_numpy(zero_copy_only=False)
+        return mask
+
+
+def _fixed_bits(t) -> bool:
+    """Types whose equality is equality of their bits (not floats: -0.0 == 0.0, NaN != NaN)."""
+    import pyarrow as pa
+
+    return (pa.types.is_integer(t) or pa.types.is_date(t) or pa.types.is_time(t)
+            or pa.types.is_timestamp(t) or pa.types.is_duration(t))
+
+
+def _bytes_of(buf) -> np.ndarray:
+    return np.frombuffer(buf, dtype=np.uint8) if buf is not None else np.zeros(0, dtype=np.uint8)
+
+
+def _fixed_bytes(a, width: int) -> np.ndarray:
+    """The bytes of a fixed-width array's values (its offset applied)."""
+    return _bytes_of(a.buffers()[1])[a.offset * width:(a.offset + len(a)) * width]
+
+
 def _read_direct(pruned: Pruned, column: str, values: Values, schema, columns, threads=None):
     """The surviving row groups read with pyarrow.parquet, several at a time: first the lookup
-    column alone, matched with the same ``is_in`` a dataset scan's ``isin`` filter applies; the
+    column alone, matched as a dataset scan's ``isin`` filter matches (:class:`Matcher`); the
     other columns only for row groups that hold a match. None where this path does not apply
     (a nested column, files whose schemas differ): the dataset scanner does it then."""
     import pyarrow as pa
-    import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
     if "." in column or schema.get_field_index(column) < 0:
@@ -561,7 +632,7 @@ def _read_direct(pruned: Pruned, column: str, values: Values, schema, columns, t
     want = list(schema.names) if columns is None else list(columns)
     if any(schema.get_field_index(c) < 0 for c in want):
         return None
-    vs = value_set(values, schema.field(column).type)
+    match = Matcher(value_set(values, schema.field(column).type))
 
     def one(item):
         path, rgs = item
@@ -571,11 +642,12 @@ def _read_direct(pruned: Pruned, column: str, values: Values, schema, columns, t
         out = []
         for rg in rgs:
             key = pf.read_row_group(rg, columns=[column]).column(0)
-            mask = pc.is_in(key, value_set=vs)
-            if not pc.any(mask).as_py():
+            hits = match.rows(key)
+            if not hits.any():
                 continue
+            mask = pa.array(hits, type=pa.bool_())
             others = [c for c in want if c != column]
-            rest = _read_through_last_match(pf, rg, others, mask) if others else None
+            rest = _read_through_last_match(pf, rg, others, hits) if others else None
             cols = {column: key.filter(mask)}
             if rest is not None:
                 rest = rest.filter(mask.slice(0, rest.num_rows))
@@ -597,16 +669,15 @@ def _read_direct(pruned: Pruned, column: str, values: Values, schema, columns, t
 _READ_BATCH = 8192
 
 
-def _read_through_last_match(pf, rg: int, columns: list, mask):
-    """Row group ``rg``'s ``columns``, decoded up to the batch holding the mask's last match
-    (at least that many rows; the mask is False after them). Parquet without a page index
-    cannot skip the rows before a match, but decoding can stop after it: on average half a row
-    group's strings are not decoded for a single match."""
+def _read_through_last_match(pf, rg: int, columns: list, hits):
+    """Row group ``rg``'s ``columns``, decoded up to the batch holding the last match of
+    ``hits`` (a numpy bool mask; at least that many rows, the mask is False after them).
+    Parquet without a page index cannot skip the rows before a match, but decoding can stop
+    after it: on average half a row group's strings are not decoded for a single match."""
     import pyarrow as pa
 
-    hits = np.flatnonzero(mask.fill_null(False).to_numpy(zero_copy_only=False))
-    end = int(hits[-1]) + 1
-    if end > len(mask) - _READ_BATCH:
+    end = int(np.flatnonzero(hits)[-1]) + 1
+    if end > len(hits) - _READ_BATCH:
         return pf.read_row_group(rg, columns=columns)
     batches, got = [], 0
     for b in pf.iter_batches(batch_size=_READ_BATCH, row_groups=[rg], columns=columns):

@@ -388,3 +388,61 @@ def test_cli_lookup_and_add(tmp_path, datasets):
     assert r.returncode == 1 and "no column 'nope'" in r.stderr and "i64" in r.stderr
     r = _cli("add", str(src / "part-0.parquet"), "--column", "i64")
     assert r.returncode == 2  # neither --out nor --in-place
+
+
+# ---- Matcher: the native matching a lookup does after pruning ----------------------------------
+
+def _matcher_cases():
+    rng = np.random.default_rng(5)
+    ints = rng.integers(-50, 50, 4000)
+    cases = []
+    for t in (pa.int8(), pa.int16(), pa.int32(), pa.int64(), pa.uint8(), pa.uint32(), pa.uint64(),
+              pa.date32(), pa.timestamp("us", tz="UTC"), pa.time64("ns"), pa.duration("ms")):
+        # The values' bits, in the type's width (uint64 with the top bit set).
+        bits = ints.astype(f"u{t.bit_width // 8}")
+        if t == pa.uint64():
+            bits ^= np.uint64(1 << 63)
+        cases.append(pa.Array.from_buffers(t, len(bits), [None, pa.py_buffer(bits.tobytes())]))
+    words = ["", "a", "ab", "\x00", "\xff", "zz", "a\x00b", "longer string here"]
+    strs = [words[i % len(words)] + str(i % 7) * (i % 3) for i in rng.integers(0, 100, 4000)]
+    for t in (pa.string(), pa.large_string(), pa.binary(), pa.large_binary()):
+        cases.append(pa.array(strs).cast(t))
+    cases.append(pa.array(rng.random(4000)))  # doubles: is_in itself
+    return cases
+
+
+@pytest.mark.parametrize("arr", _matcher_cases(), ids=lambda a: str(a.type))
+def test_matcher_agrees_with_is_in(arr):
+    from simdex._bloom_dataset import Matcher
+
+    rng = np.random.default_rng(len(arr))
+    nulls = pa.array(rng.random(len(arr)) < 0.1)
+    with_nulls = pc.if_else(nulls, pa.nulls(len(arr), arr.type), arr)
+    for col in (arr, with_nulls, with_nulls.slice(37, 3001),
+                pa.chunked_array([with_nulls.slice(0, 1000), with_nulls.slice(1000)])):
+        for k in (0, 1, 5, 60):
+            keys = col.drop_null()
+            keys = keys.take(pa.array(rng.integers(0, len(keys), k))) if k else keys.slice(0, 0)
+            if isinstance(keys, pa.ChunkedArray):
+                keys = keys.combine_chunks()
+            for vs in (keys, pa.concat_arrays([keys, pa.nulls(1, arr.type)])):
+                want = pc.is_in(col, value_set=vs).fill_null(False)
+                want = np.asarray(want.to_numpy(zero_copy_only=False) if not isinstance(want, pa.ChunkedArray)
+                                  else want.combine_chunks().to_numpy(zero_copy_only=False))
+                got = Matcher(vs).rows(col)
+                assert got.dtype == bool and got.shape == want.shape
+                assert (got == want).all(), (arr.type, k, vs.null_count)
+
+
+def test_native_match_refuses_bad_offsets():
+    from simdex._simdex import bloom as native
+
+    data = np.frombuffer(b"abc", dtype=np.uint8)
+    keys = np.frombuffer(b"a", dtype=np.uint8)
+    key_offsets = np.array([0, 1], dtype=np.int64)
+    with pytest.raises(ValueError, match="offsets"):
+        native.match_binary(data, np.array([0, 2, 9], dtype=np.int32).view(np.uint8), 4, keys, key_offsets)
+    with pytest.raises(ValueError, match="offsets"):
+        native.match_binary(data, np.array([0, 2, 1], dtype=np.int64).view(np.uint8), 8, keys, key_offsets)
+    with pytest.raises(ValueError):
+        native.match_fixed(np.zeros(7, dtype=np.uint8), 2, np.zeros(2, dtype=np.uint8))

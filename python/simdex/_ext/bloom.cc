@@ -266,6 +266,48 @@ void bind_bloom(nb::module_& m) {
       },
       nb::arg("hashes"), "How many distinct values an array of hashes holds.");
 
+  b.def(
+      "match_fixed",
+      [](array_in<std::uint8_t> values, std::size_t width, array_in<std::uint8_t> keys) {
+        if (width == 0 || values.shape(0) % width || keys.shape(0) % width)
+          throw nb::value_error("values and keys must be whole numbers of `width` bytes");
+        const std::size_t n = values.shape(0) / width;
+        std::uint8_t* out;
+        auto arr = new_array<std::uint8_t>(n, &out);
+        std::size_t hits;
+        {
+          nb::gil_scoped_release rel;
+          hits = match_fixed(values.data(), width, n, keys.data(), keys.shape(0) / width, out);
+        }
+        return nb::make_tuple(arr, hits);
+      },
+      nb::arg("values"), nb::arg("width"), nb::arg("keys"),
+      "(mask, hits): mask[i] = 1 where value i (`width` bytes, compared as bits) is a key.");
+  b.def(
+      "match_binary",
+      [](array_in<std::uint8_t> data, array_in<std::uint8_t> offsets, std::size_t offset_width,
+         array_in<std::uint8_t> key_data, array_in<std::int64_t> key_offsets) {
+        if ((offset_width != 4 && offset_width != 8) || offsets.shape(0) % offset_width ||
+            offsets.shape(0) < offset_width || key_offsets.shape(0) < 1)
+          throw nb::value_error("offsets must hold n + 1 entries of 4 or 8 bytes");
+        if (reinterpret_cast<std::uintptr_t>(offsets.data()) % offset_width)
+          throw nb::value_error("offsets must be aligned to their width");
+        const std::size_t n = offsets.shape(0) / offset_width - 1;
+        std::uint8_t* out;
+        auto arr = new_array<std::uint8_t>(n, &out);
+        std::size_t hits;
+        {
+          nb::gil_scoped_release rel;
+          hits = match_binary(data.data(), data.shape(0), offsets.data(), offset_width, n,
+                              key_data.data(), key_data.shape(0), key_offsets.data(),
+                              key_offsets.shape(0) - 1, out);
+        }
+        return nb::make_tuple(arr, hits);
+      },
+      nb::arg("data"), nb::arg("offsets"), nb::arg("offset_width"), nb::arg("key_data"),
+      nb::arg("key_offsets"),
+      "(mask, hits) for byte strings in Arrow's layout (offsets of 4 or 8 bytes, n + 1 of them).");
+
   b.def("arrow_num_bytes", &arrow_num_bytes, nb::arg("ndv"), nb::arg("fpp"));
   b.def("model_num_bytes", &model_num_bytes, nb::arg("ndv"), nb::arg("fpp"));
   b.def("model_fpp", &model_fpp, nb::arg("ndv"), nb::arg("num_bytes"));
