@@ -1,56 +1,35 @@
 // Matching a column's values against a few keys: the last step of a dataset lookup, after the
-// filters have chosen the row groups. A small open-addressing set over 64-bit tags (the value's
-// bits for fixed-width types, its XXH64 for byte arrays), kept at most a quarter full so that a
-// miss, the common case, usually ends at the first slot.
-#include <bit>
+// filters have chosen the row groups. The keys go into a tag_set keyed by the value's bits
+// (fixed-width types) or its XXH64 (byte arrays).
 #include <cstring>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "simdex/bloom.h"
+#include "tag_set.h"
 
 namespace simdex::bloom {
 
 namespace {
 
-class tag_set {
- public:
-  explicit tag_set(std::size_t keys) {
-    std::size_t cap = 16;
-    while (cap < 4 * keys) cap <<= 1;
-    mask_ = cap - 1;
-    shift_ = 64 - std::countr_zero(cap);
-    tags_.resize(cap);
-    index_.assign(cap, 0);
-  }
-  // Adds key i with its tag; `same(j)` says whether key i equals key j already held with the
-  // same tag (then i is not added twice).
-  template <class Same>
-  void add(std::uint64_t tag, std::uint32_t i, Same same) {
-    std::size_t s = slot(tag);
-    for (; index_[s]; s = (s + 1) & mask_)
-      if (tags_[s] == tag && same(index_[s] - 1)) return;
-    tags_[s] = tag;
-    index_[s] = i + 1;
-  }
-  // Whether a held key with this tag satisfies `equal(key index)`.
-  template <class Equal>
-  bool find(std::uint64_t tag, Equal equal) const {
-    for (std::size_t s = slot(tag); index_[s]; s = (s + 1) & mask_)
-      if (tags_[s] == tag && equal(index_[s] - 1)) return true;
-    return false;
-  }
+using detail::same_tag;
+using detail::tag_set;
 
- private:
-  std::size_t slot(std::uint64_t tag) const {
-    return static_cast<std::size_t>((tag * 0x9E3779B97F4A7C15ull) >> shift_);
+constexpr std::size_t kSlotsPerKey = 4;  // a quarter full: a miss mostly ends at its first slot
+
+// out[i] = whether value i's tag is held by a key equal to it; returns how many are.
+template <class TagOf, class Equal>
+std::size_t match_each(const tag_set& set, std::size_t n, TagOf tag_of, Equal equal,
+                       std::uint8_t* out) {
+  std::size_t hits = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const bool hit = set.find(tag_of(i), [&](std::uint32_t j) { return equal(i, j); });
+    out[i] = hit;
+    hits += hit;
   }
-  std::vector<std::uint64_t> tags_;
-  std::vector<std::uint32_t> index_;  // key index + 1; 0: empty slot
-  std::size_t mask_ = 0;
-  int shift_ = 0;
-};
+  return hits;
+}
 
 template <class T>
 std::size_t match_width(const void* values, std::size_t n, const void* keys, std::size_t k,
@@ -60,16 +39,12 @@ std::size_t match_width(const void* values, std::size_t n, const void* keys, std
     std::memcpy(&v, static_cast<const std::uint8_t*>(base) + i * sizeof(T), sizeof(T));
     return static_cast<std::uint64_t>(v);
   };
-  tag_set set(k);
-  auto any = [](std::uint32_t) { return true; };  // equal tags are equal values here
-  for (std::size_t i = 0; i < k; ++i) set.add(load(keys, i), static_cast<std::uint32_t>(i), any);
-  std::size_t hits = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    const bool hit = set.find(load(values, i), any);
-    out[i] = hit;
-    hits += hit;
-  }
-  return hits;
+  tag_set set(k, kSlotsPerKey);
+  for (std::size_t i = 0; i < k; ++i)
+    set.add(load(keys, i), static_cast<std::uint32_t>(i), same_tag);
+  return match_each(
+      set, n, [&](std::size_t i) { return load(values, i); },
+      [](std::size_t, std::uint32_t) { return true; }, out);
 }
 
 template <class Offset>
@@ -80,24 +55,23 @@ std::size_t match_bytes(const std::uint8_t* data, const Offset* offsets, std::si
     return static_cast<std::size_t>(key_offsets[j + 1] - key_offsets[j]);
   };
   auto key_ptr = [&](std::size_t j) { return key_data + key_offsets[j]; };
-  tag_set set(k);
+  tag_set set(k, kSlotsPerKey);
   for (std::size_t i = 0; i < k; ++i) {
     const std::size_t len = key_len(i);
     set.add(hash_bytes(key_ptr(i), len), static_cast<std::uint32_t>(i), [&](std::uint32_t j) {
       return key_len(j) == len && std::memcmp(key_ptr(j), key_ptr(i), len) == 0;
     });
   }
-  std::size_t hits = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    const std::uint8_t* p = data + offsets[i];
-    const auto len = static_cast<std::size_t>(offsets[i + 1] - offsets[i]);
-    const bool hit = set.find(hash_bytes(p, len), [&](std::uint32_t j) {
-      return key_len(j) == len && std::memcmp(key_ptr(j), p, len) == 0;
-    });
-    out[i] = hit;
-    hits += hit;
-  }
-  return hits;
+  auto value_len = [&](std::size_t i) {
+    return static_cast<std::size_t>(offsets[i + 1] - offsets[i]);
+  };
+  return match_each(
+      set, n, [&](std::size_t i) { return hash_bytes(data + offsets[i], value_len(i)); },
+      [&](std::size_t i, std::uint32_t j) {
+        return key_len(j) == value_len(i) &&
+               std::memcmp(key_ptr(j), data + offsets[i], value_len(i)) == 0;
+      },
+      out);
 }
 
 template <class Offset>

@@ -1,8 +1,8 @@
 // Filter sizing: Arrow's closed form (what every writer uses) and the exact SBBF model.
 #include <cmath>
-#include <vector>
 
 #include "simdex/bloom.h"
+#include "tag_set.h"
 
 namespace simdex::bloom {
 
@@ -62,29 +62,12 @@ std::size_t model_num_bytes(std::uint64_t ndv, double fpp) {
 }
 
 std::size_t count_distinct_hashes(const std::uint64_t* hashes, std::size_t n) {
-  // Open addressing at load <= 1/2, slots picked by the top bits of a multiplicative mix (the
-  // hashes are XXH64 already; the mix only guards against inputs chosen to share low bits).
-  // 0 marks an empty slot, so the hash 0 is counted on the side.
-  int bits = 4;
-  while ((std::size_t{1} << bits) < 2 * n) ++bits;
-  const std::size_t mask = (std::size_t{1} << bits) - 1;
-  std::vector<std::uint64_t> table(mask + 1, 0);
+  // Only the hash counts: values whose hashes collide set the same bits.
+  detail::tag_set seen(n, 2);
   std::size_t count = 0;
-  bool zero = false;
-  for (std::size_t i = 0; i < n; ++i) {
-    const std::uint64_t h = hashes[i];
-    if (h == 0) {
-      zero = true;
-      continue;
-    }
-    std::size_t slot = static_cast<std::size_t>((h * 0x9E3779B97F4A7C15ull) >> (64 - bits));
-    while (table[slot] != 0 && table[slot] != h) slot = (slot + 1) & mask;
-    if (table[slot] == 0) {
-      table[slot] = h;
-      ++count;
-    }
-  }
-  return count + (zero ? 1 : 0);
+  for (std::size_t i = 0; i < n; ++i)
+    count += seen.add(hashes[i], 0, detail::same_tag);  // no index needed: tags only
+  return count;
 }
 
 }  // namespace simdex::bloom
