@@ -65,6 +65,66 @@ std::size_t match_binary(const std::uint8_t* data, std::size_t data_bytes, const
                          std::size_t key_bytes, const std::int64_t* key_offsets, std::size_t k,
                          std::uint8_t* out);
 
+// ---- Parquet pages: a flat column chunk matched without decoding it into arrays ----------------
+
+// One page of a column chunk, as its PageHeader (Thrift compact) says.
+struct page_header {
+  std::int32_t kind = 0;           // PageType: 0 DATA_PAGE, 1 INDEX, 2 DICTIONARY, 3 DATA_PAGE_V2
+  std::uint64_t body = 0;          // where the page's bytes start in the chunk, past the header
+  std::uint32_t compressed = 0;    // the page's bytes in the chunk
+  std::uint32_t uncompressed = 0;  // ... once decompressed
+  std::uint32_t values = 0;        // num_values: rows with nulls (data), entries (dictionary)
+  std::int32_t encoding = 0;       // of the values
+  std::int32_t def_encoding = 3;   // V1: of the definition levels (RLE unless deprecated)
+  std::uint32_t nulls = 0;         // V2 only
+  std::uint32_t level_bytes = 0;   // V2: repetition + definition level bytes, never compressed
+  std::uint32_t def_bytes = 0;     // V2: of which definition levels (they come second)
+  bool values_compressed = true;   // V2's is_compressed; true for every other page
+};
+inline constexpr std::int32_t kPageData = 0, kPageDictionary = 2, kPageDataV2 = 3;
+inline constexpr std::int32_t kEncodingPlain = 0, kEncodingPlainDictionary = 2, kEncodingRle = 3,
+                              kEncodingRleDictionary = 8;
+
+// The page headers of a column chunk's bytes, in order, until the data pages' values add up to
+// num_values. Throws parse_error (offset within the chunk) for a malformed header, one without
+// its type, sizes or per-type header, a page that runs past the chunk, or values that do not add
+// up.
+std::vector<page_header> parse_page_headers(const void* chunk, std::size_t size,
+                                            std::uint64_t num_values);
+
+// Which rows of a flat BYTE_ARRAY column chunk (no repetition, definition levels 0 or 1) equal
+// one of k keys, fed the chunk's pages in order, decompressed: what a dataset lookup does instead
+// of decoding its key column. Dictionary-encoded pages look each row's index up in the
+// dictionary's answers, so a page whose dictionary holds no key need not even be decompressed
+// (skip). Keys are copied. Malformed pages throw parse_error (offset within the page's bytes).
+class page_matcher {
+ public:
+  page_matcher(const std::uint8_t* key_data, std::size_t key_bytes, const std::int64_t* key_offsets,
+               std::size_t k, int max_definition_level);
+  ~page_matcher();
+  page_matcher(const page_matcher&) = delete;
+  page_matcher& operator=(const page_matcher&) = delete;
+
+  // The dictionary page (h.values PLAIN values), decompressed.
+  void dictionary(const page_header& h, const std::uint8_t* data, std::size_t size);
+  // Whether some dictionary entry is a key (false before the dictionary page).
+  bool dictionary_holds_key() const noexcept;
+  // A DATA_PAGE's decompressed bytes (definition levels with their 4-byte length, then values).
+  void data_page_v1(const page_header& h, const std::uint8_t* data, std::size_t size);
+  // A DATA_PAGE_V2: its definition levels and its (decompressed) values.
+  void data_page_v2(const page_header& h, const std::uint8_t* levels, std::size_t level_size,
+                    const std::uint8_t* values, std::size_t value_size);
+  // Rows known to hold no key (a dictionary-encoded page whose dictionary holds none).
+  void skip(std::uint32_t rows);
+  // Per row so far: the index of the key it equals (the first of equal keys), or -1.
+  const std::vector<std::int32_t>& rows() const noexcept;
+  std::size_t hits() const noexcept;
+
+ private:
+  struct state;
+  std::unique_ptr<state> s_;
+};
+
 // ---- sizing ------------------------------------------------------------------------------------
 
 // Arrow C++ / arrow-rs / DuckDB: m = -8 ndv / ln(1 - fpp^(1/8)) bits, then rounded up to a power

@@ -1,6 +1,6 @@
 // Matching a column's values against a few keys: the last step of a dataset lookup, after the
 // filters have chosen the row groups. The keys go into a tag_set keyed by the value's bits
-// (fixed-width types) or its XXH64 (byte arrays).
+// (fixed-width types) or a fast tag of its bytes (byte arrays).
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -51,27 +51,15 @@ template <class Offset>
 std::size_t match_bytes(const std::uint8_t* data, const Offset* offsets, std::size_t n,
                         const std::uint8_t* key_data, const std::int64_t* key_offsets,
                         std::size_t k, std::uint8_t* out) {
-  auto key_len = [&](std::size_t j) {
-    return static_cast<std::size_t>(key_offsets[j + 1] - key_offsets[j]);
-  };
-  auto key_ptr = [&](std::size_t j) { return key_data + key_offsets[j]; };
-  tag_set set(k, kSlotsPerKey);
-  for (std::size_t i = 0; i < k; ++i) {
-    const std::size_t len = key_len(i);
-    set.add(hash_bytes(key_ptr(i), len), static_cast<std::uint32_t>(i), [&](std::uint32_t j) {
-      return key_len(j) == len && std::memcmp(key_ptr(j), key_ptr(i), len) == 0;
-    });
+  const detail::byte_key_set keys(key_data, key_offsets, k);
+  std::size_t hits = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const bool hit =
+        keys.find(data + offsets[i], static_cast<std::size_t>(offsets[i + 1] - offsets[i])) >= 0;
+    out[i] = hit;
+    hits += hit;
   }
-  auto value_len = [&](std::size_t i) {
-    return static_cast<std::size_t>(offsets[i + 1] - offsets[i]);
-  };
-  return match_each(
-      set, n, [&](std::size_t i) { return hash_bytes(data + offsets[i], value_len(i)); },
-      [&](std::size_t i, std::uint32_t j) {
-        return key_len(j) == value_len(i) &&
-               std::memcmp(key_ptr(j), data + offsets[i], value_len(i)) == 0;
-      },
-      out);
+  return hits;
 }
 
 template <class Offset>

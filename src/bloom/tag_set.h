@@ -7,6 +7,7 @@
 #include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 namespace simdex::bloom::detail {
@@ -53,5 +54,66 @@ class tag_set {
 
 // Equal tags mean equal items (the tag is the value itself, or only the tag counts).
 inline bool same_tag(std::uint32_t) { return true; }
+
+// A byte string's tag for these sets, where equality is checked anyway: every byte counts,
+// folded 8 at a time by multiply-xorshift (the last word overlapping), several times cheaper
+// than XXH64 on short strings. Not a Parquet hash.
+inline std::uint64_t bytes_tag(const std::uint8_t* p, std::size_t n) noexcept {
+  auto load = [](const std::uint8_t* q, auto w) {
+    std::memcpy(&w, q, sizeof(w));
+    return static_cast<std::uint64_t>(w);
+  };
+  auto fold = [](std::uint64_t h, std::uint64_t w) {
+    h = (h ^ w) * 0xBF58476D1CE4E5B9ull;
+    return h ^ (h >> 31);
+  };
+  std::uint64_t h = 0x9E3779B97F4A7C15ull * (n + 1);
+  if (n >= 8) {
+    const std::uint8_t* last = p + n - 8;
+    for (; p < last; p += 8) h = fold(h, load(p, std::uint64_t{}));
+    return fold(h, load(last, std::uint64_t{}));
+  }
+  std::uint64_t w = 0;
+  if (n >= 4)
+    w = load(p, std::uint32_t{}) | load(p + n - 4, std::uint32_t{}) << 32;
+  else if (n)
+    w = std::uint64_t{p[0]} | std::uint64_t{p[n / 2]} << 8 | std::uint64_t{p[n - 1]} << 16;
+  return fold(h, w);
+}
+
+// k byte-string keys (key j = data[offsets[j], offsets[j + 1]), not copied: the caller keeps
+// them, offsets already checked) in a tag_set, a quarter full so a miss mostly ends at its
+// first slot.
+class byte_key_set {
+ public:
+  byte_key_set(const std::uint8_t* data, const std::int64_t* offsets, std::size_t k)
+      : data_(data), offsets_(offsets), set_(k, 4) {
+    for (std::size_t j = 0; j < k; ++j) {
+      const std::uint8_t* p = key(j);
+      const std::size_t n = len(j);
+      set_.add(bytes_tag(p, n), static_cast<std::uint32_t>(j),
+               [&](std::uint32_t i) { return len(i) == n && std::memcmp(key(i), p, n) == 0; });
+    }
+  }
+  // The index of the key equal to p[0, n) (the first of equal keys), or -1.
+  std::int32_t find(const std::uint8_t* p, std::size_t n) const {
+    std::int32_t found = -1;
+    set_.find(bytes_tag(p, n), [&](std::uint32_t j) {
+      if (len(j) != n || std::memcmp(key(j), p, n) != 0) return false;
+      found = static_cast<std::int32_t>(j);
+      return true;
+    });
+    return found;
+  }
+
+ private:
+  const std::uint8_t* key(std::size_t j) const { return data_ + offsets_[j]; }
+  std::size_t len(std::size_t j) const {
+    return static_cast<std::size_t>(offsets_[j + 1] - offsets_[j]);
+  }
+  const std::uint8_t* data_;
+  const std::int64_t* offsets_;
+  tag_set set_;
+};
 
 }  // namespace simdex::bloom::detail

@@ -95,6 +95,107 @@ struct py_parquet_file {
   std::unique_ptr<parquet_file> file;
 };
 
+// Columns of page_headers' rows, in this order.
+constexpr const char* kPageFields =
+    "kind, body, compressed, uncompressed, values, encoding, def_encoding, nulls, level_bytes, "
+    "def_bytes, values_compressed";
+
+page_header header_of(std::uint32_t values, std::int32_t encoding, std::int32_t def_encoding,
+                      std::uint32_t nulls = 0) {
+  page_header h;
+  h.values = values;
+  h.encoding = encoding;
+  h.def_encoding = def_encoding;
+  h.nulls = nulls;
+  return h;
+}
+
+void bind_pages(nb::module_& b) {
+  b.def(
+      "page_headers",
+      [](array_in<std::uint8_t> chunk, std::uint64_t num_values) {
+        std::vector<page_header> hs;
+        {
+          nb::gil_scoped_release rel;
+          hs = parse_page_headers(chunk.data(), chunk.shape(0), num_values);
+        }
+        constexpr std::size_t kCols = 11;
+        std::int64_t* out;
+        auto arr = new_array<std::int64_t>(hs.size() * kCols, &out);
+        for (const page_header& h : hs) {
+          const std::int64_t row[kCols] = {h.kind,
+                                           static_cast<std::int64_t>(h.body),
+                                           h.compressed,
+                                           h.uncompressed,
+                                           h.values,
+                                           h.encoding,
+                                           h.def_encoding,
+                                           h.nulls,
+                                           h.level_bytes,
+                                           h.def_bytes,
+                                           h.values_compressed};
+          out = std::copy_n(row, kCols, out);
+        }
+        return arr;
+      },
+      nb::arg("chunk"), nb::arg("num_values"),
+      (std::string("A column chunk's page headers until its data pages hold num_values values: "
+                   "a flat int64 array of rows (") +
+       kPageFields + "); ValueError naming the byte for a malformed chunk.")
+          .c_str());
+
+  nb::class_<page_matcher>(b, "PageMatcher",
+                           "Which rows of a flat BYTE_ARRAY column chunk equal one of a few keys, "
+                           "fed its decompressed pages in order.")
+      .def(
+          "__init__",
+          [](page_matcher* self, array_in<std::uint8_t> key_data,
+             array_in<std::int64_t> key_offsets, int max_definition_level) {
+            if (key_offsets.shape(0) < 1) throw nb::value_error("key_offsets needs k + 1 entries");
+            new (self) page_matcher(key_data.data(), key_data.shape(0), key_offsets.data(),
+                                    key_offsets.shape(0) - 1, max_definition_level);
+          },
+          nb::arg("key_data"), nb::arg("key_offsets"), nb::arg("max_definition_level"))
+      .def(
+          "dictionary",
+          [](page_matcher& m, std::uint32_t values, std::int32_t encoding,
+             array_in<std::uint8_t> data) {
+            nb::gil_scoped_release rel;
+            m.dictionary(header_of(values, encoding, 0), data.data(), data.shape(0));
+          },
+          nb::arg("values"), nb::arg("encoding"), nb::arg("data"))
+      .def_prop_ro("dictionary_holds_key", &page_matcher::dictionary_holds_key)
+      .def(
+          "data_page_v1",
+          [](page_matcher& m, std::uint32_t values, std::int32_t encoding,
+             std::int32_t def_encoding, array_in<std::uint8_t> data) {
+            nb::gil_scoped_release rel;
+            m.data_page_v1(header_of(values, encoding, def_encoding), data.data(), data.shape(0));
+          },
+          nb::arg("values"), nb::arg("encoding"), nb::arg("def_encoding"), nb::arg("data"))
+      .def(
+          "data_page_v2",
+          [](page_matcher& m, std::uint32_t values, std::uint32_t nulls, std::int32_t encoding,
+             array_in<std::uint8_t> levels, array_in<std::uint8_t> data) {
+            nb::gil_scoped_release rel;
+            m.data_page_v2(header_of(values, encoding, kEncodingRle, nulls), levels.data(),
+                           levels.shape(0), data.data(), data.shape(0));
+          },
+          nb::arg("values"), nb::arg("nulls"), nb::arg("encoding"), nb::arg("levels"),
+          nb::arg("data"))
+      .def("skip", &page_matcher::skip, nb::arg("rows"))
+      .def(
+          "result",
+          [](const page_matcher& m) {
+            const std::vector<std::int32_t>& r = m.rows();
+            std::int32_t* out;
+            auto arr = new_array<std::int32_t>(r.size(), &out);
+            std::copy(r.begin(), r.end(), out);
+            return nb::make_tuple(arr, m.hits());
+          },
+          "(rows, hits): per row the index of the key it equals or -1, and how many rows do.");
+}
+
 }  // namespace
 
 void bind_bloom(nb::module_& m) {
@@ -307,6 +408,8 @@ void bind_bloom(nb::module_& m) {
       nb::arg("data"), nb::arg("offsets"), nb::arg("offset_width"), nb::arg("key_data"),
       nb::arg("key_offsets"),
       "(mask, hits) for byte strings in Arrow's layout (offsets of 4 or 8 bytes, n + 1 of them).");
+
+  bind_pages(b);
 
   b.def("arrow_num_bytes", &arrow_num_bytes, nb::arg("ndv"), nb::arg("fpp"));
   b.def("model_num_bytes", &model_num_bytes, nb::arg("ndv"), nb::arg("fpp"));

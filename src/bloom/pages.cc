@@ -1,0 +1,341 @@
+// A flat BYTE_ARRAY column chunk matched against a few keys in its pages: page headers parsed,
+// definition levels and dictionary indices decoded (RLE / bit-packed hybrid), PLAIN values
+// compared where they lie. Nothing is trusted: every length is checked against the bytes given.
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "simdex/bloom.h"
+#include "tag_set.h"
+#include "thrift.h"
+
+namespace simdex::bloom {
+
+namespace {
+
+using thrift::reader;
+
+// The i32 fields of a struct whose ids are below N (others skipped); `flag` gets field 7's
+// bool (DataPageHeaderV2.is_compressed), the only bool read.
+template <std::size_t N>
+void read_ints(reader& r, std::int64_t (&out)[N], bool* flag) {
+  int last = 0;
+  for (auto f = r.next_field(last); f.type != thrift::kStop; f = r.next_field(last)) {
+    if (f.id > 0 && static_cast<std::size_t>(f.id) < N && f.type == thrift::kI32)
+      out[f.id] = r.i32();
+    else if (flag && f.id == 7 && (f.type == thrift::kTrue || f.type == thrift::kFalse))
+      *flag = f.type == thrift::kTrue;
+    else
+      r.skip(f.type, 1);
+  }
+}
+
+std::uint32_t count_field(const reader& r, std::int64_t v, const char* what) {
+  if (v < 0 || v > INT32_MAX) r.fail(std::string("page header: ") + what + " missing or negative");
+  return static_cast<std::uint32_t>(v);
+}
+
+page_header parse_one(reader& r) {
+  std::int64_t top[4] = {-1, -1, -1, -1};  // type, uncompressed, compressed
+  std::int64_t v1[4] = {-1, -1, -1, -1}, dict[3] = {-1, -1, -1},
+               v2[7] = {-1, -1, -1, -1, -1, -1, -1};
+  bool compressed = true, have_v1 = false, have_dict = false, have_v2 = false;
+  int last = 0;
+  for (auto f = r.next_field(last); f.type != thrift::kStop; f = r.next_field(last)) {
+    if (f.id >= 1 && f.id <= 3 && f.type == thrift::kI32) {
+      top[f.id] = r.i32();
+    } else if (f.id == 5 && f.type == thrift::kStruct) {
+      read_ints(r, v1, nullptr);
+      have_v1 = true;
+    } else if (f.id == 7 && f.type == thrift::kStruct) {
+      read_ints(r, dict, nullptr);
+      have_dict = true;
+    } else if (f.id == 8 && f.type == thrift::kStruct) {
+      read_ints(r, v2, &compressed);
+      have_v2 = true;
+    } else {
+      r.skip(f.type);
+    }
+  }
+  page_header h;
+  h.kind = static_cast<std::int32_t>(top[1]);
+  h.uncompressed = count_field(r, top[2], "uncompressed_page_size");
+  h.compressed = count_field(r, top[3], "compressed_page_size");
+  if (top[1] == kPageData) {
+    if (!have_v1) r.fail("data page without its data_page_header");
+    h.values = count_field(r, v1[1], "num_values");
+    h.encoding = static_cast<std::int32_t>(v1[2]);
+    if (v1[3] >= 0) h.def_encoding = static_cast<std::int32_t>(v1[3]);
+  } else if (top[1] == kPageDictionary) {
+    if (!have_dict) r.fail("dictionary page without its dictionary_page_header");
+    h.values = count_field(r, dict[1], "num_values");
+    h.encoding = dict[2] < 0 ? kEncodingPlain : static_cast<std::int32_t>(dict[2]);
+  } else if (top[1] == kPageDataV2) {
+    if (!have_v2) r.fail("data page v2 without its data_page_header_v2");
+    h.values = count_field(r, v2[1], "num_values");
+    h.nulls = count_field(r, v2[2], "num_nulls");
+    h.encoding = static_cast<std::int32_t>(v2[4]);
+    h.def_bytes = count_field(r, v2[5], "definition_levels_byte_length");
+    const std::uint32_t rep = count_field(r, v2[6], "repetition_levels_byte_length");
+    if (std::uint64_t{h.def_bytes} + rep > h.compressed || h.def_bytes + rep > h.uncompressed)
+      r.fail("page header: levels larger than the page");
+    if (h.nulls > h.values) r.fail("page header: more nulls than values");
+    h.level_bytes = h.def_bytes + rep;
+    h.values_compressed = compressed;
+  } else if (top[1] < 0) {
+    r.fail("page header without its type");
+  }
+  return h;
+}
+
+// Reads the RLE / bit-packed hybrid (Parquet's RLE encoding) of values `width` bits wide.
+class hybrid {
+ public:
+  hybrid(const std::uint8_t* p, std::size_t n, unsigned width) : p_(p), n_(n), w_(width) {
+    if (width > 32) fail("bit width above 32");
+  }
+  // Calls run(value, count) for runs and each(value) for bit-packed values until `want` values
+  // have come; throws when the bytes end first.
+  template <class Run, class Each>
+  void read(std::size_t want, Run run, Each each) {
+    const std::uint64_t mask = w_ == 0 ? 0 : (~std::uint64_t{0} >> (64 - w_));
+    while (want) {
+      const std::uint64_t h = varint();
+      if (h & 1) {
+        // Groups of 8 values; the last group's padding may be cut short by a writer.
+        const std::uint64_t groups = h >> 1;
+        if (groups == 0) fail("empty bit-packed run");
+        const std::size_t take =
+            groups >= (want + 7) / 8 ? want : static_cast<std::size_t>(groups * 8);
+        if ((take * w_ + 7) / 8 > n_ - at_) fail("bit-packed run runs past the end");
+        for (std::size_t i = 0; i < take; ++i) each(static_cast<std::uint32_t>(bits(i) & mask));
+        if (w_ != 0)  // width 0 takes no bytes: every value is 0
+          at_ = groups <= (n_ - at_) / w_ ? at_ + static_cast<std::size_t>(groups * w_) : n_;
+        want -= take;
+      } else {
+        const std::uint64_t count = h >> 1;
+        if (count == 0) fail("empty RLE run");
+        const unsigned bytes = (w_ + 7) / 8;
+        if (n_ - at_ < bytes) fail("RLE run value cut off");
+        std::uint32_t v = 0;
+        for (unsigned b = 0; b < bytes; ++b) v |= std::uint32_t{p_[at_ + b]} << (8 * b);
+        at_ += bytes;
+        if (v & ~mask) fail("RLE run value wider than its bit width");
+        const std::size_t take = count < want ? static_cast<std::size_t>(count) : want;
+        run(v, take);
+        want -= take;
+      }
+    }
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& what) const {
+    throw parse_error("RLE/bit-packed data: " + what, at_);
+  }
+  std::uint64_t varint() {
+    std::uint64_t v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      if (at_ >= n_) fail("run header cut off");
+      const std::uint8_t b = p_[at_++];
+      v |= static_cast<std::uint64_t>(b & 0x7f) << shift;
+      if (!(b & 0x80)) return v;
+    }
+    fail("run header longer than 10 bytes");
+  }
+  // Value i of the bit-packed group starting at at_ (an 8-byte window, zero past the end).
+  std::uint64_t bits(std::size_t i) const {
+    const std::size_t bit = i * w_, byte = at_ + bit / 8;
+    std::uint64_t x = 0;
+    if (n_ - byte >= 8)
+      std::memcpy(&x, p_ + byte, 8);
+    else
+      std::memcpy(&x, p_ + byte, n_ - byte);
+    return x >> (bit % 8);
+  }
+
+  const std::uint8_t* p_;
+  std::size_t n_, at_ = 0;
+  unsigned w_;
+};
+
+}  // namespace
+
+std::vector<page_header> parse_page_headers(const void* chunk, std::size_t size,
+                                            std::uint64_t num_values) {
+  const auto* p = static_cast<const std::uint8_t*>(chunk);
+  std::vector<page_header> out;
+  std::uint64_t seen = 0;
+  std::size_t at = 0;
+  while (seen < num_values) {
+    if (at >= size) throw parse_error("column chunk ends before its values add up", at);
+    reader r(p + at, size - at, at);
+    page_header h = parse_one(r);
+    h.body = at + r.pos();
+    if (h.compressed > size - h.body) throw parse_error("page runs past the column chunk", at);
+    if (h.kind == kPageData || h.kind == kPageDataV2) seen += h.values;
+    at = static_cast<std::size_t>(h.body) + h.compressed;
+    out.push_back(h);
+  }
+  if (seen != num_values) throw parse_error("the pages hold more values than the chunk", at);
+  return out;
+}
+
+struct page_matcher::state {
+  std::vector<std::uint8_t> key_data;
+  std::vector<std::int64_t> key_offsets;
+  detail::byte_key_set keys;
+  int max_def;
+  bool have_dict = false, dict_hit = false;
+  std::vector<std::int32_t> dict;  // key index per dictionary entry, -1 none
+  std::vector<std::int32_t> rows;
+  std::vector<std::uint8_t> defined;
+  std::size_t hits = 0;
+
+  state(const std::uint8_t* data, std::size_t bytes, const std::int64_t* offsets, std::size_t k,
+        int def)
+      : key_data(data, data + bytes),
+        key_offsets(offsets, offsets + k + 1),
+        keys(key_data.data(), key_offsets.data(), k),
+        max_def(def) {}
+
+  std::int32_t find(const std::uint8_t* v, std::size_t len) const { return keys.find(v, len); }
+  // Each PLAIN BYTE_ARRAY value of data[0, size) in turn to f(index, its key or -1); exactly
+  // `count` of them.
+  template <class F>
+  void plain(const std::uint8_t* data, std::size_t size, std::size_t count, F f) const {
+    std::size_t at = 0;
+    for (std::size_t i = 0; i < count; ++i) {
+      if (size - at < 4) throw parse_error("PLAIN BYTE_ARRAY: length prefix cut off", at);
+      std::uint32_t len;
+      std::memcpy(&len, data + at, 4);
+      if (len > size - at - 4) throw parse_error("PLAIN BYTE_ARRAY: value runs past the page", at);
+      f(i, find(data + at + 4, len));
+      at += 4 + std::size_t{len};
+    }
+  }
+  // Definition levels of `n` rows into `defined`; returns how many are non-null.
+  std::size_t levels(const std::uint8_t* p, std::size_t size, std::size_t n) {
+    defined.assign(n, 0);
+    std::size_t i = 0, count = 0;
+    hybrid(p, size, 1)
+        .read(
+            n,
+            [&](std::uint32_t v, std::size_t c) {
+              std::memset(defined.data() + i, v != 0, c);
+              count += v ? c : 0;
+              i += c;
+            },
+            [&](std::uint32_t v) {
+              defined[i++] = static_cast<std::uint8_t>(v);
+              count += v;
+            });
+    return count;
+  }
+  // A data page's `n` rows, `nonnull` of them with values (their levels in `defined` unless all
+  // are non-null), appended to rows.
+  void values(std::int32_t encoding, const std::uint8_t* p, std::size_t size, std::size_t n,
+              std::size_t nonnull) {
+    const std::size_t base = rows.size();
+    rows.resize(base + n, -1);
+    std::int32_t* out = rows.data() + base;
+    std::vector<std::int32_t> got;  // per non-null value, when some rows are null
+    const bool dense = nonnull == n;
+    if (!dense) got.resize(nonnull);
+    std::int32_t* dst = dense ? out : got.data();
+    if (encoding == kEncodingPlain) {
+      plain(p, size, nonnull, [&](std::size_t i, std::int32_t k) { dst[i] = k; });
+    } else if (encoding == kEncodingRleDictionary || encoding == kEncodingPlainDictionary) {
+      if (!have_dict) throw parse_error("dictionary-encoded page without a dictionary page", 0);
+      if (nonnull && size == 0) throw parse_error("dictionary indices: bit width missing", 0);
+      std::size_t i = 0;
+      const std::size_t d = dict.size();
+      auto look = [&](std::uint32_t v) {
+        if (v >= d)
+          throw parse_error("dictionary index " + std::to_string(v) + " past the dictionary", 0);
+        return dict[v];
+      };
+      if (nonnull)
+        hybrid(p + 1, size - 1, p[0])
+            .read(
+                nonnull,
+                [&](std::uint32_t v, std::size_t c) {
+                  const std::int32_t k = look(v);
+                  for (std::size_t j = 0; j < c; ++j) dst[i++] = k;
+                },
+                [&](std::uint32_t v) { dst[i++] = look(v); });
+    } else {
+      throw parse_error("data page encoding " + std::to_string(encoding) + " is not matched here",
+                        0);
+    }
+    if (!dense)
+      for (std::size_t r = 0, v = 0; r < n; ++r)
+        if (defined[r]) out[r] = got[v++];
+    for (std::size_t r = 0; r < n; ++r) hits += out[r] >= 0;
+  }
+};
+
+page_matcher::page_matcher(const std::uint8_t* key_data, std::size_t key_bytes,
+                           const std::int64_t* key_offsets, std::size_t k, int max_def) {
+  if (max_def < 0 || max_def > 1)
+    throw std::invalid_argument("page_matcher: definition levels of 0 or 1 only");
+  if (k >= (std::size_t{1} << 31)) throw std::invalid_argument("page_matcher: too many keys");
+  for (std::size_t j = 0; j < k; ++j)
+    if (key_offsets[j] < 0 || key_offsets[j] > key_offsets[j + 1] ||
+        static_cast<std::uint64_t>(key_offsets[j + 1]) > key_bytes)
+      throw std::invalid_argument("page_matcher: key offsets out of order or past the data");
+  s_ = std::make_unique<state>(key_data, key_bytes, key_offsets, k, max_def);
+}
+
+page_matcher::~page_matcher() = default;
+
+void page_matcher::dictionary(const page_header& h, const std::uint8_t* data, std::size_t size) {
+  if (s_->have_dict) throw parse_error("a second dictionary page", 0);
+  if (h.encoding != kEncodingPlain && h.encoding != kEncodingPlainDictionary)
+    throw parse_error("dictionary page encoding " + std::to_string(h.encoding), 0);
+  if (h.values > size / 4)  // each PLAIN value takes at least its 4-byte length
+    throw parse_error("dictionary page: more values than its bytes can hold", 0);
+  s_->dict.assign(h.values, -1);
+  s_->plain(data, size, h.values, [&](std::size_t i, std::int32_t k) {
+    s_->dict[i] = k;
+    s_->dict_hit |= k >= 0;
+  });
+  s_->have_dict = true;
+}
+
+bool page_matcher::dictionary_holds_key() const noexcept { return s_->dict_hit; }
+
+void page_matcher::data_page_v1(const page_header& h, const std::uint8_t* data, std::size_t size) {
+  std::size_t nonnull = h.values;
+  if (s_->max_def) {
+    if (h.def_encoding != kEncodingRle)
+      throw parse_error("definition levels encoded " + std::to_string(h.def_encoding), 0);
+    if (size < 4) throw parse_error("definition levels: length cut off", 0);
+    std::uint32_t len;
+    std::memcpy(&len, data, 4);
+    if (len > size - 4) throw parse_error("definition levels run past the page", 0);
+    nonnull = s_->levels(data + 4, len, h.values);
+    data += 4 + std::size_t{len};
+    size -= 4 + std::size_t{len};
+  }
+  s_->values(h.encoding, data, size, h.values, nonnull);
+}
+
+void page_matcher::data_page_v2(const page_header& h, const std::uint8_t* levels,
+                                std::size_t level_size, const std::uint8_t* values,
+                                std::size_t value_size) {
+  std::size_t nonnull = h.values - h.nulls;
+  if (h.nulls) {
+    if (!s_->max_def) throw parse_error("nulls in a column without definition levels", 0);
+    if (s_->levels(levels, level_size, h.values) != nonnull)
+      throw parse_error("definition levels disagree with num_nulls", 0);
+  }
+  s_->values(h.encoding, values, value_size, h.values, nonnull);
+}
+
+void page_matcher::skip(std::uint32_t rows) { s_->rows.resize(s_->rows.size() + rows, -1); }
+
+const std::vector<std::int32_t>& page_matcher::rows() const noexcept { return s_->rows; }
+
+std::size_t page_matcher::hits() const noexcept { return s_->hits; }
+
+}  // namespace simdex::bloom
