@@ -9,6 +9,7 @@ into place: a failure leaves the target as it was.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import struct
 import tempfile
@@ -126,41 +127,42 @@ def add_filters_file(path: str, columns, out: str, *, fpp: float = 0.01, ndv: in
     workers = max(1, min(threads or os.cpu_count() or 1, len(todo)))
     fd = os.open(path, os.O_RDONLY)
     try:
-        if workers == 1:
-            blobs = [build(c) for c in todo]
-        else:
-            with ThreadPoolExecutor(workers) as ex:
+        with open(path, "rb") as src, _atomic_output(out, src) as dst:
+            start = nf.footer_offset
+            old_footer = os.pread(src.fileno(), nf.footer_length, start)
+            # The data pages go over in the kernel while the filters are built.
+            with ThreadPoolExecutor(workers + 1) as ex:
+                copied = ex.submit(_copy_prefix, src, dst, start)
                 blobs = list(ex.map(build, todo))
+                copied.result()
+            locs, at = [], start
+            for rg, col, blob in blobs:
+                locs.append((rg, col, at, len(blob)))
+                at += len(blob)
+            try:
+                new_footer = _native.set_bloom_locations(old_footer, locs)
+            except ValueError as e:
+                raise ValueError(f"cannot add filters to {path}: {e}") from None
+            for _, _, b in blobs:
+                dst.write(b)
+            dst.write(new_footer)
+            dst.write(struct.pack("<I", len(new_footer)) + b"PAR1")
     finally:
         os.close(fd)
-
-    with open(path, "rb") as src:
-        start = nf.footer_offset
-        src.seek(start)
-        old_footer = src.read(nf.footer_length)
-        locs, at = [], start
-        for rg, col, blob in blobs:
-            locs.append((rg, col, at, len(blob)))
-            at += len(blob)
-        try:
-            new_footer = _native.set_bloom_locations(old_footer, locs)
-        except ValueError as e:
-            raise ValueError(f"cannot add filters to {path}: {e}") from None
-        _write_atomically(out, src, start, [b for _, _, b in blobs], new_footer)
     return {"path": path, "out": out, "row_groups": footer["num_row_groups"], "filters_added": len(blobs),
             "filters_kept": kept, "filter_bytes": sum(len(b) for _, _, b in blobs)}
 
 
-def _write_atomically(out: str, src, prefix_len: int, blobs, footer: bytes) -> None:
+@contextlib.contextmanager
+def _atomic_output(out: str, src):
+    """A temporary file beside ``out`` to write; on success it is synced, must parse as Parquet
+    and then replaces ``out`` (with ``src``'s permissions); on any failure it is removed and
+    ``out`` is left as it was."""
     out_dir = os.path.dirname(os.path.abspath(out))
     fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(out) + ".", suffix=".simdex-tmp", dir=out_dir)
     try:
         with os.fdopen(fd, "wb") as dst:
-            _copy_prefix(src, dst, prefix_len)
-            for b in blobs:
-                dst.write(b)
-            dst.write(footer)
-            dst.write(struct.pack("<I", len(footer)) + b"PAR1")
+            yield dst
             dst.flush()
             os.fsync(dst.fileno())
         try:
