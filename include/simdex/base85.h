@@ -135,7 +135,8 @@ class decoder {
   std::uint64_t consumed() const { return pos_; }  // input bytes seen so far
 
  private:
-  std::size_t run(const char* in, std::size_t n, std::uint8_t* out);
+  // stopped: the kernel has just stopped at in[0] (a group it did not decode).
+  std::size_t run(const char* in, std::size_t n, std::uint8_t* out, bool stopped = false);
   bool slow_char(unsigned char c, std::uint8_t*& out);
   bool is_fold(unsigned char c) const;  // a85 'z', or 'y' with fold_spaces
   void fail(error_kind kind, std::uint64_t pos, std::uint8_t byte = 0);
@@ -155,16 +156,16 @@ class decoder {
   decode_options opt_;
   const kernels* k_;
   const alphabet* a_;
-  decode_groups_fn decode_groups_;     // k_->decode
-  alignas(64) std::uint8_t cls_[320];  // for compact(): 0 alphabet, 1 skipped, 2 other
-  std::uint64_t pos_ = 0;              // absolute offset of the next input byte
-  std::uint64_t group_start_ = 0;      // absolute offset of the pending group's first char
+  decode_groups_fn decode_groups_;         // k_->decode
+  const std::uint8_t* cls_ = nullptr;      // for compact(): 0 alphabet, 1 skipped, 2 other
+  alignas(64) std::uint8_t own_cls_[320];  // cls_ when the ignore set has no built-in table
+  std::uint64_t pos_ = 0;                  // absolute offset of the next input byte
+  std::uint64_t group_start_ = 0;          // absolute offset of the pending group's first char
   std::uint8_t digits_[5] = {};
   std::uint8_t ndigits_ = 0;
   char held_[2] = {};  // adobe: the last chars seen, not yet decoded
   std::uint8_t nheld_ = 0;
   bool lt_pending_ = false;  // adobe: a leading '<' that may open "<~"
-  bool cls_ready_ = false;
   error_kind error_ = error_kind::none;
   std::uint64_t error_pos_ = 0;
   std::uint8_t error_byte_ = 0;

@@ -56,6 +56,57 @@ bool find_lines(const char* in, std::size_t n, const std::uint8_t* cls, line_lay
   return true;
 }
 
+// Whole lines, the common case of copy_lines: from in + i (right after a run) while a line
+// fits under cap and the input holds 16 chars from the next run at b on; false at a run that is
+// not all skipped chars. N = 1..8: the body is N 16-byte moves, unrolled, and the run is at
+// most 16 chars (so within the input); N = 0: any body or run. A loop of moves and a loop over
+// the run cost some 50 instructions a 76-char line, about as many as decoding it.
+bool all_skipped(const char* p, std::size_t len, const std::uint8_t* cls) {
+  for (std::size_t r = 0; r < len; ++r)
+    if (cls[static_cast<unsigned char>(p[r])] != 1) return false;
+  return true;
+}
+
+template <std::size_t N>
+bool copy_whole_lines(const char* in, std::size_t n, char* stage, std::size_t cap,
+                      const std::uint8_t* cls, const line_layout& l, std::size_t& m, std::size_t& i,
+                      std::size_t& b) {
+  const std::size_t run = l.run, period = l.period, w = period - run;
+  // The line count up front and pointers in the loop: a store through char* would make every
+  // reference and bound a reload.
+  std::size_t lines =
+      std::min(cap - m >= w ? (cap - m) / w : 0, n >= b + 16 ? (n - 16 - b) / period + 1 : 0);
+  if constexpr (N == 0) lines = std::min(lines, n >= b + run ? (n - run - b) / period + 1 : 0);
+  const char* src = in + i;
+  const char* brk = in + b;
+  char* dst = stage + m;
+  bool ok = true;
+  for (; lines > 0; --lines, src += period, brk += period) {
+    if constexpr (N > 0) {
+      for (std::size_t k = 0; k < N; ++k) std::memcpy(dst + 16 * k, src + 16 * k, 16);
+    } else {
+      for (std::size_t k = 0; k < w; k += 16) std::memcpy(dst + k, src + k, 16);
+    }
+    dst += w;
+    if (cls[static_cast<unsigned char>(brk[0])] != 1 ||
+        (run > 1 && !all_skipped(brk + 1, run - 1, cls))) {
+      ok = false;
+      break;
+    }
+  }
+  m = static_cast<std::size_t>(dst - stage);
+  b = static_cast<std::size_t>(brk - in);
+  i = ok ? b - period + run : static_cast<std::size_t>(src - in);
+  return ok;
+}
+using copy_whole_lines_fn = bool (*)(const char*, std::size_t, char*, std::size_t,
+                                     const std::uint8_t*, const line_layout&, std::size_t&,
+                                     std::size_t&, std::size_t&);
+constexpr copy_whole_lines_fn kCopyWholeLines[9] = {
+    copy_whole_lines<0>, copy_whole_lines<1>, copy_whole_lines<2>,
+    copy_whole_lines<3>, copy_whole_lines<4>, copy_whole_lines<5>,
+    copy_whole_lines<6>, copy_whole_lines<7>, copy_whole_lines<8>};
+
 // Copies the line bodies of in[0, n) to stage, at most cap chars, and checks the runs between
 // them; stops at the end of the input or before a run that is not all skipped chars. The
 // bodies are not checked here: the decode kernel stops at any char outside the alphabet.
@@ -70,22 +121,13 @@ std::size_t copy_lines(const char* in, std::size_t n, char* stage, std::size_t c
     }
     m += len, i += len;
   };
-  auto pass_run = [&] {
-    if (b + l.run > n) return false;
-    for (std::size_t r = 0; r < l.run; ++r)
-      if (cls[static_cast<unsigned char>(in[b + r])] != 1) return false;
-    i = b + l.run;
-    b += l.period;
-    return true;
-  };
   copy(std::min({b, cap, n}));
-  if (i != b || !pass_run()) return m;
-  const std::size_t w = l.period - l.run;
-  while (m + w <= cap && b + 16 <= n) {  // whole lines, the common case
-    for (std::size_t k = 0; k < w; k += 16) std::memcpy(stage + m + k, in + i + k, 16);
-    m += w, i += w;
-    if (!pass_run()) return m;
-  }
+  if (i != b || b + l.run > n || !all_skipped(in + b, l.run, cls)) return m;
+  i = b + l.run;
+  b += l.period;
+  const std::size_t chunks = (l.period - l.run + 15) / 16;
+  if (!kCopyWholeLines[l.run <= 16 && chunks < 9 ? chunks : 0](in, n, stage, cap, cls, l, m, i, b))
+    return m;
   copy(std::min({b - i, cap - m, n - i}));
   return m;
 }
@@ -103,18 +145,13 @@ std::size_t runs_behind(std::size_t s, const line_layout& l) {
 // group, which the char-by-char path then finds and places.
 std::size_t decoder::compacted(const char* in, std::size_t n, std::uint8_t* out,
                                std::size_t& used) {
-  if (!cls_ready_) {  // built on first use: small inputs never pay for it
-    // The alphabet, then the ignored chars that are neither in it nor a85 folds (which stay
-    // folds, as in CPython: the char-by-char path takes them). Bytes >= 128 are left to the
-    // char-by-char path too.
-    for (int c = 0; c < 256; ++c) cls_[c] = a_->dec[c] == kInvalid ? 2 : 0;
-    for (int w = 0; w < 2; ++w)
-      for (std::uint64_t bits = opt_.ignore.bits[w]; bits != 0; bits &= bits - 1) {
-        auto c = static_cast<unsigned char>(64 * w + std::countr_zero(bits));
-        if (cls_[c] == 2 && !is_fold(c)) cls_[c] = 1;
-      }
-    add_class_rows(cls_);
-    cls_ready_ = true;
+  if (!cls_) {  // on first use: small inputs never pay for it
+    if (opt_.ignore.bits == char_set(kWhitespace).bits) {
+      cls_ = kWhitespaceClasses[static_cast<int>(opt_.var)].cls;
+    } else {
+      build_classes(own_cls_, *a_, opt_.ignore, opt_.var == variant::a85, opt_.fold_spaces);
+      cls_ = own_cls_;
+    }
   }
   alignas(64) char buf[kStage + 64 + 4096];
   // Place the stage 2 KiB away from the input modulo 4 KiB: the loads and stores that fill it
@@ -233,19 +270,23 @@ bool decoder::slow_char(unsigned char c, std::uint8_t*& out) {
 }
 
 // Decodes in[0, n) as body text; returns the bytes written (check error_ after).
-std::size_t decoder::run(const char* in, std::size_t n, std::uint8_t* out) {
+std::size_t decoder::run(const char* in, std::size_t n, std::uint8_t* out, bool stopped) {
   std::uint8_t* o = out;
   std::size_t i = 0;
   while (error_ == error_kind::none && i < n) {
     bool plain = ndigits_ == 0 && !lt_pending_ && !(opt_.adobe && pos_ == 0);
     if (plain && n - i >= 5) {
-      std::size_t groups = (n - i) / 5;
-      std::size_t done = k_->decode(in + i, groups, o, *a_);
-      i += done * 5, pos_ += done * 5, o += done * 4;
-      if (done == groups && i == n) break;
-      // Staging pays for building its class table once per decoder (some 250 ns); below a
-      // few hundred chars the char-by-char path between kernel runs costs less.
-      if (!opt_.ignore.empty() && n - i >= 5 && (cls_ready_ || n - i >= kStageFrom)) {
+      if (!stopped) {
+        std::size_t groups = (n - i) / 5;
+        std::size_t done = k_->decode(in + i, groups, o, *a_);
+        i += done * 5, pos_ += done * 5, o += done * 4;
+        if (done == groups && i == n) break;
+      }
+      stopped = false;
+      // Staging pays for its setup (and, for an ignore set other than whitespace, for building
+      // its class table once per decoder); below a few hundred chars the char-by-char path
+      // between kernel runs costs less.
+      if (!opt_.ignore.empty() && n - i >= 5 && (cls_ || n - i >= kStageFrom)) {
         std::size_t used = 0;
         if (std::size_t got = compacted(in + i, n - i, o, used); got > 0) {
           i += used, pos_ += used, o += got;
@@ -263,7 +304,8 @@ std::size_t decoder::run(const char* in, std::size_t n, std::uint8_t* out) {
 
 // After update() decoded `done` whole groups on a group boundary: the stop and tail.
 result decoder::update_tail(const char* in, std::size_t n, std::uint8_t* out, std::size_t done) {
-  return state(4 * done + run(in + 5 * done, n - 5 * done, out + 4 * done));
+  // The kernel stopped at in + 5 * done: run() does not call it there again.
+  return state(4 * done + run(in + 5 * done, n - 5 * done, out + 4 * done, 5 * done < n - n % 5));
 }
 
 // update() off a group boundary (see base85.h for the common case).

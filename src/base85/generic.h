@@ -142,9 +142,9 @@ inline typename P::vec table_row(const std::uint8_t* row16) {
 template <class P, class T>
 inline typename P::vec row_of(const T* row) {
   if constexpr (P::kLanes == 1) return P::load_aligned(row);
-  if constexpr (sizeof(T) == 1) return P::set1_8(row[0]);
-  if constexpr (sizeof(T) == 2) return P::set1_16(row[0]);
-  if constexpr (sizeof(T) == 4) return P::set1_32(static_cast<int>(row[0]));
+  if constexpr (sizeof(T) == 1) return opaque(P::set1_8(row[0]));
+  if constexpr (sizeof(T) == 2) return opaque(P::set1_16(row[0]));
+  if constexpr (sizeof(T) == 4) return opaque(P::set1_32(static_cast<int>(row[0])));
 }
 
 // --- alphabet lookups: digit -> char (enc_*), char -> digit with bit 7 of `flags` marking an
@@ -197,7 +197,7 @@ struct dec_tree {
     vec r45 = P::blendv8(P::shuffle8(row[2], c), P::shuffle8(row[3], c), bit4);
     vec r67 = P::blendv8(P::shuffle8(row[4], c), P::shuffle8(row[5], c), bit4);
     vec d = P::blendv8(r23, P::blendv8(r45, r67, bit5), bit6);
-    flags = P::or_(flags, P::or_(d, P::cmpgt8(P::set1_8(32), c)));
+    flags = P::or_(flags, P::or_(d, P::cmpgt8(opaque(P::set1_8(32)), c)));
     return d;
   }
 };
@@ -239,7 +239,7 @@ struct dec_add {
   explicit dec_add(const alphabet& a) : first(P::set1_8(static_cast<char>(a.enc[0]))) {}
   vec operator()(vec c, vec& flags, const dec_consts&) const {
     vec d = P::sub8(c, first);
-    flags = P::or_(flags, P::adds_u8(d, P::set1_8(128 - 85)));  // d >= 85
+    flags = P::or_(flags, P::adds_u8(d, opaque(P::set1_8(128 - 85))));  // d >= 85
     return d;
   }
 };
@@ -426,18 +426,16 @@ inline bool decode_block(const ToDigit& to_digit, const char* p, std::uint8_t* o
   return P::movemask(flags) == 0;
 }
 
+// Steps of G groups from group i on, then the scalar tail; returns the groups decoded. Dword g
+// of a step's flags is group g's (its chars' lookups and its overflow test), so a bad step
+// shows where it stops. Out of line, with its own lookup object: the block loop's then stays in
+// registers.
 template <class P, class ToDigit>
-std::size_t decode_impl(const char* in, std::size_t groups, std::uint8_t* out, const alphabet& a) {
+[[gnu::noinline]] std::size_t decode_steps(const char* in, std::size_t i, std::size_t groups,
+                                           std::uint8_t* out, const alphabet& a) {
   using vec = typename P::vec;
   constexpr std::size_t G = 4 * P::kLanes;
   const ToDigit to_digit(a);
-  std::size_t i = 0;
-  for (; i + 4 * G <= groups; i += 4 * G) {
-    if (!decode_block<P>(to_digit, in + 5 * i, out + 4 * i)) {  // the scalar loop stops there
-      std::size_t k = decode_groups_scalar(in + 5 * i, 4 * G, out + 4 * i, a);
-      if (k < 4 * G) return i + k;
-    }
-  }
   for (; i + G <= groups; i += G) {
     const dec_consts& k = block_consts<P>();
     const vec byte0 = row_of<P>(k.byte0);
@@ -447,15 +445,25 @@ std::size_t decode_impl(const char* in, std::size_t groups, std::uint8_t* out, c
     vec d = to_digit(prefix, flags, k);
     vec l = P::and_(to_digit(last, last_flags, k), byte0);
     flags = P::or_(flags, P::and_(last_flags, byte0));  // only byte 0 is a char
-    vec w = combine<P>(d, l, flags, k);
-    if (P::movemask(flags) != 0) {
-      std::size_t n = decode_groups_scalar(in + 5 * i, G, out + 4 * i, a);
-      if (n < G) return i + n;
-      continue;
-    }
-    P::store(out + 4 * i, w);
+    P::store(out + 4 * i, combine<P>(d, l, flags, k));
+    if (const std::uint32_t bad = P::movemask(flags); bad != 0)
+      return i + static_cast<std::size_t>(std::countr_zero(bad)) / 4;
   }
   return i + decode_groups_scalar(in + 5 * i, groups - i, out + 4 * i, a);
+}
+
+template <class P, class ToDigit>
+std::size_t decode_impl(const char* in, std::size_t groups, std::uint8_t* out, const alphabet& a) {
+  constexpr std::size_t G = 4 * P::kLanes;
+  if (groups < 4 * G) return decode_steps<P, ToDigit>(in, 0, groups, out, a);
+  const ToDigit to_digit(a);
+  std::size_t i = 0;
+  // A block with a bad group goes on step by step (a scalar loop over the block cost a line of
+  // wrapped text some 700 instructions).
+  for (; i + 4 * G <= groups; i += 4 * G)
+    if (!decode_block<P>(to_digit, in + 5 * i, out + 4 * i))
+      return decode_steps<P, ToDigit>(in, i, groups, out, a);
+  return i == groups ? i : decode_steps<P, ToDigit>(in, i, groups, out, a);
 }
 
 template <class P>

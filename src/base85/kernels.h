@@ -41,8 +41,8 @@ const kernels& active_kernels();  // dispatch::pick(kernel_tables()), cached
 // built once by add_class_rows, so that a call does not rebuild them.
 inline constexpr std::size_t kKeepRows = 256, kSkipRows = 272, kKeptFirst = 288, kKeptRun = 289,
                              kClassBytes = 320;
-inline void add_class_rows(std::uint8_t* cls) {
-  std::memset(cls + kKeepRows, 0, kClassBytes - kKeepRows);
+constexpr void add_class_rows(std::uint8_t* cls) {
+  for (std::size_t i = kKeepRows; i < kClassBytes; ++i) cls[i] = 0;
   int first = -1, last = -1, kept = 0;
   for (int c = 0; c < 128; ++c) {
     const int bit = 1 << (c >> 4);
@@ -82,6 +82,27 @@ struct alphabet {
 
 extern const alphabet kAlphabets[3];  // in variant order (tables.cc)
 inline const alphabet& alphabet_of(variant v) noexcept { return kAlphabets[static_cast<int>(v)]; }
+
+// A decoder's class table for compact(): its alphabet 0, then the ignored chars that are
+// neither in it nor a85 folds (which stay folds, as in CPython: the char-by-char path takes
+// them) 1, everything else 2 (bytes >= 128 too, left to the char-by-char path).
+struct class_table {
+  alignas(64) std::uint8_t cls[kClassBytes];
+};
+constexpr void build_classes(std::uint8_t* cls, const alphabet& a, const char_set& ignore, bool a85,
+                             bool fold_spaces) {
+  for (int c = 0; c < 256; ++c) {
+    const bool fold = a85 && (c == 'z' || (c == 'y' && fold_spaces));
+    cls[c] = a.dec[c] != kInvalid                                                 ? 0
+             : c < 128 && !fold && ignore.contains(static_cast<unsigned char>(c)) ? 1
+                                                                                  : 2;
+  }
+  add_class_rows(cls);
+}
+// The tables of the three variants with kWhitespace ignored (a85's default, the command
+// line's for every variant; 'y' is not whitespace, so fold_spaces does not change them): built
+// at compile time, where building one per decoder cost some 3,300 instructions a call.
+extern const class_table kWhitespaceClasses[3];
 
 extern const kernels kScalarKernels;
 extern const kernels kSse42Kernels;

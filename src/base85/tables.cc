@@ -45,6 +45,16 @@ static_assert(sizeof kB85 == 86 && sizeof kZ85 == 86 && sizeof kA85 == 86);
 }  // namespace
 
 constexpr alphabet kAlphabets[3] = {make_alphabet(kB85), make_alphabet(kZ85), make_alphabet(kA85)};
+namespace {
+constexpr class_table whitespace_classes(int v) {
+  class_table t{};
+  build_classes(t.cls, kAlphabets[v], char_set(kWhitespace), v == 2, false);
+  return t;
+}
+}  // namespace
+constexpr class_table kWhitespaceClasses[3] = {whitespace_classes(0), whitespace_classes(1),
+                                               whitespace_classes(2)};
+
 // The vpshufb kernels (AVX2, AVX-512BW) encode through the runs.
 static_assert(kAlphabets[0].runs && kAlphabets[1].runs && kAlphabets[2].runs);
 
