@@ -34,13 +34,6 @@ std::uint64_t hash_int96(const std::uint8_t bytes[12]) noexcept;
 std::uint64_t hash_bytes(const void* data, std::size_t n) noexcept;  // BYTE_ARRAY (no length
                                                                      // prefix) and FLBA
 std::uint64_t hash_bool(bool v) noexcept;  // one byte 0x00 / 0x01 (arrow-rs, arrow-go)
-// PLAIN-encoded BYTE_ARRAY values back to back in data[0, n) (each a 4-byte little-endian
-// length, then its bytes, as in a Parquet data or dictionary page): hashes each into out, which
-// has room for `capacity`, and returns how many. Throws std::invalid_argument with the byte
-// offset when a value runs past the end or there are more than `capacity` values.
-std::size_t hash_plain_byte_arrays(const void* data, std::size_t n, std::uint64_t* out,
-                                   std::size_t capacity);
-
 // Batch hashing of fixed-width columns: out[i] = hash of value i.
 void hash_int32s(const std::int32_t* v, std::size_t n, std::uint64_t* out);
 void hash_int64s(const std::int64_t* v, std::size_t n, std::uint64_t* out);
@@ -83,6 +76,7 @@ struct page_header {
 };
 inline constexpr std::int32_t kPageData = 0, kPageDictionary = 2, kPageDataV2 = 3;
 inline constexpr std::int32_t kEncodingPlain = 0, kEncodingPlainDictionary = 2, kEncodingRle = 3,
+                              kEncodingDeltaLengthByteArray = 6, kEncodingDeltaByteArray = 7,
                               kEncodingRleDictionary = 8;
 
 // The page headers of a column chunk's bytes, in order, until the data pages' values add up to
@@ -91,6 +85,15 @@ inline constexpr std::int32_t kEncodingPlain = 0, kEncodingPlainDictionary = 2, 
 // up.
 std::vector<page_header> parse_page_headers(const void* chunk, std::size_t size,
                                             std::uint64_t num_values);
+
+// Rows of `rows` that are not null, from definition levels (max 1) in Parquet's RLE /
+// bit-packed hybrid; parse_error when the bytes end first.
+std::size_t count_defined(const void* levels, std::size_t size, std::size_t rows);
+// XXH64 of each of the `count` BYTE_ARRAY values of a data page's value bytes in `encoding`
+// (PLAIN, DELTA_LENGTH_BYTE_ARRAY or DELTA_BYTE_ARRAY) into out. Throws parse_error (offset
+// within the bytes) when they hold fewer values or are malformed.
+void hash_byte_array_values(std::int32_t encoding, const void* data, std::size_t size,
+                            std::size_t count, std::uint64_t* out);
 
 // Which rows of a flat BYTE_ARRAY column chunk (no repetition, definition levels 0 or 1) equal
 // one of k keys, fed the chunk's pages in order, decompressed: what a dataset lookup does instead

@@ -27,9 +27,10 @@ from ._simdex import bloom as _native
 
 # Parquet's CompressionCodec names (as pyarrow's metadata spells them) -> pyarrow.Codec names.
 _CODECS = {"SNAPPY": "snappy", "GZIP": "gzip", "ZSTD": "zstd", "BROTLI": "brotli", "LZ4_RAW": "lz4_raw"}
-_PLAIN, _PLAIN_DICTIONARY, _RLE_DICTIONARY = 0, 2, 8
+_PLAIN, _PLAIN_DICTIONARY, _DELTA_LENGTH_BYTE_ARRAY, _DELTA_BYTE_ARRAY, _RLE_DICTIONARY = 0, 2, 6, 7, 8
 _DATA_PAGE, _DICTIONARY_PAGE, _DATA_PAGE_V2 = 0, 2, 3
 _DICTIONARY_ENCODINGS = (_PLAIN_DICTIONARY, _RLE_DICTIONARY)
+_VALUE_ENCODINGS = (_PLAIN, _DELTA_LENGTH_BYTE_ARRAY, _DELTA_BYTE_ARRAY)  # values where they lie
 
 
 class Unsupported(Exception):
@@ -99,30 +100,28 @@ def chunk_hashes(fd: int, meta, max_definition_level: int, max_repetition_level:
                 if h[_ENCODING] not in (_PLAIN, _PLAIN_DICTIONARY) or have_dict:
                     raise Unsupported("dictionary page")
                 have_dict = True
-                got = _native.hash_plain_byte_arrays(chunk.body(h), h[_VALUES])
-                if len(got) != h[_VALUES]:
-                    raise Unsupported("dictionary page holds fewer values than its header says")
-                parts.append(got)
+                parts.append(_native.hash_byte_array_values(_PLAIN, chunk.body(h), h[_VALUES]))
             elif kind in (_DATA_PAGE, _DATA_PAGE_V2):
                 if h[_ENCODING] in _DICTIONARY_ENCODINGS and have_dict:
                     continue  # indices into the dictionary, whose values are hashed already
-                if h[_ENCODING] != _PLAIN:
+                if h[_ENCODING] not in _VALUE_ENCODINGS:
                     raise Unsupported(f"data page encoding {h[_ENCODING]}")
                 if kind == _DATA_PAGE:
-                    data, want = chunk.body(h), None
+                    data = chunk.body(h)
                     if max_definition_level:
                         if h[_DEF_ENCODING] != 3 or len(data) < 4:
                             raise Unsupported("definition levels")
                         skip = 4 + int.from_bytes(data[:4].tobytes(), "little")
                         if skip > len(data):
                             raise Unsupported("definition levels run past the page")
+                        # V1 pages do not say how many rows are null: their levels tell.
+                        want = _native.count_defined(data[4:skip], h[_VALUES])
                         data = data[skip:]
+                    else:
+                        want = h[_VALUES]
                 else:
                     data, want = chunk.v2(h)[1], h[_VALUES] - h[_NULLS]
-                got = _native.hash_plain_byte_arrays(data, h[_VALUES] if want is None else want)
-                if want is not None and len(got) != want:
-                    raise Unsupported("data page v2 holds a different number of values than its header says")
-                parts.append(got)
+                parts.append(_native.hash_byte_array_values(h[_ENCODING], data, want))
             # index pages and unknown page types carry no values: skipped
     except ValueError as e:
         raise Unsupported(str(e)) from None

@@ -31,28 +31,6 @@ std::uint64_t hash_bool(bool v) noexcept {
   return XXH64(&b, 1, 0);
 }
 
-std::size_t hash_plain_byte_arrays(const void* data, std::size_t n, std::uint64_t* out,
-                                   std::size_t capacity) {
-  const auto* p = static_cast<const unsigned char*>(data);
-  std::size_t at = 0, count = 0;
-  while (at < n) {
-    if (n - at < 4)
-      throw std::invalid_argument("PLAIN BYTE_ARRAY: length prefix cut off at byte " +
-                                  std::to_string(at));
-    std::uint32_t len;
-    std::memcpy(&len, p + at, 4);
-    if (len > n - at - 4)
-      throw std::invalid_argument("PLAIN BYTE_ARRAY: value at byte " + std::to_string(at) +
-                                  " runs past the end (" + std::to_string(len) + " bytes)");
-    if (count == capacity)
-      throw std::invalid_argument("PLAIN BYTE_ARRAY: more than " + std::to_string(capacity) +
-                                  " values (byte " + std::to_string(at) + ")");
-    out[count++] = hash_bytes(p + at + 4, len);
-    at += 4 + static_cast<std::size_t>(len);
-  }
-  return count;
-}
-
 void hash_int32s(const std::int32_t* v, std::size_t n, std::uint64_t* out) {
   active_kernels().hash_u32s(v, n, out);
 }

@@ -158,6 +158,113 @@ class hybrid {
   unsigned w_;
 };
 
+// DELTA_BINARY_PACKED: `count` integers (the header's total must agree) from p[0, n); returns
+// the bytes it takes. Sums wrap, as the spec allows writers to rely on.
+std::size_t delta_binary_packed(const std::uint8_t* p, std::size_t n, std::size_t count,
+                                std::vector<std::int64_t>& out) {
+  std::size_t at = 0;
+  auto fail = [&](const std::string& what) -> void {
+    throw parse_error("DELTA_BINARY_PACKED: " + what, at);
+  };
+  auto varint = [&] {
+    std::uint64_t v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      if (at >= n) fail("header cut off");
+      const std::uint8_t b = p[at++];
+      v |= static_cast<std::uint64_t>(b & 0x7f) << shift;
+      if (!(b & 0x80)) return v;
+    }
+    fail("varint longer than 10 bytes");
+    return v;
+  };
+  auto zigzag = [&] {
+    const std::uint64_t z = varint();
+    return (z >> 1) ^ (~(z & 1) + 1);
+  };
+  const std::uint64_t block = varint(), minis = varint(), total = varint();
+  std::uint64_t v = zigzag();
+  if (block == 0 || block % 128 || block > (1u << 20) || minis == 0 || block % minis ||
+      (block / minis) % 32)
+    fail("block of " + std::to_string(block) + " values in " + std::to_string(minis) +
+         " miniblocks");
+  if (total != count)
+    fail("holds " + std::to_string(total) + " values, the page " + std::to_string(count));
+  out.clear();
+  if (count == 0) return at;
+  out.reserve(count);
+  out.push_back(static_cast<std::int64_t>(v));
+  const std::size_t per_mini = static_cast<std::size_t>(block / minis);
+  while (out.size() < count) {
+    const std::uint64_t min_delta = zigzag();
+    if (n - at < minis) fail("miniblock bit widths cut off");
+    const std::uint8_t* widths = p + at;
+    at += static_cast<std::size_t>(minis);
+    for (std::size_t m = 0; m < minis && out.size() < count; ++m) {
+      const unsigned w = widths[m];
+      if (w > 64) fail("bit width " + std::to_string(w));
+      const std::size_t bytes = per_mini * w / 8;
+      if (n - at < bytes) fail("miniblock runs past the page");
+      for (std::size_t j = 0; j < per_mini && out.size() < count; ++j) {
+        std::uint64_t d = 0;
+        for (unsigned got = 0; got < w;) {  // w bits from bit j * w, LSB first
+          const std::size_t bit = j * w + got;
+          const unsigned take = std::min(w - got, 8 - static_cast<unsigned>(bit % 8));
+          const std::uint64_t b = p[at + bit / 8] >> (bit % 8) & ((1u << take) - 1);
+          d |= b << got;
+          got += take;
+        }
+        v += min_delta + d;
+        out.push_back(static_cast<std::int64_t>(v));
+      }
+      at += bytes;
+    }
+  }
+  return at;
+}
+
+// Each of the `count` BYTE_ARRAY values of a page's value bytes p[0, n) in `encoding` (PLAIN,
+// DELTA_LENGTH_BYTE_ARRAY or DELTA_BYTE_ARRAY) to f(index, bytes, length).
+template <class F>
+void for_each_byte_array(std::int32_t encoding, const std::uint8_t* p, std::size_t n,
+                         std::size_t count, F f) {
+  if (encoding == kEncodingPlain) {
+    std::size_t at = 0;
+    for (std::size_t i = 0; i < count; ++i) {
+      if (n - at < 4) throw parse_error("PLAIN BYTE_ARRAY: length prefix cut off", at);
+      std::uint32_t len;
+      std::memcpy(&len, p + at, 4);
+      if (len > n - at - 4) throw parse_error("PLAIN BYTE_ARRAY: value runs past the page", at);
+      f(i, p + at + 4, std::size_t{len});
+      at += 4 + std::size_t{len};
+    }
+    return;
+  }
+  std::vector<std::int64_t> prefix, len;
+  std::size_t at = 0;
+  if (encoding == kEncodingDeltaByteArray)
+    at = delta_binary_packed(p, n, count, prefix);
+  else if (encoding != kEncodingDeltaLengthByteArray)
+    throw parse_error("data page encoding " + std::to_string(encoding) + " is not read here", 0);
+  at += delta_binary_packed(p + at, n - at, count, len);
+  std::string value;  // DELTA_BYTE_ARRAY: the previous value, whose prefix the next one shares
+  for (std::size_t i = 0; i < count; ++i) {
+    const std::int64_t l = len[i];
+    if (l < 0 || static_cast<std::uint64_t>(l) > n - at)
+      throw parse_error("DELTA_LENGTH_BYTE_ARRAY: value runs past the page", at);
+    const auto size = static_cast<std::size_t>(l);
+    if (prefix.empty()) {
+      f(i, p + at, size);
+    } else {
+      if (prefix[i] < 0 || static_cast<std::uint64_t>(prefix[i]) > value.size())
+        throw parse_error("DELTA_BYTE_ARRAY: prefix longer than the previous value", at);
+      value.resize(static_cast<std::size_t>(prefix[i]));
+      value.append(reinterpret_cast<const char*>(p + at), size);
+      f(i, reinterpret_cast<const std::uint8_t*>(value.data()), value.size());
+    }
+    at += size;
+  }
+}
+
 }  // namespace
 
 std::vector<page_header> parse_page_headers(const void* chunk, std::size_t size,
@@ -199,20 +306,6 @@ struct page_matcher::state {
         max_def(def) {}
 
   std::int32_t find(const std::uint8_t* v, std::size_t len) const { return keys.find(v, len); }
-  // Each PLAIN BYTE_ARRAY value of data[0, size) in turn to f(index, its key or -1); exactly
-  // `count` of them.
-  template <class F>
-  void plain(const std::uint8_t* data, std::size_t size, std::size_t count, F f) const {
-    std::size_t at = 0;
-    for (std::size_t i = 0; i < count; ++i) {
-      if (size - at < 4) throw parse_error("PLAIN BYTE_ARRAY: length prefix cut off", at);
-      std::uint32_t len;
-      std::memcpy(&len, data + at, 4);
-      if (len > size - at - 4) throw parse_error("PLAIN BYTE_ARRAY: value runs past the page", at);
-      f(i, find(data + at + 4, len));
-      at += 4 + std::size_t{len};
-    }
-  }
   // Definition levels of `n` rows into `defined`; returns how many are non-null.
   std::size_t levels(const std::uint8_t* p, std::size_t size, std::size_t n) {
     defined.assign(n, 0);
@@ -242,9 +335,7 @@ struct page_matcher::state {
     const bool dense = nonnull == n;
     if (!dense) got.resize(nonnull);
     std::int32_t* dst = dense ? out : got.data();
-    if (encoding == kEncodingPlain) {
-      plain(p, size, nonnull, [&](std::size_t i, std::int32_t k) { dst[i] = k; });
-    } else if (encoding == kEncodingRleDictionary || encoding == kEncodingPlainDictionary) {
+    if (encoding == kEncodingRleDictionary || encoding == kEncodingPlainDictionary) {
       if (!have_dict) throw parse_error("dictionary-encoded page without a dictionary page", 0);
       if (nonnull && size == 0) throw parse_error("dictionary indices: bit width missing", 0);
       std::size_t i = 0;
@@ -264,8 +355,9 @@ struct page_matcher::state {
                 },
                 [&](std::uint32_t v) { dst[i++] = look(v); });
     } else {
-      throw parse_error("data page encoding " + std::to_string(encoding) + " is not matched here",
-                        0);
+      for_each_byte_array(
+          encoding, p, size, nonnull,
+          [&](std::size_t i, const std::uint8_t* v, std::size_t len) { dst[i] = find(v, len); });
     }
     if (!dense)
       for (std::size_t r = 0, v = 0; r < n; ++r)
@@ -295,10 +387,11 @@ void page_matcher::dictionary(const page_header& h, const std::uint8_t* data, st
   if (h.values > size / 4)  // each PLAIN value takes at least its 4-byte length
     throw parse_error("dictionary page: more values than its bytes can hold", 0);
   s_->dict.assign(h.values, -1);
-  s_->plain(data, size, h.values, [&](std::size_t i, std::int32_t k) {
-    s_->dict[i] = k;
-    s_->dict_hit |= k >= 0;
-  });
+  for_each_byte_array(kEncodingPlain, data, size, h.values,
+                      [&](std::size_t i, const std::uint8_t* v, std::size_t len) {
+                        s_->dict[i] = s_->find(v, len);
+                        s_->dict_hit |= s_->dict[i] >= 0;
+                      });
   s_->have_dict = true;
 }
 
@@ -337,5 +430,21 @@ void page_matcher::skip(std::uint32_t rows) { s_->rows.resize(s_->rows.size() + 
 const std::vector<std::int32_t>& page_matcher::rows() const noexcept { return s_->rows; }
 
 std::size_t page_matcher::hits() const noexcept { return s_->hits; }
+
+std::size_t count_defined(const void* levels, std::size_t size, std::size_t rows) {
+  std::size_t count = 0;
+  hybrid(static_cast<const std::uint8_t*>(levels), size, 1)
+      .read(
+          rows, [&](std::uint32_t v, std::size_t c) { count += v ? c : 0; },
+          [&](std::uint32_t v) { count += v; });
+  return count;
+}
+
+void hash_byte_array_values(std::int32_t encoding, const void* data, std::size_t size,
+                            std::size_t count, std::uint64_t* out) {
+  for_each_byte_array(
+      encoding, static_cast<const std::uint8_t*>(data), size, count,
+      [&](std::size_t i, const std::uint8_t* v, std::size_t len) { out[i] = hash_bytes(v, len); });
+}
 
 }  // namespace simdex::bloom

@@ -190,17 +190,17 @@ TEST(BloomHash, PlainByteArraysHashEachValueOrSayWhereTheyBreak) {
     page.insert(page.end(), l, l + 4);
     page.insert(page.end(), v.begin(), v.end());
   }
-  std::vector<std::uint64_t> out(vals.size());
-  ASSERT_EQ(hash_plain_byte_arrays(page.data(), page.size(), out.data(), out.size()), vals.size());
+  std::vector<std::uint64_t> out(vals.size() + 1);
+  hash_byte_array_values(kEncodingPlain, page.data(), page.size(), vals.size(), out.data());
   for (std::size_t i = 0; i < vals.size(); ++i)
     EXPECT_EQ(out[i], hash_bytes(vals[i].data(), vals[i].size()));
-  EXPECT_EQ(hash_plain_byte_arrays(page.data(), 0, out.data(), 0), 0u);
-  // Too many values for the room given, a value cut off, a length prefix cut off.
-  EXPECT_THROW(hash_plain_byte_arrays(page.data(), page.size(), out.data(), 4),
-               std::invalid_argument);
-  EXPECT_THROW(hash_plain_byte_arrays(page.data(), page.size() - 1, out.data(), 5),
-               std::invalid_argument);
-  EXPECT_THROW(hash_plain_byte_arrays(page.data(), 2, out.data(), 5), std::invalid_argument);
+  hash_byte_array_values(kEncodingPlain, page.data(), 0, 0, out.data());
+  // More values than the page holds, a value cut off, a length prefix cut off.
+  EXPECT_THROW(hash_byte_array_values(kEncodingPlain, page.data(), page.size(), 6, out.data()),
+               parse_error);
+  EXPECT_THROW(hash_byte_array_values(kEncodingPlain, page.data(), page.size() - 1, 5, out.data()),
+               parse_error);
+  EXPECT_THROW(hash_byte_array_values(kEncodingPlain, page.data(), 2, 1, out.data()), parse_error);
 }
 
 TEST(BloomSizing, CountDistinctHashesIsExact) {

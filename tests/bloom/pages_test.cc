@@ -1,5 +1,6 @@
-// A flat BYTE_ARRAY chunk matched in its pages: chunks this test encodes itself (dictionary and
-// PLAIN pages, V1 and V2, RLE runs and bit-packed groups, nulls) against the rows they encode;
+// A flat BYTE_ARRAY chunk matched in its pages: chunks this test encodes itself (dictionary,
+// PLAIN and delta-encoded pages, V1 and V2, RLE runs and bit-packed groups, nulls) against the
+// rows they encode;
 // headers parsed back; every truncation and corrupt byte refused with parse_error or read within
 // bounds.
 #include <gtest/gtest.h>
@@ -59,6 +60,71 @@ bytes hybrid(const std::vector<std::uint32_t>& vs, unsigned width, std::mt19937_
     append(b, packed);
     i += groups * 8;
   }
+  return b;
+}
+
+void put_zigzag(bytes& b, std::int64_t v) {
+  thrift::write_varint(b,
+                       (static_cast<std::uint64_t>(v) << 1) ^ static_cast<std::uint64_t>(v >> 63));
+}
+
+// DELTA_BINARY_PACKED: blocks of 128 deltas in 4 miniblocks of 32; the last block's unused
+// miniblocks have a width byte and no body.
+bytes delta_packed(const std::vector<std::int64_t>& v) {
+  bytes b;
+  thrift::write_varint(b, 128);
+  thrift::write_varint(b, 4);
+  thrift::write_varint(b, v.size());
+  put_zigzag(b, v.empty() ? 0 : v[0]);
+  for (std::size_t at = 1; at < v.size(); at += 128) {
+    const std::size_t n = std::min<std::size_t>(128, v.size() - at);
+    std::int64_t lo = INT64_MAX;
+    for (std::size_t i = 0; i < n; ++i) lo = std::min(lo, v[at + i] - v[at + i - 1]);
+    put_zigzag(b, lo);
+    std::uint8_t widths[4] = {};
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto d = static_cast<std::uint64_t>(v[at + i] - v[at + i - 1] - lo);
+      std::uint8_t& w = widths[i / 32];
+      while (w < 64 && (d >> w) != 0) ++w;
+    }
+    b.insert(b.end(), widths, widths + 4);
+    for (std::size_t m = 0; m * 32 < n; ++m) {
+      bytes packed(4 * widths[m], 0);
+      for (std::size_t j = 0; j < 32 && m * 32 + j < n; ++j) {
+        const std::size_t i = m * 32 + j;
+        const auto d = static_cast<std::uint64_t>(v[at + i] - v[at + i - 1] - lo);
+        for (unsigned bit = 0; bit < widths[m]; ++bit)
+          if (d >> bit & 1)
+            packed[(j * widths[m] + bit) / 8] |=
+                static_cast<std::uint8_t>(1u << ((j * widths[m] + bit) % 8));
+      }
+      append(b, packed);
+    }
+  }
+  return b;
+}
+
+bytes delta_lengths(const std::vector<std::string>& vs) {
+  std::vector<std::int64_t> lens;
+  for (const auto& v : vs) lens.push_back(static_cast<std::int64_t>(v.size()));
+  bytes b = delta_packed(lens);
+  for (const auto& v : vs) b.insert(b.end(), v.begin(), v.end());
+  return b;
+}
+
+bytes delta_strings(const std::vector<std::string>& vs) {
+  std::vector<std::int64_t> prefix;
+  std::vector<std::string> suffix;
+  std::string prev;
+  for (const auto& v : vs) {
+    std::size_t k = 0;
+    while (k < prev.size() && k < v.size() && prev[k] == v[k]) ++k;
+    prefix.push_back(static_cast<std::int64_t>(k));
+    suffix.push_back(v.substr(k));
+    prev = v;
+  }
+  bytes b = delta_packed(prefix);
+  append(b, delta_lengths(suffix));
   return b;
 }
 
@@ -125,7 +191,14 @@ chunk encode(const std::vector<row>& rows, bool with_dict, bool nullable, std::m
     bool use_dict = with_dict;
     for (const auto& v : present) use_dict = use_dict && index.count(v);
     bytes values;
-    if (use_dict) {
+    int enc = use_dict ? kEncodingRleDictionary : kEncodingPlain;
+    if (!use_dict && r() % 3 == 1) {
+      enc = kEncodingDeltaLengthByteArray;
+      values = delta_lengths(present);
+    } else if (!use_dict && r() % 2) {
+      enc = kEncodingDeltaByteArray;
+      values = delta_strings(present);
+    } else if (use_dict) {
       std::vector<std::uint32_t> ids;
       for (const auto& v : present) ids.push_back(index[v]);
       const unsigned w = width_of(dict.size());
@@ -134,7 +207,6 @@ chunk encode(const std::vector<row>& rows, bool with_dict, bool nullable, std::m
     } else {
       values = plain(present);
     }
-    const int enc = use_dict ? kEncodingRleDictionary : kEncodingPlain;
     const bytes levels = nullable ? hybrid(defs, 1, r) : bytes{};
     const auto nulls = static_cast<std::int32_t>(n - present.size());
     if (r() % 2) {
@@ -220,6 +292,31 @@ TEST(Pages, MatchesWhatTheChunkEncodes) {
   }
 }
 
+TEST(Pages, HashesEveryEncodingsValues) {
+  std::mt19937_64 r(9);
+  for (int round = 0; round < 50; ++round) {
+    std::vector<std::string> vs(r() % 700);
+    for (auto& v : vs)
+      v = std::string(r() % 3, 'p') + std::to_string(r() % 1000) + std::string(r() % 40, 'q');
+    for (auto [enc, page] : {std::pair{kEncodingPlain, plain(vs)},
+                             std::pair{kEncodingDeltaLengthByteArray, delta_lengths(vs)},
+                             std::pair{kEncodingDeltaByteArray, delta_strings(vs)}}) {
+      std::vector<std::uint64_t> got(vs.size());
+      hash_byte_array_values(enc, page.data(), page.size(), vs.size(), got.data());
+      for (std::size_t i = 0; i < vs.size(); ++i)
+        ASSERT_EQ(got[i], hash_bytes(vs[i].data(), vs[i].size()))
+            << "encoding " << enc << " value " << i;
+      if (!page.empty()) {
+        EXPECT_THROW(
+            hash_byte_array_values(enc, page.data(), page.size() - 1, vs.size(), got.data()),
+            parse_error);
+      }
+      EXPECT_THROW(hash_byte_array_values(enc, page.data(), page.size(), vs.size() + 1, got.data()),
+                   parse_error);
+    }
+  }
+}
+
 TEST(Pages, HeadersReadBack) {
   std::mt19937_64 r(3);
   std::vector<row> rows = {std::string("a"), std::nullopt, std::string("bb"), std::string("a")};
@@ -273,7 +370,7 @@ TEST(Pages, RefusesWhatItDoesNotRead) {
   page_matcher m(k.data.data(), k.data.size(), k.offsets.data(), 1, 0);
   page_header h;
   h.values = 1;
-  h.encoding = 6;  // DELTA_LENGTH_BYTE_ARRAY
+  h.encoding = 9;  // BYTE_STREAM_SPLIT
   const std::uint8_t page[8] = {};
   EXPECT_THROW(m.data_page_v1(h, page, sizeof(page)), parse_error);
   h.encoding = kEncodingRleDictionary;  // with no dictionary page

@@ -344,21 +344,26 @@ void bind_bloom(nb::module_& m) {
       "XXH64 of value i = data[offsets[i]:offsets[i+1]] (an Arrow binary array's buffers).");
 
   b.def(
-      "hash_plain_byte_arrays",
-      [](array_in<std::uint8_t> data, std::size_t capacity) {
-        std::vector<std::uint64_t> tmp(capacity);
-        std::size_t got;
+      "count_defined",
+      [](array_in<std::uint8_t> levels, std::size_t rows) {
+        return count_defined(levels.data(), levels.shape(0), rows);
+      },
+      nb::arg("levels"), nb::arg("rows"),
+      "Non-null rows of `rows`, from definition levels (max 1) in the RLE/bit-packed hybrid.");
+  b.def(
+      "hash_byte_array_values",
+      [](std::int32_t encoding, array_in<std::uint8_t> data, std::size_t count) {
+        std::uint64_t* out;
+        auto arr = new_array<std::uint64_t>(count, &out);
         {
           nb::gil_scoped_release rel;
-          got = hash_plain_byte_arrays(data.data(), data.shape(0), tmp.data(), capacity);
+          hash_byte_array_values(encoding, data.data(), data.shape(0), count, out);
         }
-        std::uint64_t* out;
-        auto arr = new_array<std::uint64_t>(got, &out);
-        std::copy_n(tmp.data(), got, out);
         return arr;
       },
-      nb::arg("data"), nb::arg("capacity"),
-      "XXH64 of each PLAIN-encoded BYTE_ARRAY value in a page's bytes (at most `capacity`).");
+      nb::arg("encoding"), nb::arg("data"), nb::arg("count"),
+      "XXH64 of each of a data page's `count` BYTE_ARRAY values (PLAIN, DELTA_LENGTH_BYTE_ARRAY "
+      "or DELTA_BYTE_ARRAY); ValueError naming the byte when they do not fit.");
   b.def(
       "count_distinct_hashes",
       [](hashes_in h) {
