@@ -644,12 +644,13 @@ def _read_direct(pruned: Pruned, column: str, values: Values, schema, columns, t
         when none does: matched in the chunk's pages where the page walker takes them, else
         decoded by pyarrow."""
         if leaf is not None:
+            meta = pf.metadata.row_group(rg)
             try:
-                which = _pages.chunk_matches(fd, pf.metadata.row_group(rg).column(leaf[0]), leaf[1], leaf[2],
+                which = _pages.chunk_matches(fd, meta.column(leaf[0]), leaf[1], leaf[2],
                                              match.key_data, match.key_offsets)
             except _pages.Unsupported:
-                pass
-            else:
+                which = None
+            if which is not None and len(which) == meta.num_rows:  # else pyarrow says what is wrong
                 rows = np.flatnonzero(which >= 0)
                 return (rows, match.value_set.take(which[rows])) if len(rows) else None
         key = pf.read_row_group(rg, columns=[column], use_threads=False).column(0)
