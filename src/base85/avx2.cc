@@ -49,7 +49,21 @@ std::size_t compact_avx2(const char* in, std::size_t n, char* out, std::size_t c
   return compact_lanes<avx2_policy>(in, n, out, cap, cls, consumed);
 }
 
-const kernels kAvx2Kernels = {
-    .encode = encode_avx2, .decode = decode_lanes<avx2_policy>, .compact = compact_avx2};
+namespace {
+// 32-byte moves for wrapped lines: a memcpy of 32 bytes compiles to two 16-byte moves here.
+struct move32 {
+  static constexpr std::size_t kBytes = 32;
+  static void copy(char* dst, const char* src) { avx2_policy::store(dst, avx2_policy::load(src)); }
+};
+}  // namespace
+bool copy_lines_avx2(const char* in, std::size_t n, char* out, std::size_t cap,
+                     const std::uint8_t* cls, const line_layout& l, line_cursor& c) {
+  return copy_lines_by<move32>(in, n, out, cap, cls, l, c);
+}
+
+const kernels kAvx2Kernels = {.encode = encode_avx2,
+                              .decode = decode_lanes<avx2_policy>,
+                              .compact = compact_avx2,
+                              .copy_lines = copy_lines_avx2};
 
 }  // namespace simdex::base85

@@ -102,7 +102,9 @@ std::size_t decode_avx512(const char* in, std::size_t groups, std::uint8_t* out,
 
 // Encode is AVX2's: a 512-bit encode on this method measured slower than the AVX2 one
 // (docs/base85.md). Below VBMI2 there is no byte compress, so compaction is AVX2's too.
-const kernels kAvx512Kernels = {
-    .encode = encode_avx2, .decode = decode_avx512, .compact = compact_avx2};
+const kernels kAvx512Kernels = {.encode = encode_avx2,
+                                .decode = decode_avx512,
+                                .compact = compact_avx2,
+                                .copy_lines = copy_lines_avx2};
 
 }  // namespace simdex::base85

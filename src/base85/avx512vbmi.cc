@@ -156,7 +156,9 @@ std::size_t compact_vbmi(const char* in, std::size_t n, char* out, std::size_t c
 
 }  // namespace
 
-const kernels kAvx512VbmiKernels = {
-    .encode = encode_vbmi, .decode = decode_vbmi, .compact = compact_vbmi};
+const kernels kAvx512VbmiKernels = {.encode = encode_vbmi,
+                                    .decode = decode_vbmi,
+                                    .compact = compact_vbmi,
+                                    .copy_lines = copy_lines_avx2};
 
 }  // namespace simdex::base85

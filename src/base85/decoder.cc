@@ -7,6 +7,8 @@
 // and that path alone decides errors and their positions. With adobe the body is what lies
 // between an optional leading "<~" and the final two chars, which must be "~>" (CPython's
 // rule), so the last two chars seen wait until more input or finish() shows what they are.
+#include <emmintrin.h>
+
 #include <algorithm>
 #include <bit>
 
@@ -31,105 +33,73 @@ decoder::decoder(const decode_options& opt, const kernels* k)
 
 namespace {
 
-constexpr std::size_t kStage = 4000;        // chars per staged block: a multiple of 5
+constexpr std::size_t kStage = 4000;  // chars per staged block: a multiple of 5
+// A rest of wrapped lines up to this long goes in one stage (4 KiB of data is 5,120 chars; two
+// stages cost some 300 instructions more). Longer input keeps kStage-char stages: 8,000-char
+// ones made 64 MiB 5-10% slower (memory-bound; copy and decode alternate less often).
+constexpr std::size_t kLineStage = 8000;
 constexpr std::size_t kMinLineStage = 320;  // after a line stage stopped at a bad group
 constexpr std::size_t kStageFrom = 400;     // input chars left that make staging worth its setup
 
-// Text wrapped at a fixed width: a run of `run` skipped chars (a line break) every `period`
-// chars, the next run starting `next` chars on.
-struct line_layout {
-  std::size_t period = 0, run = 0, next = 0;
-};
+// Where the run of class-k chars from in[i] ends, at most at end. Kept chars (k == 0) that form
+// one range (Ascii85) are scanned 16 at a time with SSE2, as the decoder is compiled for the
+// baseline: a scalar scan of the first two lines cost some 500 instructions a call.
+std::size_t run_end(const char* in, std::size_t i, std::size_t end, const std::uint8_t* cls,
+                    std::uint8_t k) {
+  if (k == 0 && cls[kKeptRun] != 0) {
+    const __m128i first = _mm_set1_epi8(static_cast<char>(cls[kKeptFirst]));
+    const __m128i span = _mm_set1_epi8(static_cast<char>(128 - cls[kKeptRun]));
+    for (; i + 16 <= end; i += 16) {
+      __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + i));
+      // Bit 7 set where c - first >= run: outside the range (saturating, so no wrap).
+      auto out =
+          static_cast<unsigned>(_mm_movemask_epi8(_mm_adds_epu8(_mm_sub_epi8(c, first), span)));
+      if (out != 0) return i + static_cast<std::size_t>(std::countr_zero(out));
+    }
+  }
+  while (i < end && cls[static_cast<unsigned char>(in[i])] == k) ++i;
+  return i;
+}
 
 // Fixed-width lines at the start of in[0, n): a body of alphabet chars, a run of skipped chars,
 // a body as long as the first can be, and the same length of run again.
 bool find_lines(const char* in, std::size_t n, const std::uint8_t* cls, line_layout& lines) {
   const std::size_t end = std::min<std::size_t>(n, 600);
-  auto run_from = [&](std::size_t i, std::uint8_t k) {
-    while (i < end && cls[static_cast<unsigned char>(in[i])] == k) ++i;
-    return i;
-  };
-  const std::size_t s1 = run_from(0, 0), e1 = run_from(s1, 1);
-  const std::size_t s2 = run_from(e1, 0), e2 = run_from(s2, 1);
+  const std::size_t s1 = run_end(in, 0, end, cls, 0), e1 = run_end(in, s1, end, cls, 1);
+  const std::size_t s2 = run_end(in, e1, end, cls, 0), e2 = run_end(in, s2, end, cls, 1);
   if (e1 == s1 || e2 - s2 != e1 - s1 || e2 >= end || s2 - s1 < 10) return false;
   lines = {.period = s2 - s1, .run = e1 - s1, .next = s1};
   return true;
 }
 
-// Whole lines, the common case of copy_lines: from in + i (right after a run) while a line
-// fits under cap and the input holds 16 chars from the next run at b on; false at a run that is
-// not all skipped chars. N = 1..8: the body is N 16-byte moves, unrolled, and the run is at
-// most 16 chars (so within the input); N = 0: any body or run. A loop of moves and a loop over
-// the run cost some 50 instructions a 76-char line, about as many as decoding it.
-bool all_skipped(const char* p, std::size_t len, const std::uint8_t* cls) {
-  for (std::size_t r = 0; r < len; ++r)
-    if (cls[static_cast<unsigned char>(p[r])] != 1) return false;
-  return true;
-}
-
-template <std::size_t N>
-bool copy_whole_lines(const char* in, std::size_t n, char* stage, std::size_t cap,
-                      const std::uint8_t* cls, const line_layout& l, std::size_t& m, std::size_t& i,
-                      std::size_t& b) {
-  const std::size_t run = l.run, period = l.period, w = period - run;
-  // The line count up front and pointers in the loop: a store through char* would make every
-  // reference and bound a reload.
-  std::size_t lines =
-      std::min(cap - m >= w ? (cap - m) / w : 0, n >= b + 16 ? (n - 16 - b) / period + 1 : 0);
-  if constexpr (N == 0) lines = std::min(lines, n >= b + run ? (n - run - b) / period + 1 : 0);
-  const char* src = in + i;
-  const char* brk = in + b;
-  char* dst = stage + m;
-  bool ok = true;
-  for (; lines > 0; --lines, src += period, brk += period) {
-    if constexpr (N > 0) {
-      for (std::size_t k = 0; k < N; ++k) std::memcpy(dst + 16 * k, src + 16 * k, 16);
-    } else {
-      for (std::size_t k = 0; k < w; k += 16) std::memcpy(dst + k, src + k, 16);
-    }
-    dst += w;
-    if (cls[static_cast<unsigned char>(brk[0])] != 1 ||
-        (run > 1 && !all_skipped(brk + 1, run - 1, cls))) {
-      ok = false;
-      break;
-    }
-  }
-  m = static_cast<std::size_t>(dst - stage);
-  b = static_cast<std::size_t>(brk - in);
-  i = ok ? b - period + run : static_cast<std::size_t>(src - in);
-  return ok;
-}
-using copy_whole_lines_fn = bool (*)(const char*, std::size_t, char*, std::size_t,
-                                     const std::uint8_t*, const line_layout&, std::size_t&,
-                                     std::size_t&, std::size_t&);
-constexpr copy_whole_lines_fn kCopyWholeLines[9] = {
-    copy_whole_lines<0>, copy_whole_lines<1>, copy_whole_lines<2>,
-    copy_whole_lines<3>, copy_whole_lines<4>, copy_whole_lines<5>,
-    copy_whole_lines<6>, copy_whole_lines<7>, copy_whole_lines<8>};
-
 // Copies the line bodies of in[0, n) to stage, at most cap chars, and checks the runs between
 // them; stops at the end of the input or before a run that is not all skipped chars. The
 // bodies are not checked here: the decode kernel stops at any char outside the alphabet.
 std::size_t copy_lines(const char* in, std::size_t n, char* stage, std::size_t cap,
-                       const std::uint8_t* cls, const line_layout& l) {
-  std::size_t m = 0, i = 0, b = l.next;
+                       const std::uint8_t* cls, const line_layout& l, const kernels& k) {
+  line_cursor c{.m = 0, .i = 0, .b = l.next};
   auto copy = [&](std::size_t len) {
-    if (i + len + 16 <= n) {  // whole 16-byte moves; the stage has room for the excess
-      for (std::size_t k = 0; k < len; k += 16) std::memcpy(stage + m + k, in + i + k, 16);
+    if (c.i + len + 16 <= n) {  // whole 16-byte moves; the stage has room for the excess
+      for (std::size_t j = 0; j < len; j += 16) std::memcpy(stage + c.m + j, in + c.i + j, 16);
     } else {
-      std::memcpy(stage + m, in + i, len);
+      std::memcpy(stage + c.m, in + c.i, len);
     }
-    m += len, i += len;
+    c.m += len, c.i += len;
   };
-  copy(std::min({b, cap, n}));
-  if (i != b || b + l.run > n || !all_skipped(in + b, l.run, cls)) return m;
-  i = b + l.run;
-  b += l.period;
-  const std::size_t chunks = (l.period - l.run + 15) / 16;
-  if (!kCopyWholeLines[l.run <= 16 && chunks < 9 ? chunks : 0](in, n, stage, cap, cls, l, m, i, b))
-    return m;
-  copy(std::min({b - i, cap - m, n - i}));
-  return m;
+  copy(std::min({c.b, cap, n}));
+  if (c.i != c.b || c.b + l.run > n || !all_skipped(in + c.b, l.run, cls)) return c.m;
+  c.i = c.b + l.run;
+  c.b += l.period;
+  if (!k.copy_lines(in, n, stage, cap, cls, l, c)) return c.m;
+  // The last lines, which the kernel's moves would read past the input's end.
+  while (c.b + l.run <= n && c.m + (c.b - c.i) <= cap) {
+    copy(c.b - c.i);
+    if (!all_skipped(in + c.b, l.run, cls)) return c.m;
+    c.i = c.b + l.run;
+    c.b += l.period;
+  }
+  copy(std::min({c.b - c.i, cap - c.m, n - c.i}));
+  return c.m;
 }
 
 // Runs passed by the first s chars copy_lines copied (not one right after them).
@@ -153,7 +123,7 @@ std::size_t decoder::compacted(const char* in, std::size_t n, std::uint8_t* out,
       cls_ = own_cls_;
     }
   }
-  alignas(64) char buf[kStage + 64 + 4096];
+  alignas(64) char buf[std::max(kStage, kLineStage) + 64 + 4096];
   // Place the stage 2 KiB away from the input modulo 4 KiB: the loads and stores that fill it
   // advance at nearly the same rate, and equal low 12 address bits stall loads (4K aliasing).
   auto stage_for = [&](const char* from) {
@@ -171,7 +141,9 @@ std::size_t decoder::compacted(const char* in, std::size_t n, std::uint8_t* out,
       // so that text with many 'z' folds does not copy much more than it decodes.
       for (;;) {
         char* stage = stage_for(in + used);
-        std::size_t m = copy_lines(in + used, n - used, stage, line_stage_, cls_, lines);
+        const std::size_t cap =
+            line_stage_ == kStage && n - used <= kLineStage ? kLineStage : line_stage_;
+        std::size_t m = copy_lines(in + used, n - used, stage, cap, cls_, lines, *k_);
         std::size_t groups = m / 5;
         std::size_t done = groups ? k_->decode(stage, groups, out + written, *a_) : 0;
         std::size_t runs = runs_behind(5 * done, lines);
@@ -180,9 +152,11 @@ std::size_t decoder::compacted(const char* in, std::size_t n, std::uint8_t* out,
         written += 4 * done;
         used += behind;
         if (done < groups) line_stage_ = kMinLineStage;
-        if (done < groups || m < line_stage_ || used == n) break;
+        if (done < groups || m < cap || used == n) break;
         line_stage_ = std::min(2 * line_stage_, kStage);
       }
+      // No whole group in what is left (a final line break): compact() would keep none.
+      if (n - used < 5) break;
     }
     char* stage = stage_for(in + used);
     std::size_t consumed = 0;

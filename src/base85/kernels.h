@@ -3,8 +3,11 @@
 // file keeps its own copy compiled with its own flags.
 #pragma once
 
+#include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstring>
+#include <utility>
 
 #include "simdex/base85.h"
 
@@ -13,6 +16,17 @@ namespace simdex::base85 {
 // Digit <-> char tables of one alphabet (see kernel_tables()).
 struct alphabet;
 const alphabet& alphabet_of(variant v) noexcept;
+
+// Text wrapped at a fixed width: a run of `run` skipped chars (a line break) every `period`
+// chars, the next run starting `next` chars on.
+struct line_layout {
+  std::size_t period = 0, run = 0, next = 0;
+};
+// Where a copy of wrapped lines to a stage stands: m chars copied, the next input char at i
+// (right after a run), the next run at b.
+struct line_cursor {
+  std::size_t m = 0, i = 0, b = 0;
+};
 
 // One variant of the bulk kernels; dispatch::pick chooses a table per process.
 struct kernels {
@@ -31,6 +45,12 @@ struct kernels {
   // c >= 128. May write up to 64 bytes past out + cap.
   std::size_t (*compact)(const char* in, std::size_t n, char* out, std::size_t cap,
                          const std::uint8_t* cls, std::size_t& consumed);
+  // Copies whole lines of in[0, n) laid out as `l` to out from c (c.i right after a run) while
+  // a line body fits under cap, checking each run after it; false at a run that is not all
+  // skipped chars (cls[c] == 1). Stops early near the end of the input (the caller copies the
+  // rest). May write up to 64 bytes past out + cap. See copy_lines_by.
+  bool (*copy_lines)(const char* in, std::size_t n, char* out, std::size_t cap,
+                     const std::uint8_t* cls, const line_layout& l, line_cursor& c);
 };
 const dispatch::by_level<kernels>& kernel_tables();
 const kernels& active_kernels();  // dispatch::pick(kernel_tables()), cached
@@ -115,6 +135,8 @@ std::size_t encode_avx2(const std::uint8_t* in, std::size_t groups, char* out, c
                         bool stop_zero, bool stop_spaces);
 std::size_t compact_avx2(const char* in, std::size_t n, char* out, std::size_t cap,
                          const std::uint8_t* cls, std::size_t& consumed);
+bool copy_lines_avx2(const char* in, std::size_t n, char* out, std::size_t cap,
+                     const std::uint8_t* cls, const line_layout& l, line_cursor& c);
 
 namespace {
 
@@ -188,6 +210,78 @@ inline std::size_t compact_scalar(const char* in, std::size_t n, char* out, std:
   consumed = i;
   return m;
 }
+
+inline bool all_skipped(const char* p, std::size_t len, const std::uint8_t* cls) {
+  for (std::size_t r = 0; r < len; ++r)
+    if (cls[static_cast<unsigned char>(p[r])] != 1) return false;
+  return true;
+}
+
+// copy_lines with Move::kBytes-byte moves (V). N = 1..128/V: the body is N moves, unrolled,
+// and a run is at most V chars; N = 0: any body or run. OneChar: runs of one char ("\n", the
+// common wrap), checked by one lookup. The line count is computed up front and the loop runs on
+// pointers: a store through char* would make every reference and bound a reload. A loop of
+// 16-byte moves and a loop over the run cost some 50 instructions a 76-char line, about as many
+// as decoding it.
+template <class Move, std::size_t N, bool OneChar>
+bool copy_whole_lines(const char* in, std::size_t n, char* stage, std::size_t cap,
+                      const std::uint8_t* cls, const line_layout& l, line_cursor& c) {
+  constexpr std::size_t V = Move::kBytes;
+  const std::size_t run = OneChar ? 1 : l.run, period = l.period, w = period - run;
+  // Moves read up to V - 1 chars past a body, so V chars from each run on must be input.
+  std::size_t lines =
+      std::min(cap - c.m >= w ? (cap - c.m) / w : 0, n >= c.b + V ? (n - V - c.b) / period + 1 : 0);
+  if constexpr (N == 0) lines = std::min(lines, n >= c.b + run ? (n - run - c.b) / period + 1 : 0);
+  const char* src = in + c.i;
+  const char* brk = in + c.b;
+  char* dst = stage + c.m;
+  bool ok = true;
+  for (; lines > 0; --lines, src += period, brk += period) {
+    if constexpr (N > 0) {
+      [&]<std::size_t... K>(std::index_sequence<K...>) {
+        (Move::copy(dst + V * K, src + V * K), ...);
+      }
+      (std::make_index_sequence<N>());
+    } else {
+      for (std::size_t k = 0; k < w; k += V) Move::copy(dst + k, src + k);
+    }
+    dst += w;
+    if (cls[static_cast<unsigned char>(brk[0])] != 1 ||
+        (!OneChar && !all_skipped(brk + 1, run - 1, cls))) {
+      ok = false;
+      break;
+    }
+  }
+  c.m = static_cast<std::size_t>(dst - stage);
+  c.b = static_cast<std::size_t>(brk - in);
+  c.i = ok ? c.b - period + run : static_cast<std::size_t>(src - in);
+  return ok;
+}
+
+using copy_lines_fn = bool (*)(const char*, std::size_t, char*, std::size_t, const std::uint8_t*,
+                               const line_layout&, line_cursor&);
+template <class Move, bool OneChar, std::size_t... N>
+constexpr std::array<copy_lines_fn, sizeof...(N)> copy_lines_table(std::index_sequence<N...>) {
+  return {copy_whole_lines<Move, N, OneChar>...};
+}
+
+// kernels::copy_lines: the unrolled copy for the body width and run length at hand.
+template <class Move>
+bool copy_lines_by(const char* in, std::size_t n, char* stage, std::size_t cap,
+                   const std::uint8_t* cls, const line_layout& l, line_cursor& c) {
+  constexpr std::size_t V = Move::kBytes, kMaxN = 128 / V;
+  static constexpr auto kOne = copy_lines_table<Move, true>(std::make_index_sequence<kMaxN + 1>());
+  static constexpr auto kAny = copy_lines_table<Move, false>(std::make_index_sequence<kMaxN + 1>());
+  const std::size_t chunks = (l.period - l.run + V - 1) / V;
+  const std::size_t at = l.run <= V && chunks <= kMaxN ? chunks : 0;
+  return (l.run == 1 ? kOne : kAny)[at](in, n, stage, cap, cls, l, c);
+}
+
+// 16-byte moves, the baseline's (scalar and SSE4.2 levels).
+struct move16 {
+  static constexpr std::size_t kBytes = 16;
+  static void copy(char* dst, const char* src) { std::memcpy(dst, src, 16); }
+};
 
 }  // namespace
 }  // namespace simdex::base85

@@ -13,7 +13,9 @@ std::size_t decode_scalar(const char* in, std::size_t groups, std::uint8_t* out,
 }
 }  // namespace
 
-const kernels kScalarKernels = {
-    .encode = encode_scalar, .decode = decode_scalar, .compact = compact_scalar};
+const kernels kScalarKernels = {.encode = encode_scalar,
+                                .decode = decode_scalar,
+                                .compact = compact_scalar,
+                                .copy_lines = copy_lines_by<move16>};
 
 }  // namespace simdex::base85

@@ -34,6 +34,7 @@ struct sse42_policy {
 
 const kernels kSse42Kernels = {.encode = encode_lanes<sse42_policy>,
                                .decode = decode_lanes<sse42_policy>,
-                               .compact = compact_lanes<sse42_policy>};
+                               .compact = compact_lanes<sse42_policy>,
+                               .copy_lines = copy_lines_by<move16>};
 
 }  // namespace simdex::base85
