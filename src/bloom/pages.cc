@@ -88,6 +88,19 @@ page_header parse_one(reader& r) {
   return h;
 }
 
+// An unsigned LEB128 varint at p[at] (at most 10 bytes, within p[0, n)); `what` names the
+// encoding in the error.
+std::uint64_t read_varint(const std::uint8_t* p, std::size_t n, std::size_t& at, const char* what) {
+  std::uint64_t v = 0;
+  for (int shift = 0; shift < 64; shift += 7) {
+    if (at >= n) throw parse_error(std::string(what) + ": varint cut off", at);
+    const std::uint8_t b = p[at++];
+    v |= static_cast<std::uint64_t>(b & 0x7f) << shift;
+    if (!(b & 0x80)) return v;
+  }
+  throw parse_error(std::string(what) + ": varint longer than 10 bytes", at);
+}
+
 // Reads the RLE / bit-packed hybrid (Parquet's RLE encoding) of values `width` bits wide.
 class hybrid {
  public:
@@ -132,16 +145,7 @@ class hybrid {
   [[noreturn]] void fail(const std::string& what) const {
     throw parse_error("RLE/bit-packed data: " + what, at_);
   }
-  std::uint64_t varint() {
-    std::uint64_t v = 0;
-    for (int shift = 0; shift < 64; shift += 7) {
-      if (at_ >= n_) fail("run header cut off");
-      const std::uint8_t b = p_[at_++];
-      v |= static_cast<std::uint64_t>(b & 0x7f) << shift;
-      if (!(b & 0x80)) return v;
-    }
-    fail("run header longer than 10 bytes");
-  }
+  std::uint64_t varint() { return read_varint(p_, n_, at_, "RLE/bit-packed run header"); }
   // Value i of the bit-packed group starting at at_ (an 8-byte window, zero past the end).
   std::uint64_t bits(std::size_t i) const {
     const std::size_t bit = i * w_, byte = at_ + bit / 8;
@@ -166,17 +170,7 @@ std::size_t delta_binary_packed(const std::uint8_t* p, std::size_t n, std::size_
   auto fail = [&](const std::string& what) -> void {
     throw parse_error("DELTA_BINARY_PACKED: " + what, at);
   };
-  auto varint = [&] {
-    std::uint64_t v = 0;
-    for (int shift = 0; shift < 64; shift += 7) {
-      if (at >= n) fail("header cut off");
-      const std::uint8_t b = p[at++];
-      v |= static_cast<std::uint64_t>(b & 0x7f) << shift;
-      if (!(b & 0x80)) return v;
-    }
-    fail("varint longer than 10 bytes");
-    return v;
-  };
+  auto varint = [&] { return read_varint(p, n, at, "DELTA_BINARY_PACKED"); };
   auto zigzag = [&] {
     const std::uint64_t z = varint();
     return (z >> 1) ^ (~(z & 1) + 1);

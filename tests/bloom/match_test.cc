@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "bloom/strings.h"
 #include "simdex/bloom.h"
 
 using namespace simdex::bloom;
@@ -34,18 +35,6 @@ void check_width(std::size_t n_keys, std::uint64_t seed) {
   }
   EXPECT_EQ(hits, expect_hits);
 }
-
-struct strings {
-  std::vector<std::uint8_t> data;
-  std::vector<std::int64_t> offsets{0};
-  void add(const std::string& s) {
-    data.insert(data.end(), s.begin(), s.end());
-    offsets.push_back(static_cast<std::int64_t>(data.size()));
-  }
-  std::string at(std::size_t i) const {
-    return std::string(data.begin() + offsets[i], data.begin() + offsets[i + 1]);
-  }
-};
 
 }  // namespace
 

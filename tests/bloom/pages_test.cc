@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "bloom/strings.h"
 #include "bloom/thrift.h"
 #include "simdex/bloom.h"
 
@@ -239,18 +240,9 @@ chunk encode(const std::vector<row>& rows, bool with_dict, bool nullable, std::m
   return c;
 }
 
-struct keys {
-  std::vector<std::uint8_t> data;
-  std::vector<std::int64_t> offsets{0};
-  void add(const std::string& s) {
-    data.insert(data.end(), s.begin(), s.end());
-    offsets.push_back(static_cast<std::int64_t>(data.size()));
-  }
-};
-
 // The matcher's rows for a chunk, fed page by page (dictionary-encoded pages skipped when the
 // dictionary holds no key, as the lookup does).
-std::vector<std::int32_t> match(const bytes& data, std::size_t n, const keys& k, int max_def) {
+std::vector<std::int32_t> match(const bytes& data, std::size_t n, const strings& k, int max_def) {
   page_matcher m(k.data.data(), k.data.size(), k.offsets.data(), k.offsets.size() - 1, max_def);
   for (const page_header& h : parse_page_headers(data.data(), data.size(), n)) {
     const std::uint8_t* body = data.data() + h.body;
@@ -276,7 +268,7 @@ TEST(Pages, MatchesWhatTheChunkEncodes) {
     for (auto& v : rows)
       if (!nullable || r() % 5) v = std::string(r() % 4, 'x') + std::to_string(r() % alphabet);
     chunk c = encode(rows, with_dict, nullable, r);
-    keys k;
+    strings k;
     std::map<std::string, std::int32_t> first;
     for (int j = 0; j < 4; ++j) {
       std::string s = r() % 5 ? std::string(r() % 4, 'x') + std::to_string(r() % alphabet) : "none";
@@ -341,7 +333,7 @@ TEST(Pages, DamagedChunksAreRefusedOrReadWithinBounds) {
   for (int i = 0; i < 200; ++i)
     rows.push_back(i % 7 ? std::optional<std::string>(std::to_string(i % 23)) : std::nullopt);
   chunk c = encode(rows, true, true, r);
-  keys k;
+  strings k;
   k.add("5");
   k.add("17");
   auto attempt = [&](const bytes& data) {
@@ -363,7 +355,7 @@ TEST(Pages, DamagedChunksAreRefusedOrReadWithinBounds) {
 }
 
 TEST(Pages, RefusesWhatItDoesNotRead) {
-  keys k;
+  strings k;
   k.add("a");
   EXPECT_THROW(page_matcher(k.data.data(), k.data.size(), k.offsets.data(), 1, 2),
                std::invalid_argument);
