@@ -64,6 +64,8 @@ class _Chunk:
         if meta.has_dictionary_page and meta.dictionary_page_offset and 0 < meta.dictionary_page_offset < start:
             start = meta.dictionary_page_offset
         size = meta.total_compressed_size
+        if start < 0 or size < 0 or start + size > os.fstat(fd).st_size:  # never allocate what a footer claims
+            raise Unsupported("column chunk runs past the end of the file")
         buf = os.pread(fd, size, start)
         if len(buf) != size:
             raise Unsupported("column chunk runs past the end of the file")

@@ -200,3 +200,22 @@ def test_duckdb_written_strings_match_in_pages(tmp_path, version):
         got = bloom.lookup(out, name, keys)
         assert got.num_rows == want.num_rows > 0
         assert got.equals(want)
+
+
+def test_a_chunk_the_file_cannot_hold_is_refused_before_reading(tmp_path):
+    path = tmp_path / "t.parquet"
+    pq.write_table(_table(), path, row_group_size=2500)
+    md = pq.ParquetFile(path).metadata.row_group(0).column(0)
+
+    class Claims:  # what a hostile footer could say about the chunk
+        physical_type, compression, has_dictionary_page, dictionary_page_offset = "BYTE_ARRAY", "SNAPPY", False, 0
+        data_page_offset, total_compressed_size, num_values = md.data_page_offset, 1 << 40, md.num_values
+
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        for walk in (lambda: _bloom_pages.chunk_hashes(fd, Claims, 1, 0),
+                     lambda: _bloom_pages.chunk_matches(fd, Claims, 1, 0, *_keys([b"x"]))):
+            with pytest.raises(_bloom_pages.Unsupported, match="past the end"):
+                walk()
+    finally:
+        os.close(fd)
