@@ -130,9 +130,10 @@ def add_filters_file(path: str, columns, out: str, *, fpp: float = 0.01, ndv: in
         with open(path, "rb") as src, _atomic_output(out, src) as dst:
             start = nf.footer_offset
             old_footer = os.pread(src.fileno(), nf.footer_length, start)
-            # The data pages go over in the kernel while the filters are built.
+            # The data pages go over in the kernel, and on to the disk, while the filters are
+            # built: the final sync then waits only for the filters and the footer.
             with ThreadPoolExecutor(workers + 1) as ex:
-                copied = ex.submit(_copy_prefix, src, dst, start)
+                copied = ex.submit(_copy_and_sync, src, dst, start)
                 blobs = list(ex.map(build, todo))
                 copied.result()
             locs, at = [], start
@@ -178,6 +179,12 @@ def _atomic_output(out: str, src):
         except OSError:
             pass
         raise
+
+
+def _copy_and_sync(src, dst, n: int) -> None:
+    _copy_prefix(src, dst, n)
+    if hasattr(os, "fdatasync"):
+        os.fdatasync(dst.fileno())
 
 
 def _copy_prefix(src, dst, n: int) -> None:
