@@ -86,9 +86,14 @@ inline constexpr std::int32_t kEncodingPlain = 0, kEncodingPlainDictionary = 2, 
 std::vector<page_header> parse_page_headers(const void* chunk, std::size_t size,
                                             std::uint64_t num_values);
 
-// Rows of `rows` that are not null, from definition levels (max 1) in Parquet's RLE /
-// bit-packed hybrid; parse_error when the bytes end first.
-std::size_t count_defined(const void* levels, std::size_t size, std::size_t rows);
+// A decompressed DATA_PAGE (V1) of a flat column: where its values start (past the 4-byte length
+// and the RLE / bit-packed definition levels, when max_definition_level is 1) and how many of
+// its h.values rows have one. parse_error when the levels do not fit.
+struct v1_values {
+  std::size_t offset, nonnull;
+};
+v1_values data_page_v1_values(const page_header& h, int max_definition_level, const void* data,
+                              std::size_t size);
 // XXH64 of each of the `count` BYTE_ARRAY values of a data page's value bytes in `encoding`
 // (PLAIN, DELTA_LENGTH_BYTE_ARRAY or DELTA_BYTE_ARRAY) into out. Throws parse_error (offset
 // within the bytes) when they hold fewer values or are malformed.

@@ -125,31 +125,28 @@ def add_filters_file(path: str, columns, out: str, *, fpp: float = 0.01, ndv: in
         return c["row_group"], c["column"], f.serialize()
 
     workers = max(1, min(threads or os.cpu_count() or 1, len(todo)))
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        with open(path, "rb") as src, _atomic_output(out, src) as dst:
-            start = nf.footer_offset
-            old_footer = os.pread(src.fileno(), nf.footer_length, start)
-            # The data pages go over in the kernel, and on to the disk, while the filters are
-            # built: the final sync then waits only for the filters and the footer.
-            with ThreadPoolExecutor(workers + 1) as ex:
-                copied = ex.submit(_copy_and_sync, src, dst, start)
-                blobs = list(ex.map(build, todo))
-                copied.result()
-            locs, at = [], start
-            for rg, col, blob in blobs:
-                locs.append((rg, col, at, len(blob)))
-                at += len(blob)
-            try:
-                new_footer = _native.set_bloom_locations(old_footer, locs)
-            except ValueError as e:
-                raise ValueError(f"cannot add filters to {path}: {e}") from None
-            for _, _, b in blobs:
-                dst.write(b)
-            dst.write(new_footer)
-            dst.write(struct.pack("<I", len(new_footer)) + b"PAR1")
-    finally:
-        os.close(fd)
+    with open(path, "rb") as src, _atomic_output(out, src) as dst:
+        fd = src.fileno()  # read by position only, so shared by the hashing threads and the copy
+        start = nf.footer_offset
+        old_footer = os.pread(fd, nf.footer_length, start)
+        # The data pages go over in the kernel, and on to the disk, while the filters are
+        # built: the final sync then waits only for the filters and the footer.
+        with ThreadPoolExecutor(workers + 1) as ex:
+            copied = ex.submit(_copy_and_sync, src, dst, start)
+            blobs = list(ex.map(build, todo))
+            copied.result()
+        locs, at = [], start
+        for rg, col, blob in blobs:
+            locs.append((rg, col, at, len(blob)))
+            at += len(blob)
+        try:
+            new_footer = _native.set_bloom_locations(old_footer, locs)
+        except ValueError as e:
+            raise ValueError(f"cannot add filters to {path}: {e}") from None
+        for _, _, b in blobs:
+            dst.write(b)
+        dst.write(new_footer)
+        dst.write(struct.pack("<I", len(new_footer)) + b"PAR1")
     return {"path": path, "out": out, "row_groups": footer["num_row_groups"], "filters_added": len(blobs),
             "filters_kept": kept, "filter_bytes": sum(len(b) for _, _, b in blobs)}
 

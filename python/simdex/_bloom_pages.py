@@ -110,17 +110,9 @@ def chunk_hashes(fd: int, meta, max_definition_level: int, max_repetition_level:
                     raise Unsupported(f"data page encoding {h[_ENCODING]}")
                 if kind == _DATA_PAGE:
                     data = chunk.body(h)
-                    if max_definition_level:
-                        if h[_DEF_ENCODING] != 3 or len(data) < 4:
-                            raise Unsupported("definition levels")
-                        skip = 4 + int.from_bytes(data[:4].tobytes(), "little")
-                        if skip > len(data):
-                            raise Unsupported("definition levels run past the page")
-                        # V1 pages do not say how many rows are null: their levels tell.
-                        want = _native.count_defined(data[4:skip], h[_VALUES])
-                        data = data[skip:]
-                    else:
-                        want = h[_VALUES]
+                    skip, want = _native.data_page_v1_values(h[_VALUES], h[_DEF_ENCODING],
+                                                             max_definition_level, data)
+                    data = data[skip:]
                 else:
                     data, want = chunk.v2(h)[1], h[_VALUES] - h[_NULLS]
                 parts.append(_native.hash_byte_array_values(h[_ENCODING], data, want))

@@ -88,19 +88,6 @@ page_header parse_one(reader& r) {
   return h;
 }
 
-// An unsigned LEB128 varint at p[at] (at most 10 bytes, within p[0, n)); `what` names the
-// encoding in the error.
-std::uint64_t read_varint(const std::uint8_t* p, std::size_t n, std::size_t& at, const char* what) {
-  std::uint64_t v = 0;
-  for (int shift = 0; shift < 64; shift += 7) {
-    if (at >= n) throw parse_error(std::string(what) + ": varint cut off", at);
-    const std::uint8_t b = p[at++];
-    v |= static_cast<std::uint64_t>(b & 0x7f) << shift;
-    if (!(b & 0x80)) return v;
-  }
-  throw parse_error(std::string(what) + ": varint longer than 10 bytes", at);
-}
-
 // Reads the RLE / bit-packed hybrid (Parquet's RLE encoding) of values `width` bits wide.
 class hybrid {
  public:
@@ -145,7 +132,9 @@ class hybrid {
   [[noreturn]] void fail(const std::string& what) const {
     throw parse_error("RLE/bit-packed data: " + what, at_);
   }
-  std::uint64_t varint() { return read_varint(p_, n_, at_, "RLE/bit-packed run header"); }
+  std::uint64_t varint() {
+    return thrift::read_varint(p_, n_, at_, 0, "RLE/bit-packed run header");
+  }
   // Value i of the bit-packed group starting at at_ (an 8-byte window, zero past the end).
   std::uint64_t bits(std::size_t i) const {
     const std::size_t bit = i * w_, byte = at_ + bit / 8;
@@ -162,6 +151,40 @@ class hybrid {
   unsigned w_;
 };
 
+// Definition levels (max 1) of `rows` rows: how many are non-null, each row's level into
+// `defined` when given.
+std::size_t decode_levels(const std::uint8_t* p, std::size_t size, std::size_t rows,
+                          std::vector<std::uint8_t>* defined) {
+  if (defined) defined->assign(rows, 0);
+  std::size_t i = 0, count = 0;
+  hybrid(p, size, 1)
+      .read(
+          rows,
+          [&](std::uint32_t v, std::size_t c) {
+            if (defined) std::memset(defined->data() + i, v != 0, c);
+            count += v ? c : 0;
+            i += c;
+          },
+          [&](std::uint32_t v) {
+            if (defined) (*defined)[i] = static_cast<std::uint8_t>(v);
+            count += v;
+            ++i;
+          });
+  return count;
+}
+
+v1_values split_v1(const page_header& h, int max_def, const std::uint8_t* data, std::size_t size,
+                   std::vector<std::uint8_t>* defined) {
+  if (!max_def) return {0, h.values};
+  if (h.def_encoding != kEncodingRle)
+    throw parse_error("definition levels encoded " + std::to_string(h.def_encoding), 0);
+  if (size < 4) throw parse_error("definition levels: length cut off", 0);
+  std::uint32_t len;
+  std::memcpy(&len, data, 4);
+  if (len > size - 4) throw parse_error("definition levels run past the page", 0);
+  return {4 + std::size_t{len}, decode_levels(data + 4, len, h.values, defined)};
+}
+
 // DELTA_BINARY_PACKED: `count` integers (the header's total must agree) from p[0, n); returns
 // the bytes it takes. Sums wrap, as the spec allows writers to rely on.
 std::size_t delta_binary_packed(const std::uint8_t* p, std::size_t n, std::size_t count,
@@ -170,7 +193,7 @@ std::size_t delta_binary_packed(const std::uint8_t* p, std::size_t n, std::size_
   auto fail = [&](const std::string& what) -> void {
     throw parse_error("DELTA_BINARY_PACKED: " + what, at);
   };
-  auto varint = [&] { return read_varint(p, n, at, "DELTA_BINARY_PACKED"); };
+  auto varint = [&] { return thrift::read_varint(p, n, at, 0, "DELTA_BINARY_PACKED header"); };
   auto zigzag = [&] {
     const std::uint64_t z = varint();
     return (z >> 1) ^ (~(z & 1) + 1);
@@ -300,24 +323,6 @@ struct page_matcher::state {
         max_def(def) {}
 
   std::int32_t find(const std::uint8_t* v, std::size_t len) const { return keys.find(v, len); }
-  // Definition levels of `n` rows into `defined`; returns how many are non-null.
-  std::size_t levels(const std::uint8_t* p, std::size_t size, std::size_t n) {
-    defined.assign(n, 0);
-    std::size_t i = 0, count = 0;
-    hybrid(p, size, 1)
-        .read(
-            n,
-            [&](std::uint32_t v, std::size_t c) {
-              std::memset(defined.data() + i, v != 0, c);
-              count += v ? c : 0;
-              i += c;
-            },
-            [&](std::uint32_t v) {
-              defined[i++] = static_cast<std::uint8_t>(v);
-              count += v;
-            });
-    return count;
-  }
   // A data page's `n` rows, `nonnull` of them with values (their levels in `defined` unless all
   // are non-null), appended to rows.
   void values(std::int32_t encoding, const std::uint8_t* p, std::size_t size, std::size_t n,
@@ -392,19 +397,8 @@ void page_matcher::dictionary(const page_header& h, const std::uint8_t* data, st
 bool page_matcher::dictionary_holds_key() const noexcept { return s_->dict_hit; }
 
 void page_matcher::data_page_v1(const page_header& h, const std::uint8_t* data, std::size_t size) {
-  std::size_t nonnull = h.values;
-  if (s_->max_def) {
-    if (h.def_encoding != kEncodingRle)
-      throw parse_error("definition levels encoded " + std::to_string(h.def_encoding), 0);
-    if (size < 4) throw parse_error("definition levels: length cut off", 0);
-    std::uint32_t len;
-    std::memcpy(&len, data, 4);
-    if (len > size - 4) throw parse_error("definition levels run past the page", 0);
-    nonnull = s_->levels(data + 4, len, h.values);
-    data += 4 + std::size_t{len};
-    size -= 4 + std::size_t{len};
-  }
-  s_->values(h.encoding, data, size, h.values, nonnull);
+  const v1_values v = split_v1(h, s_->max_def, data, size, &s_->defined);
+  s_->values(h.encoding, data + v.offset, size - v.offset, h.values, v.nonnull);
 }
 
 void page_matcher::data_page_v2(const page_header& h, const std::uint8_t* levels,
@@ -413,7 +407,7 @@ void page_matcher::data_page_v2(const page_header& h, const std::uint8_t* levels
   std::size_t nonnull = h.values - h.nulls;
   if (h.nulls) {
     if (!s_->max_def) throw parse_error("nulls in a column without definition levels", 0);
-    if (s_->levels(levels, level_size, h.values) != nonnull)
+    if (decode_levels(levels, level_size, h.values, &s_->defined) != nonnull)
       throw parse_error("definition levels disagree with num_nulls", 0);
   }
   s_->values(h.encoding, values, value_size, h.values, nonnull);
@@ -425,13 +419,9 @@ const std::vector<std::int32_t>& page_matcher::rows() const noexcept { return s_
 
 std::size_t page_matcher::hits() const noexcept { return s_->hits; }
 
-std::size_t count_defined(const void* levels, std::size_t size, std::size_t rows) {
-  std::size_t count = 0;
-  hybrid(static_cast<const std::uint8_t*>(levels), size, 1)
-      .read(
-          rows, [&](std::uint32_t v, std::size_t c) { count += v ? c : 0; },
-          [&](std::uint32_t v) { count += v; });
-  return count;
+v1_values data_page_v1_values(const page_header& h, int max_definition_level, const void* data,
+                              std::size_t size) {
+  return split_v1(h, max_definition_level, static_cast<const std::uint8_t*>(data), size, nullptr);
 }
 
 void hash_byte_array_values(std::int32_t encoding, const void* data, std::size_t size,

@@ -28,6 +28,22 @@ enum type : int {
   kStruct = 12
 };
 
+// An unsigned LEB128 varint at p[at], within p[0, n): Thrift compact's integers, and in
+// Parquet pages the RLE run headers and DELTA_BINARY_PACKED fields. Errors name `what` and the
+// absolute offset base + at of the byte at fault.
+inline std::uint64_t read_varint(const std::uint8_t* p, std::size_t n, std::size_t& at,
+                                 std::uint64_t base, const char* what) {
+  std::uint64_t v = 0;
+  for (int shift = 0; shift < 64; shift += 7) {
+    if (at >= n) throw parse_error(std::string("truncated ") + what, base + at);
+    const std::uint8_t b = p[at++];
+    if (shift == 63 && b > 1) throw parse_error("varint overflows 64 bits", base + at);
+    v |= static_cast<std::uint64_t>(b & 0x7f) << shift;
+    if ((b & 0x80) == 0) return v;
+  }
+  throw parse_error("varint longer than 10 bytes", base + at);
+}
+
 class reader {
  public:
   reader(const std::uint8_t* data, std::size_t size, std::uint64_t base = 0)
@@ -40,16 +56,7 @@ class reader {
     if (pos_ >= n_) fail("truncated thrift data");
     return p_[pos_++];
   }
-  std::uint64_t varint() {
-    std::uint64_t v = 0;
-    for (int shift = 0; shift < 64; shift += 7) {
-      std::uint8_t b = byte();
-      if (shift == 63 && b > 1) fail("varint overflows 64 bits");
-      v |= static_cast<std::uint64_t>(b & 0x7f) << shift;
-      if ((b & 0x80) == 0) return v;
-    }
-    fail("varint longer than 10 bytes");
-  }
+  std::uint64_t varint() { return read_varint(p_, n_, pos_, base_, "thrift data"); }
   std::int64_t i64() {
     std::uint64_t z = varint();
     return static_cast<std::int64_t>(z >> 1) ^ -static_cast<std::int64_t>(z & 1);

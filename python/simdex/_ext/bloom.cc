@@ -344,12 +344,16 @@ void bind_bloom(nb::module_& m) {
       "XXH64 of value i = data[offsets[i]:offsets[i+1]] (an Arrow binary array's buffers).");
 
   b.def(
-      "count_defined",
-      [](array_in<std::uint8_t> levels, std::size_t rows) {
-        return count_defined(levels.data(), levels.shape(0), rows);
+      "data_page_v1_values",
+      [](std::uint32_t values, std::int32_t def_encoding, int max_definition_level,
+         array_in<std::uint8_t> data) {
+        const v1_values v = data_page_v1_values(header_of(values, kEncodingPlain, def_encoding),
+                                                max_definition_level, data.data(), data.shape(0));
+        return nb::make_tuple(v.offset, v.nonnull);
       },
-      nb::arg("levels"), nb::arg("rows"),
-      "Non-null rows of `rows`, from definition levels (max 1) in the RLE/bit-packed hybrid.");
+      nb::arg("values"), nb::arg("def_encoding"), nb::arg("max_definition_level"), nb::arg("data"),
+      "(offset, nonnull) of a decompressed V1 data page: where its values start, past the "
+      "definition levels, and how many rows have one.");
   b.def(
       "hash_byte_array_values",
       [](std::int32_t encoding, array_in<std::uint8_t> data, std::size_t count) {
