@@ -138,6 +138,7 @@ class decoder {
   // stopped: the kernel has just stopped at in[0] (a group it did not decode).
   std::size_t run(const char* in, std::size_t n, std::uint8_t* out, bool stopped = false);
   bool slow_char(unsigned char c, std::uint8_t*& out);
+  std::size_t gather_group(const char* in, std::size_t n, std::uint8_t* out) const;
   bool is_fold(unsigned char c) const;  // a85 'z', or 'y' with fold_spaces
   void fail(error_kind kind, std::uint64_t pos, std::uint8_t byte = 0);
   bool flush_group(std::uint8_t*& out, int keep);

@@ -44,6 +44,10 @@ std::size_t encode_avx2(const std::uint8_t* in, std::size_t groups, char* out, c
   return encode_lanes<avx2_policy>(in, groups, out, a, stop_zero, stop_spaces);
 }
 
+std::size_t decode_avx2(const char* in, std::size_t groups, std::uint8_t* out, const alphabet& a) {
+  return decode_lanes<avx2_policy>(in, groups, out, a);
+}
+
 std::size_t compact_avx2(const char* in, std::size_t n, char* out, std::size_t cap,
                          const std::uint8_t* cls, std::size_t& consumed) {
   return compact_lanes<avx2_policy>(in, n, out, cap, cls, consumed);
@@ -62,7 +66,7 @@ bool copy_lines_avx2(const char* in, std::size_t n, char* out, std::size_t cap,
 }
 
 const kernels kAvx2Kernels = {.encode = encode_avx2,
-                              .decode = decode_lanes<avx2_policy>,
+                              .decode = decode_avx2,
                               .compact = compact_avx2,
                               .copy_lines = copy_lines_avx2};
 

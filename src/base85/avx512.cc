@@ -82,14 +82,14 @@ std::size_t decode_impl(const char* in, std::size_t groups, std::uint8_t* out, c
     flags = _mm512_or_si512(flags, _mm512_and_si512(last_flags, byte0));  // only byte 0 is a char
     __mmask16 over;
     __m512i words = combine16(prefix, last, over);
-    if (_mm512_movepi8_mask(flags) || over) {  // the scalar loop stops at the first bad group
-      std::size_t k = decode_groups_scalar(p, 16, out + 4 * i, a);
+    if (_mm512_movepi8_mask(flags) || over) {  // AVX2 steps find the first bad group
+      std::size_t k = decode_avx2(p, 16, out + 4 * i, a);
       if (k < 16) return i + k;
       continue;
     }
     _mm512_storeu_si512(out + 4 * i, words);
   }
-  return i + decode_groups_scalar(in + 5 * i, groups - i, out + 4 * i, a);
+  return i == groups ? i : i + decode_avx2(in + 5 * i, groups - i, out + 4 * i, a);
 }
 
 std::size_t decode_avx512(const char* in, std::size_t groups, std::uint8_t* out,

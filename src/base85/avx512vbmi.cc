@@ -40,6 +40,9 @@ inline __m512i load(const void* p) { return load512(p); }
 
 std::size_t encode_vbmi(const std::uint8_t* in, std::size_t groups, char* out, const alphabet& a,
                         bool stop_zero, bool stop_spaces) {
+  // Ascii85's chars are one add from the digits, which AVX2's lanes do for less than the
+  // permutes here (0.93-0.97x AVX2 at every size, docs/base85.md).
+  if (a.contiguous) return encode_avx2(in, groups, out, a, stop_zero, stop_spaces);
   const __m512i lut_lo = load(a.enc), lut_hi = load(a.enc + 64);
   const __m512i idx_lo = load(kIdx.enc_lo), idx_hi = load(kIdx.enc_hi);
   std::size_t i = 0;
@@ -57,11 +60,43 @@ std::size_t encode_vbmi(const std::uint8_t* in, std::size_t groups, char* out, c
     _mm512_storeu_si512(o, c0);
     _mm_storeu_si128(reinterpret_cast<__m128i*>(o + 64), _mm512_castsi512_si128(c1));
   }
-  return i + encode_groups_scalar(in + 4 * i, groups - i, out + 5 * i, a, stop_zero, stop_spaces);
+  return i == groups
+             ? i
+             : i + encode_avx2(in + 4 * i, groups - i, out + 5 * i, a, stop_zero, stop_spaces);
+}
+
+// Steps of 16 groups from group i on, then AVX2's for the rest. Out of line with its own
+// constants: inlined, they were spilled for the 64-group loop, and reloading them right after
+// the spill stalled a 64-byte decode (21 ns against AVX2's 13).
+[[gnu::noinline]] std::size_t decode16_vbmi(const char* in, std::size_t i, std::size_t groups,
+                                            std::uint8_t* out, const alphabet& a) {
+  const __m512i lut_lo = load(a.dec), lut_hi = load(a.dec + 64);
+  constexpr __mmask64 kByte0 = 0x1111111111111111ull;
+  for (; i + 16 <= groups; i += 16) {
+    const char* p = in + 5 * i;
+    __m512i c0 = load(p);
+    __m512i c1 = _mm512_zextsi128_si512(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 64)));
+    __m512i d0 = _mm512_permutex2var_epi8(lut_lo, c0, lut_hi);
+    __m512i d1 = _mm512_permutex2var_epi8(lut_lo, c1, lut_hi);
+    __mmask64 bad = _mm512_movepi8_mask(_mm512_or_si512(d0, c0)) |
+                    (_mm512_movepi8_mask(_mm512_or_si512(d1, c1)) & 0xffff);
+    __m512i prefix = _mm512_permutex2var_epi8(d0, load(kIdx.dec_prefix[0]), d1);
+    __m512i last = _mm512_maskz_permutex2var_epi8(kByte0, d0, load(kIdx.dec_last[0]), d1);
+    __mmask16 over;
+    __m512i words = combine16(prefix, last, over);
+    if (bad || over) {
+      std::size_t k = decode_avx2(p, 16, out + 4 * i, a);
+      if (k < 16) return i + k;
+      continue;
+    }
+    _mm512_storeu_si512(out + 4 * i, words);
+  }
+  return i == groups ? i : i + decode_avx2(in + 5 * i, groups - i, out + 4 * i, a);
 }
 
 // Four blocks (64 groups, 320 chars = 5 vectors) per step, so every alphabet lookup is full.
 std::size_t decode_vbmi(const char* in, std::size_t groups, std::uint8_t* out, const alphabet& a) {
+  if (groups < 64) return decode16_vbmi(in, 0, groups, out, a);  // before the loop's setup
   const __m512i lut_lo = load(a.dec), lut_hi = load(a.dec + 64);
   constexpr __mmask64 kByte0 = 0x1111111111111111ull;
   std::size_t i = 0;
@@ -84,33 +119,14 @@ std::size_t decode_vbmi(const char* in, std::size_t groups, std::uint8_t* out, c
       words[b] = combine16(prefix, last, o);
       over |= o;
     }
-    if (bad || over) {  // the scalar loop stops at the first bad group
-      std::size_t k = decode_groups_scalar(p, 64, out + 4 * i, a);
+    if (bad || over) {  // AVX2 steps find the first bad group
+      std::size_t k = decode_avx2(p, 64, out + 4 * i, a);
       if (k < 64) return i + k;
       continue;
     }
     for (int b = 0; b < 4; ++b) _mm512_storeu_si512(out + 4 * i + 64 * b, words[b]);
   }
-  for (; i + 16 <= groups; i += 16) {
-    const char* p = in + 5 * i;
-    __m512i c0 = load(p);
-    __m512i c1 = _mm512_zextsi128_si512(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 64)));
-    __m512i d0 = _mm512_permutex2var_epi8(lut_lo, c0, lut_hi);
-    __m512i d1 = _mm512_permutex2var_epi8(lut_lo, c1, lut_hi);
-    __mmask64 bad = _mm512_movepi8_mask(_mm512_or_si512(d0, c0)) |
-                    (_mm512_movepi8_mask(_mm512_or_si512(d1, c1)) & 0xffff);
-    __m512i prefix = _mm512_permutex2var_epi8(d0, load(kIdx.dec_prefix[0]), d1);
-    __m512i last = _mm512_maskz_permutex2var_epi8(kByte0, d0, load(kIdx.dec_last[0]), d1);
-    __mmask16 over;
-    __m512i words = combine16(prefix, last, over);
-    if (bad || over) {
-      std::size_t k = decode_groups_scalar(p, 16, out + 4 * i, a);
-      if (k < 16) return i + k;
-      continue;
-    }
-    _mm512_storeu_si512(out + 4 * i, words);
-  }
-  return i + decode_groups_scalar(in + 5 * i, groups - i, out + 4 * i, a);
+  return decode16_vbmi(in, i, groups, out, a);
 }
 
 // 64 chars per step: classes by vpermi2b, kept chars packed by vpcompressb (VBMI2). Whole

@@ -130,9 +130,10 @@ extern const kernels kAvx2Kernels;
 extern const kernels kAvx512Kernels;
 extern const kernels kAvx512VbmiKernels;
 
-// AVX2 kernels (avx2.cc) that the AVX-512BW level uses too (see avx512.cc).
+// AVX2 kernels (avx2.cc) that the AVX-512 levels use too, whole or for their last groups.
 std::size_t encode_avx2(const std::uint8_t* in, std::size_t groups, char* out, const alphabet& a,
                         bool stop_zero, bool stop_spaces);
+std::size_t decode_avx2(const char* in, std::size_t groups, std::uint8_t* out, const alphabet& a);
 std::size_t compact_avx2(const char* in, std::size_t n, char* out, std::size_t cap,
                          const std::uint8_t* cls, std::size_t& consumed);
 bool copy_lines_avx2(const char* in, std::size_t n, char* out, std::size_t cap,

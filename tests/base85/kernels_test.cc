@@ -113,7 +113,7 @@ TEST(Base85Kernels, EveryByteAtEveryPosition) {
     SCOPED_TRACE(level_name(level));
     for (variant v : kVariants) {
       const alphabet& a = alphabet_of(v);
-      for (std::size_t groups : {16, 32}) {
+      for (std::size_t groups : {7, 13, 15, 16, 32}) {  // with tails after whole steps
         std::uint8_t o1[128], o2[128];
         const kernels* lk = k;  // clang 14 does not capture structured bindings
         auto same = [&](const std::string& text) {
@@ -141,15 +141,16 @@ TEST(Base85Kernels, EncodeStopsAtFoldedWords) {
   for (auto [level, k] : simdex::testing::usable_levels(kernel_tables())) {
     SCOPED_TRACE(level_name(level));
     const alphabet& a = alphabet_of(variant::a85);
-    for (std::size_t at = 0; at < 40; ++at)
-      for (std::uint32_t word : {0u, 0x20202020u}) {
-        std::vector<std::uint8_t> in = random_bytes(4 * 40, g);
-        std::memcpy(in.data() + 4 * at, &word, 4);
-        std::string out(5 * 40, '\0');
-        EXPECT_EQ(k->encode(in.data(), 40, out.data(), a, true, true), at);
-        EXPECT_EQ(k->encode(in.data(), 40, out.data(), a, word == 0, word != 0), at);
-        EXPECT_EQ(k->encode(in.data(), 40, out.data(), a, word != 0, word == 0), 40u);
-      }
+    for (std::size_t n : {40, 37})  // 37: a tail after whole steps at every level
+      for (std::size_t at = 0; at < n; ++at)
+        for (std::uint32_t word : {0u, 0x20202020u}) {
+          std::vector<std::uint8_t> in = random_bytes(4 * n, g);
+          std::memcpy(in.data() + 4 * at, &word, 4);
+          std::string out(5 * n, '\0');
+          EXPECT_EQ(k->encode(in.data(), n, out.data(), a, true, true), at);
+          EXPECT_EQ(k->encode(in.data(), n, out.data(), a, word == 0, word != 0), at);
+          EXPECT_EQ(k->encode(in.data(), n, out.data(), a, word != 0, word == 0), n);
+        }
   }
 }
 
@@ -256,7 +257,8 @@ TEST(Base85Kernels, SkippedCharsAndErrorsAgainstScalar) {
         }
         if (round % 4 == 0 && !noisy.empty()) noisy[g() % noisy.size()] = '\x7f';
         decode_options o = doo(v);
-        o.ignore = char_set(" \n\r\t");
+        // Whitespace has a built-in class table, which short text uses from the first char.
+        o.ignore = char_set(round % 2 ? " \n\r\t" : kWhitespace);
         std::vector<std::uint8_t> out1(max_decoded_size(noisy.size(), o) + 4), out2 = out1;
         decoder d1(o, k), d2(o, &kScalarKernels);
         result r1 = d1.update(noisy.data(), noisy.size(), out1.data());
@@ -379,7 +381,7 @@ TEST(Base85Kernels, WrappedLinesAgainstBytewise) {
                     }
                   }
                   decode_options o = doo(v);
-                  o.ignore = char_set(" \r\n");
+                  o.ignore = char_set(round % 2 ? " \r\n" : kWhitespace);
                   decoder whole(o, k), one_by_one(o, &kScalarKernels);
                   std::vector<std::uint8_t> out1(whole.max_output(wrapped.size()) + 8),
                       out2(out1.size());
