@@ -263,6 +263,12 @@ class filter {
 
 // One hash against many filters (row-group skipping): out[i] = filters[i] may hold it.
 void check_filters(std::span<const filter_view> filters, std::uint64_t hash, std::uint8_t* out);
+// Many hashes against many filters, filter by filter: out[i * hashes.size() + j] = filters[i]
+// may hold hashes[j]. The same answers as a check_filters call per hash, but each filter's
+// probes go to different blocks, so filters packed at a power-of-two stride (where one hash
+// lands in one L1 set in every filter) cost no more than filters allocated one by one.
+void check_filters(std::span<const filter_view> filters, std::span<const std::uint64_t> hashes,
+                   std::uint8_t* out);
 
 // The spec's loop (early exit), the golden reference every kernel is tested against.
 namespace spec {

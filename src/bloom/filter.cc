@@ -125,6 +125,18 @@ void check_filters(std::span<const filter_view> filters, std::uint64_t hash, std
   active_kernels().check_filters(filters.data(), filters.size(), hash, out);
 }
 
+void check_filters(std::span<const filter_view> filters, std::span<const std::uint64_t> hashes,
+                   std::uint8_t* out) {
+  const kernels& k = active_kernels();
+  const std::size_t n = hashes.size();
+  for (std::size_t i = 0; i < filters.size(); ++i) {
+    if (filters[i].blocks == 0)  // an empty view holds nothing (the bulk kernel wants blocks)
+      std::memset(out + i * n, 0, n);
+    else
+      k.check_bulk(filters[i].words, filters[i].blocks, hashes.data(), n, out + i * n);
+  }
+}
+
 void filter::merge(const filter& other) {
   if (other.blocks_ != blocks_)
     throw std::invalid_argument("bloom filter union needs equal sizes (" +

@@ -128,6 +128,32 @@ TEST(BloomKernels, ManyFiltersMatchSpec) {
   }
 }
 
+// The filter-major API: every (filter, hash) answer as the spec gives it, an empty view none.
+TEST(BloomKernels, ManyHashesAgainstManyFilters) {
+  std::mt19937_64 g(5);
+  std::vector<std::vector<std::uint32_t>> store;
+  std::vector<filter_view> views;
+  for (int i = 0; i < 23; ++i) {
+    std::uint64_t z = kBlockCounts[i % 7];
+    store.push_back(random_words(g, z, 0.6));
+    views.push_back({store.back().data(), z});
+  }
+  views.insert(views.begin() + 5, filter_view{nullptr, 0});
+  for (std::size_t nh : {0, 1, 3, 16, 17, 200}) {
+    std::vector<std::uint64_t> hs(nh);
+    for (auto& h : hs) h = g();
+    std::vector<std::uint8_t> out(views.size() * nh + 1, 0xee);
+    check_filters(views, hs, out.data());
+    for (std::size_t i = 0; i < views.size(); ++i)
+      for (std::size_t j = 0; j < nh; ++j) {
+        const bool want =
+            views[i].blocks != 0 && spec::check(views[i].words, views[i].blocks, hs[j]);
+        ASSERT_EQ(out[i * nh + j], want ? 1 : 0) << i << " " << j;
+      }
+    ASSERT_EQ(out[views.size() * nh], 0xee);
+  }
+}
+
 TEST(BloomKernels, BatchHashesMatchLibxxhash) {
   std::mt19937_64 g(4);
   std::vector<unsigned char> raw(8 * 1000 + 8);
