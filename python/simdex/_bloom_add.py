@@ -49,7 +49,17 @@ def column_hashes(array, t: str, logical: str, type_length) -> np.ndarray:
         return _native.hash_offsets(data, np.ascontiguousarray(offsets))
     if t == "BOOLEAN":
         array = array.unique()  # two values at most: hash each once
+    native = _PLAIN_INTEGERS.get((t, str(typ)))
+    if native is not None:  # the physical value's bits as they lie in the buffer
+        width = 8 if t == "INT64" else 4
+        values = np.frombuffer(array.buffers()[1], dtype=f"<i{width}")[array.offset:array.offset + len(array)]
+        return native(np.ascontiguousarray(values))
     return _values.hash_values(array, t, logical, type_length)[0]
+
+
+# Arrow types whose buffer holds a column's physical integers unchanged (no nulls by now).
+_PLAIN_INTEGERS = {("INT64", "int64"): _native.hash_int64, ("INT64", "uint64"): _native.hash_int64,
+                   ("INT32", "int32"): _native.hash_int32, ("INT32", "uint32"): _native.hash_int32}
 
 
 def _output_path(path: str, out, in_place: bool, many: bool) -> str:

@@ -446,3 +446,21 @@ def test_native_match_refuses_bad_offsets():
         native.match_binary(data, np.array([0, 2, 1], dtype=np.int64).view(np.uint8), 8, keys, key_offsets)
     with pytest.raises(ValueError):
         native.match_fixed(np.zeros(7, dtype=np.uint8), 2, np.zeros(2, dtype=np.uint8))
+
+
+@pytest.mark.parametrize("t, phys", [(pa.int32(), "INT32"), (pa.uint32(), "INT32"), (pa.int64(), "INT64"),
+                                     (pa.uint64(), "INT64")])
+def test_column_hashes_from_integer_buffers_match_value_hashing(t, phys):
+    """add_filters hashes plain integer columns straight from their buffers: the same hashes
+    as value by value, sliced and with nulls."""
+    from simdex import _bloom_values
+    from simdex._bloom_add import column_hashes
+
+    rng = np.random.default_rng(11)
+    raw = rng.integers(0, 2**(t.bit_width) - 1, 3000, dtype=np.uint64).astype(f"u{t.bit_width // 8}")
+    arr = pa.Array.from_buffers(t, len(raw), [None, pa.py_buffer(raw.tobytes())])
+    arr = pc.if_else(pa.array(rng.random(len(arr)) < 0.2), pa.nulls(len(arr), t), arr).slice(7, 2500)
+    got = column_hashes(arr, phys, "", None)
+    want = _bloom_values.hash_values(arr.drop_null(), phys, "", None)[0]
+    assert got.dtype == np.uint64 and len(got) == len(arr) - arr.null_count
+    assert np.array_equal(got, want)

@@ -1,8 +1,10 @@
 // Filter sizing: Arrow's closed form (what every writer uses) and the exact SBBF model.
+#include <bit>
 #include <cmath>
+#include <cstring>
+#include <vector>
 
 #include "simdex/bloom.h"
-#include "tag_set.h"
 
 namespace simdex::bloom {
 
@@ -62,12 +64,46 @@ std::size_t model_num_bytes(std::uint64_t ndv, double fpp) {
 }
 
 std::size_t count_distinct_hashes(const std::uint64_t* hashes, std::size_t n) {
-  // Only the hash counts: values whose hashes collide set the same bits.
-  detail::tag_set seen(n, 2);
+  // Only the hash counts: values whose hashes collide set the same bits. An open-addressing
+  // table of the hashes themselves (0 marks an empty slot; a hash of 0 is counted aside), at
+  // most half full, probed linearly from a mix of the hash, with the slot of the hash 16
+  // ahead prefetched. The table is kept per thread up to 32 MiB: a fresh 1 MiB table per row
+  // group cost its page faults and zero fill on every call (9 against 2.5 ns a hash, 64K).
+  if (n == 0) return 0;
+  std::size_t cap = 16;
+  while (cap < 2 * n) cap <<= 1;
+  constexpr std::size_t kKeep = std::size_t{1} << 22;  // slots kept between calls
+  thread_local std::vector<std::uint64_t> kept;
+  std::vector<std::uint64_t> own;
+  std::vector<std::uint64_t>& table = cap <= kKeep ? kept : own;
+  if (table.size() < cap) table.resize(cap);
+  std::uint64_t* t = table.data();
+  std::memset(t, 0, cap * sizeof(std::uint64_t));
+  const std::size_t mask = cap - 1;
+  const int shift = 64 - std::countr_zero(cap);
+  auto slot = [&](std::uint64_t x) {
+    return static_cast<std::size_t>((x * 0x9E3779B97F4A7C15ull) >> shift);
+  };
+  constexpr std::size_t kAhead = 16;
+  bool zero = false;
   std::size_t count = 0;
-  for (std::size_t i = 0; i < n; ++i)
-    count += seen.add(hashes[i], 0, detail::same_tag);  // no index needed: tags only
-  return count;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (i + kAhead < n) __builtin_prefetch(t + slot(hashes[i + kAhead]), 1);
+    const std::uint64_t x = hashes[i];
+    if (x == 0) {
+      zero = true;
+      continue;
+    }
+    for (std::size_t s = slot(x);; s = (s + 1) & mask) {
+      if (t[s] == x) break;
+      if (t[s] == 0) {
+        t[s] = x;
+        ++count;
+        break;
+      }
+    }
+  }
+  return count + (zero ? 1 : 0);
 }
 
 }  // namespace simdex::bloom
