@@ -153,6 +153,10 @@ class decoder {
                                            const alphabet&);
 
   std::size_t compacted(const char* in, std::size_t n, std::uint8_t* out, std::size_t& used);
+  // Input chars left from which skipped chars are passed over by staging (decoder.cc).
+  static constexpr std::size_t kStageFrom = 160;
+  // Whether in[0, n) (n >= kStageFrom, cls_ set) looks wrapped: a skipped '\n' at 64..95.
+  bool starts_wrapped(const char* in, std::size_t n) const;
 
   decode_options opt_;
   const kernels* k_;
@@ -178,6 +182,9 @@ class decoder {
 // pays for no more than the call.
 inline result decoder::update(const char* in, std::size_t n, std::uint8_t* out) {
   if (!on_boundary()) return update_held(in, n, out);
+  // Wrapped text goes to staging at once: the kernel would stop within its first line.
+  if (cls_ != nullptr && n >= kStageFrom && starts_wrapped(in, n))
+    return update_tail(in, n, out, 0);
   const std::size_t done = decode_groups_(in, n / 5, out, *a_);
   pos_ += 5 * done;
   if (5 * done == n) return {4 * done, error_kind::none, 0};
