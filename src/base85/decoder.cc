@@ -269,7 +269,7 @@ bool decoder::starts_wrapped(const char* in, std::size_t) const {
   const __m128i nl = _mm_set1_epi8('\n');
   const __m128i a = _mm_cmpeq_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(in + 64)), nl);
   const __m128i b = _mm_cmpeq_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(in + 80)), nl);
-  return _mm_movemask_epi8(_mm_or_si128(a, b)) != 0 && cls_['\n'] == 1;
+  return _mm_movemask_epi8(_mm_or_si128(a, b)) != 0 && cls_[static_cast<unsigned char>('\n')] == 1;
 }
 
 // Decodes in[0, n) as body text; returns the bytes written (check error_ after).
