@@ -26,7 +26,8 @@ def test_tiny_run_phases_and_disk(tmp_path, monkeypatch, keep):
     kinds = {(r["workload"], r["params"].get("key_type")) for r in doc["results"]}
     assert kinds == {("lookup", "int64"), ("lookup", "string"), ("add_filters", "int64"), ("add_filters", "string")}
     rows = datasets.bar_rows(doc)
-    assert any("add filters (string column)" in r[0] for r in rows)
+    for rewrite in ("pyarrow rewrite", "pyarrow rewrite + fsync"):  # both peers, in the bar table
+        assert any(r[0] == f"add filters (string column, synced) vs {rewrite}" for r in rows)
     for key_type in ("int64", "string"):
         kt = tmp_path / "data" / key_type
         if keep == "1":
