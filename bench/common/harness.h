@@ -144,7 +144,8 @@ class session {
   std::vector<std::pair<std::string, std::string>> attached_;
   std::shared_ptr<machine_limits> machine_;
   int planned_ = 0, done_ = 0;
-  bool warmed_ = false;  // the first group runs after a short spin (see group())
+  bool warmed_ = false;                  // the first group runs after a short spin (see group())
+  std::vector<std::string> remeasured_;  // groups measured twice (see group())
   std::string started_;
   double cycle_ns_ = 0;  // to flag per-operation times under one cycle: a broken benchmark
   friend struct session_writer;

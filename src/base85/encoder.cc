@@ -19,7 +19,9 @@ encoder::encoder(const encode_options& opt, const kernels* k)
     : opt_(opt),
       k_(k ? k : &active_kernels()),
       a_(&alphabet_of(opt.var)),
-      wrap_(effective_wrap(opt)) {}
+      encode_groups_(k_->encode),
+      wrap_(effective_wrap(opt)),
+      plain_(wrap_ == 0 && opt.var != variant::a85) {}
 
 std::size_t encoder::max_output(std::size_t n) const {
   std::size_t chars = (npending_ + n) / 4 * 5 + 2;  // + "<~"
@@ -72,7 +74,7 @@ std::size_t encoder::encode_groups(const std::uint8_t* in, std::size_t groups, c
   return static_cast<std::size_t>(o - out);
 }
 
-std::size_t encoder::update(const std::uint8_t* in, std::size_t n, char* out) {
+std::size_t encoder::update_general(const std::uint8_t* in, std::size_t n, char* out) {
   char* o = out;
   if (!started_) o += start(o);
   if (n == 0) return static_cast<std::size_t>(o - out);  // `in` may be null
@@ -92,7 +94,7 @@ std::size_t encoder::update(const std::uint8_t* in, std::size_t n, char* out) {
   return static_cast<std::size_t>(o - out);
 }
 
-std::size_t encoder::finish(char* out) {
+std::size_t encoder::finish_general(char* out) {
   char* o = out;
   if (!started_) o += start(o);
   if (npending_ > 0) {
