@@ -98,15 +98,23 @@ TEST(BloomKernels, BulkMatchesSpec) {
   }
 }
 
-TEST(BloomKernels, ManyFiltersMatchSpec) {
-  std::mt19937_64 g(3);
+// `count` filters of the kBlockCounts sizes in turn, random bits at `fill`, and views of them.
+struct random_filters {
   std::vector<std::vector<std::uint32_t>> store;
   std::vector<filter_view> views;
-  for (int i = 0; i < 77; ++i) {
-    std::uint64_t z = kBlockCounts[i % 7];
-    store.push_back(random_words(g, z, 0.85));
-    views.push_back({store.back().data(), z});
+  random_filters(std::mt19937_64& g, int count, double fill) {
+    for (int i = 0; i < count; ++i) {
+      std::uint64_t z = kBlockCounts[i % 7];
+      store.push_back(random_words(g, z, fill));
+      views.push_back({store.back().data(), z});
+    }
   }
+};
+
+TEST(BloomKernels, ManyFiltersMatchSpec) {
+  std::mt19937_64 g(3);
+  const random_filters fs(g, 77, 0.85);
+  const std::vector<filter_view>& views = fs.views;
   for (auto [level, k] : simdex::testing::usable_levels(kernel_tables())) {
     SCOPED_TRACE(isa_name(level));
     // Kernels pick an in-cache or a prefetching loop from the first filter's size: start the
@@ -131,13 +139,8 @@ TEST(BloomKernels, ManyFiltersMatchSpec) {
 // The filter-major API: every (filter, hash) answer as the spec gives it, an empty view none.
 TEST(BloomKernels, ManyHashesAgainstManyFilters) {
   std::mt19937_64 g(5);
-  std::vector<std::vector<std::uint32_t>> store;
-  std::vector<filter_view> views;
-  for (int i = 0; i < 23; ++i) {
-    std::uint64_t z = kBlockCounts[i % 7];
-    store.push_back(random_words(g, z, 0.6));
-    views.push_back({store.back().data(), z});
-  }
+  random_filters fs(g, 23, 0.6);
+  std::vector<filter_view> views = fs.views;
   views.insert(views.begin() + 5, filter_view{nullptr, 0});
   for (std::size_t nh : {0, 1, 3, 16, 17, 200}) {
     std::vector<std::uint64_t> hs(nh);
