@@ -174,6 +174,27 @@ def test_api_basics():
     assert abs(bloom.model_bits_per_value(0.01) - 10.5) < 0.05
 
 
+def test_check_filters_many_agrees_with_one_value_at_a_time():
+    rng = np.random.default_rng(8)
+    filters = []
+    for i in range(9):
+        f = BloomFilter(32 << (i % 5), physical_type="INT64")
+        f.insert(rng.integers(0, 50, 20 + i))
+        filters.append(f)
+    values = list(range(-5, 60))
+    got = bloom.check_filters_many(filters, values)
+    assert got.shape == (len(filters), len(values)) and got.dtype == bool
+    for j, v in enumerate(values):
+        assert got[:, j].tolist() == bloom.check_filters(filters, v).tolist()
+    assert bloom.check_filters_many(filters, np.array(values)).tolist() == got.tolist()
+    assert bloom.check_filters_many(filters, 7).tolist() == [[x] for x in bloom.check_filters(filters, 7)]
+    assert bloom.check_filters_many(filters, []).shape == (len(filters), 0)
+    assert bloom.check_filters_many([], values, physical_type="INT64").shape == (0, len(values))
+    d = BloomFilter(64, physical_type="DOUBLE")
+    d.insert([1.5])
+    assert bloom.check_filters_many([d], [1.5, float("nan"), 2.5]).tolist() == [[True, True, False]]
+
+
 def test_typed_hashing():
     assert bloom.hash_values([1], "INT32")[0] != bloom.hash_values([1], "INT64")[0]
     assert bloom.hash_values(np.array([-0.0]))[0] != bloom.hash_values(np.array([0.0]))[0]

@@ -295,6 +295,19 @@ void bind_bloom(nb::module_& m) {
         return arr;
       },
       nb::arg("filters"), nb::arg("hash"), "One hash against many filters (row-group skipping).");
+  b.def(
+      "check_filters_many",
+      [](const std::vector<const filter*>& fs, hashes_in h) {
+        std::vector<filter_view> views;
+        for (const filter* f : fs) views.push_back(f->view());
+        bool* out;
+        auto arr = new_array<bool>(views.size() * h.shape(0), &out);
+        nb::gil_scoped_release rel;
+        check_filters(views, {h.data(), h.shape(0)}, reinterpret_cast<std::uint8_t*>(out));
+        return arr;
+      },
+      nb::arg("filters"), nb::arg("hashes"),
+      "Many hashes against many filters, filter by filter: a flat bool array, filter-major.");
 
   b.def("hash_int32", [](array_in<std::int32_t> v) { return hash_array(v, hash_int32s); });
   b.def("hash_int64", [](array_in<std::int64_t> v) { return hash_array(v, hash_int64s); });
