@@ -124,7 +124,7 @@ struct impl {
   // The block of page p whose range holds k.
   static inline unsigned leaf_block(std::byte* p, S k) noexcept;
   // Root to the leaf whose range holds k.
-  static inline std::byte* descend(const T& t, S k) noexcept;
+  [[gnu::always_inline]] static inline std::byte* descend(const T& t, S k) noexcept;
   // The same, recording the path for an edit.
   static inline std::byte* descend_path(const T& t, S k, path& P) noexcept;
   // First position >= k in page p, or past its end.

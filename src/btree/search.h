@@ -48,13 +48,43 @@ unsigned impl<Policy, VS>::leaf_block(std::byte* p, S k) noexcept {
   return c;
 }
 
+// A leaf's block search waits for its index lines and then for the block: two trips to memory
+// once the tree outgrows the caches. The parent's separators bound the leaf's keys, and pages
+// are filled evenly enough that k's share of that range names its block about half the time,
+// and that block or its neighbour on the side k leans to four times in five; fetching those two
+// blocks with the index lines lets the second trip mostly overlap the first. The search itself
+// does not change, so a wrong guess costs two lines of traffic, never an answer. No branches
+// in the guess (a mispredicted one costs the lookups started after this one), and the double
+// is clamped into [0, 2B) before it is converted. Kept inline in this loop and descend always
+// inlined: as a separate function GCC 12 dropped the guess with its prefetches, and as a call
+// descend cost independent lookups more than the prefetches gave them (docs/btree-bench.md,
+// "A leaf's block guessed from its separators").
 template <class Policy, std::size_t VS>
 std::byte* impl<Policy, VS>::descend(const T& t, S k) noexcept {
   std::uintptr_t c = t.root;
   for (unsigned h = t.height; h > 0; --h) {
     const std::byte* in = untag(c);
-    c = IL::child(in)[inner_child(in, k)];
+    const unsigned i = inner_child(in, k);
+    c = IL::child(in)[i];
+    if (h > 1 || i == 0 || i + 1 >= IL::n(in) || k == kMax) {
+      prefetch_child(c);
+      continue;
+    }
+    const S lo = IL::keys(in)[i - 1], hi = IL::keys(in)[i];  // lo <= k < hi
     prefetch_child(c);
+    double span = static_cast<double>(hi) - static_cast<double>(lo);
+    span = span > 1 ? span : 1;  // 0 when lo and hi round to one double
+    double f = (static_cast<double>(k) - static_cast<double>(lo)) * (2.0 * B) / span;
+    f = f < 2.0 * B - 1 ? f : 2.0 * B - 1;
+    f = f > 0 ? f : 0;
+    // f is twice k's share of the range in blocks: the block, and in its low bit the half of
+    // the block k lies in, which names the neighbour to fetch.
+    const unsigned t2 = static_cast<unsigned>(f), b = t2 >> 1;
+    const unsigned n = b + (t2 & 1) * 2;  // b + 1 when k leans up, else b - 1 (wrapped)
+    const unsigned nb = n - 1 < B ? n - 1 : (b == 0 ? 1 : B - 2);
+    constexpr unsigned kBlockLines = sizeof(S) * kBlockKeys / kLine;
+    prefetch_lines(untag(c), LL::kKeysOff / kLine + b * kBlockLines, kBlockLines);
+    prefetch_lines(untag(c), LL::kKeysOff / kLine + nb * kBlockLines, kBlockLines);
   }
   return untag(c);
 }
