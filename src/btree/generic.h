@@ -123,10 +123,14 @@ struct impl {
   static inline unsigned inner_child(const std::byte* in, S k) noexcept;
   // The block of page p whose range holds k.
   static inline unsigned leaf_block(std::byte* p, S k) noexcept;
+  // Root to the leaf whose range holds k, prefetching each node's lines (and the leaf's likely
+  // blocks) as soon as its pointer is read; records the path in *P when kPath.
+  template <bool kPath>
+  [[gnu::always_inline]] static inline std::byte* walk(const T& t, S k, path* P) noexcept;
   // Root to the leaf whose range holds k.
   [[gnu::always_inline]] static inline std::byte* descend(const T& t, S k) noexcept;
   // The same, recording the path for an edit.
-  static inline std::byte* descend_path(const T& t, S k, path& P) noexcept;
+  [[gnu::always_inline]] static inline std::byte* descend_path(const T& t, S k, path& P) noexcept;
   // First position >= k in page p, or past its end.
   static inline pos leaf_lb(std::byte* p, S k) noexcept;
   // A position past a page becomes the next page's first.

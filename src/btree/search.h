@@ -7,9 +7,20 @@
 
 namespace simdex::btree_detail {
 
+// A prefetch the optimizer cannot drop: GCC 12's mod/ref analysis removed __builtin_prefetch
+// calls whose addresses came from the leaf-block guess below when they sat in a helper or
+// member template (docs/btree-bench.md).
+inline void prefetch_line(const std::byte* p) noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+  asm volatile("prefetcht0 %0" : : "m"(*p));
+#else
+  __builtin_prefetch(p);
+#endif
+}
+
 template <class Policy, std::size_t VS>
 void impl<Policy, VS>::prefetch_lines(const std::byte* p, unsigned from, unsigned lines) noexcept {
-  for (unsigned i = 0; i < lines; ++i) __builtin_prefetch(p + (from + i) * kLine);
+  for (unsigned i = 0; i < lines; ++i) prefetch_line(p + (from + i) * kLine);
 }
 
 // Early prefetch: as soon as a child pointer is read, fetch the lines its search needs.
@@ -55,16 +66,20 @@ unsigned impl<Policy, VS>::leaf_block(std::byte* p, S k) noexcept {
 // blocks with the index lines lets the second trip mostly overlap the first. The search itself
 // does not change, so a wrong guess costs two lines of traffic, never an answer. No branches
 // in the guess (a mispredicted one costs the lookups started after this one), and the double
-// is clamped into [0, 2B) before it is converted. Kept inline in this loop and descend always
-// inlined: as a separate function GCC 12 dropped the guess with its prefetches, and as a call
-// descend cost independent lookups more than the prefetches gave them (docs/btree-bench.md,
-// "A leaf's block guessed from its separators").
+// is clamped into [0, 2B) before it is converted. The walk is always inlined: as a call it
+// cost independent lookups more than the prefetches gave them (docs/btree-bench.md, "A leaf's
+// block guessed from its separators").
 template <class Policy, std::size_t VS>
-std::byte* impl<Policy, VS>::descend(const T& t, S k) noexcept {
+template <bool kPath>
+std::byte* impl<Policy, VS>::walk(const T& t, S k, path* P) noexcept {
   std::uintptr_t c = t.root;
   for (unsigned h = t.height; h > 0; --h) {
-    const std::byte* in = untag(c);
+    std::byte* in = untag(c);
     const unsigned i = inner_child(in, k);
+    if constexpr (kPath) {
+      P->node[t.height - h] = in;
+      P->idx[t.height - h] = i;
+    }
     c = IL::child(in)[i];
     if (h > 1 || i == 0 || i + 1 >= IL::n(in) || k == kMax) {
       prefetch_child(c);
@@ -90,17 +105,13 @@ std::byte* impl<Policy, VS>::descend(const T& t, S k) noexcept {
 }
 
 template <class Policy, std::size_t VS>
+std::byte* impl<Policy, VS>::descend(const T& t, S k) noexcept {
+  return walk<false>(t, k, nullptr);
+}
+
+template <class Policy, std::size_t VS>
 std::byte* impl<Policy, VS>::descend_path(const T& t, S k, path& P) noexcept {
-  std::uintptr_t c = t.root;
-  for (unsigned d = 0; d < t.height; ++d) {
-    std::byte* in = untag(c);
-    unsigned i = inner_child(in, k);
-    P.node[d] = in;
-    P.idx[d] = i;
-    c = IL::child(in)[i];
-    prefetch_child(c);
-  }
-  return untag(c);
+  return walk<true>(t, k, &P);
 }
 
 // First position >= k in page p, or {p, nb, 0} meaning "past this page".
