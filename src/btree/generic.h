@@ -54,6 +54,11 @@ struct impl {
   // Key (and value) buffers that gather() fills or pack() reads keep this many lanes to
   // spare: both copy whole blocks.
   static constexpr unsigned kPad = kBlockKeys;
+  // Keys in a page that a bulk build or a batch merge lays out: two free lanes per block, so
+  // a batch of up to an eighth of a bulk-built tree's size, or as many single inserts per
+  // page, goes in without splitting pages (built full, the first batch split every page in
+  // two half-empty ones, which doubled the tree's memory for good: docs/btree-bench.md).
+  static constexpr unsigned kFill = kCap - 2 * B;
   // Copies a value in (zeros when src is null).
   static inline void copy_val(std::byte* dst, const void* src) noexcept;
   // A new empty leaf.
@@ -66,9 +71,6 @@ struct impl {
   static inline unsigned gather(std::byte* p, S* ks, std::byte* vs) noexcept;
   // Lays n sorted keys over min(n, B) blocks evenly.
   static inline void pack(std::byte* p, const S* ks, const std::byte* vs, unsigned n) noexcept;
-  // Lays n sorted keys 16 per block (bulk build).
-  static inline void pack_dense(std::byte* p, const S* ks, const std::byte* vs,
-                                unsigned n) noexcept;
   // Inserts k at (b, s) of a non-full page, carrying overflow to the nearest gap.
   static inline void leaf_insert_at(std::byte* p, unsigned b, unsigned s, S k,
                                     const void* v) noexcept;

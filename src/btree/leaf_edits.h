@@ -81,23 +81,6 @@ void impl<Policy, VS>::pack(std::byte* p, const S* ks, const std::byte* vs, unsi
   hdr(p)->nb = static_cast<std::uint8_t>(nb);
 }
 
-// Fully packed blocks (for bulk build): 16 keys per block.
-template <class Policy, std::size_t VS>
-void impl<Policy, VS>::pack_dense(std::byte* p, const S* ks, const std::byte* vs,
-                                  unsigned n) noexcept {
-  S* ix = idx(p);
-  std::uint8_t* ct = cnt(p);
-  unsigned nb = (n + 15) / 16;
-  std::memcpy(keys(p, 0), ks, n * sizeof(S));
-  if constexpr (VS > 0) std::memcpy(LL::vals(p, 0), vs, n * VS);
-  for (unsigned b = 0; b < nb; ++b) {
-    ct[b] = static_cast<std::uint8_t>(b + 1 < nb ? 16 : n - 16 * b);
-    ix[b] = ks[16 * b];
-  }
-  hdr(p)->n = static_cast<std::uint16_t>(n);
-  hdr(p)->nb = static_cast<std::uint8_t>(nb);
-}
-
 // Inserts k at (b, s) of a page that is not full. A full block passes its overflow key
 // to the nearest block with room (opening a new block at the end if that is nearer).
 template <class Policy, std::size_t VS>

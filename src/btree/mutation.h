@@ -286,7 +286,7 @@ std::size_t impl<Policy, VS>::insert_sorted(T& t, const S* ks, const std::byte* 
 }
 
 // Merges m sorted keys (all inside p's fences) with p's keys; overflow goes to new pages
-// linked after p, each about kCap - B keys so that every block keeps room. Returns how
+// linked after p, each about kFill keys so that every block keeps room. Returns how
 // many keys were new.
 template <class Policy, std::size_t VS>
 unsigned impl<Policy, VS>::merge_into(T& t, path& P, std::byte* p, const S* in, const std::byte* iv,
@@ -335,8 +335,7 @@ unsigned impl<Policy, VS>::merge_into(T& t, path& P, std::byte* p, const S* in, 
     pack(p, out, outv, z);
     return added;
   }
-  constexpr unsigned kChunk = kCap - B;
-  unsigned pages = (z + kChunk - 1) / kChunk;
+  unsigned pages = (z + kFill - 1) / kFill;
   // Chunk c holds [start(c), start(c + 1)).
   auto start = [&](unsigned c) {
     return static_cast<unsigned>(static_cast<std::uint64_t>(z) * c / pages);
@@ -387,11 +386,12 @@ std::size_t impl<Policy, VS>::erase_sorted(T& t, const S* ks, std::size_t n) {
   return gone;
 }
 
-// Bottom-up build of an empty tree from sorted unique keys: full leaves, full inner nodes.
+// Bottom-up build of an empty tree from sorted unique keys: leaves of kFill keys, full inner
+// nodes.
 template <class Policy, std::size_t VS>
 void impl<Policy, VS>::build_sorted(T& t, const S* ks, const std::byte* vs, std::size_t n) {
   if (n == 0) return;
-  std::size_t nleaves = (n + kCap - 1) / kCap;
+  std::size_t nleaves = (n + kFill - 1) / kFill;
   std::byte* prev = nullptr;
   std::size_t at = 0;
   // Current level: a chain of nodes built left to right; we build leaves and push each
@@ -399,12 +399,25 @@ void impl<Policy, VS>::build_sorted(T& t, const S* ks, const std::byte* vs, std:
   path P;  // P.node[d]: the rightmost node at inner level d counted from the leaves
   unsigned levels = 0;
   for (std::size_t li = 0; li < nleaves; ++li) {
-    // Full leaves; the last two share what is left, so the last one is never tiny.
+    // kFill keys a leaf; the last two share what is left, so the last one is never tiny.
     std::size_t left = n - at;
-    unsigned take = left > kCap ? kCap : static_cast<unsigned>(left);
+    unsigned take = left > kFill ? kFill : static_cast<unsigned>(left);
     if (li + 2 == nleaves) take = static_cast<unsigned>(left - left / 2);
-    std::byte* p = new_leaf(t);
-    pack_dense(p, ks + at, vs ? vs + at * VS : nullptr, take);
+    std::byte* p = new_leaf_for_pack(t);
+    if (left >= take + kPad) {
+      pack(p, ks + at, vs ? vs + at * VS : nullptr, take);
+    } else {  // pack reads whole blocks: the input's last keys go through a padded copy
+      alignas(64) S tk[kCap + kPad];
+      alignas(64) std::byte tv[VS > 0 ? (kCap + kPad) * VS : 1];
+      std::memcpy(tk, ks + at, take * sizeof(S));
+      if constexpr (VS > 0) {
+        if (vs)
+          std::memcpy(tv, vs + at * VS, take * VS);
+        else
+          std::memset(tv, 0, take * VS);
+      }
+      pack(p, tk, tv, take);
+    }
     hdr(p)->prev = prev;
     if (prev) {
       hdr(prev)->next = p;

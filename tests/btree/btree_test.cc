@@ -662,6 +662,47 @@ TEST(BtreeMisc, MemoryUsageFollowsErases) {
                                                                                  100000 / kScale);
 }
 
+// A tree built from sorted keys leaves room in every block, so a batch of a sixteenth of its
+// size (random keys: each page gets about a sixteenth more, well under its two free lanes per
+// block) goes in without splitting pages, and erasing it again leaves the pages as they were.
+template <class T>
+void check_build_leaves_room(isa l, std::size_t n) {
+  T t({.pages = simdex::page_size::small, .level = l});
+  std::mt19937_64 r(n + 7);
+  std::vector<std::uint64_t> keys(n);
+  for (auto& k : keys) k = r() | 1;  // odd: the batch below is even, so never a duplicate
+  std::vector<std::uint64_t> base = keys;
+  std::vector<std::uint64_t> batch(n / 16);
+  for (auto& k : batch) k = r() & ~std::uint64_t{1};
+  std::sort(base.begin(), base.end());
+  base.erase(std::unique(base.begin(), base.end()), base.end());
+  if constexpr (requires { t.build_sorted(base, base); })
+    t.build_sorted(base, base);
+  else
+    t.build_sorted(base);
+  ASSERT_EQ(t.validate(), "");
+  const std::size_t pages = t.leaf_pages();
+  for (int round = 0; round < 3; ++round) {
+    if constexpr (requires { t.insert_batch(batch, batch); })
+      t.insert_batch(batch, batch);
+    else
+      t.insert_batch(batch);
+    ASSERT_EQ(t.validate(), "");
+    // A few pages may draw more than their room (the batch is random); most must not split.
+    EXPECT_LE(t.leaf_pages(), pages + pages / 50) << "round " << round;
+    t.erase_batch(batch);
+    ASSERT_EQ(t.validate(), "");
+    ASSERT_EQ(t.size(), base.size());
+  }
+}
+
+TEST(BtreeMisc, BuildLeavesRoomForBatches) {
+  for (isa l : levels<std::uint64_t, void>())
+    check_build_leaves_room<simdex::btree_set<std::uint64_t>>(l, 400000 / kScale);
+  for (isa l : levels<std::uint64_t, std::uint64_t>())
+    check_build_leaves_room<simdex::btree_map<std::uint64_t, std::uint64_t>>(l, 200000 / kScale);
+}
+
 TEST(BtreeMisc, MoveMemoryAndPages) {
   simdex::btree_set<std::uint32_t> a({.pages = simdex::page_size::small});
   for (std::uint32_t i = 0; i < 100000; ++i) a.insert(i * 7);
