@@ -71,6 +71,9 @@ struct impl {
   static inline unsigned gather(std::byte* p, S* ks, std::byte* vs) noexcept;
   // Lays n sorted keys over min(n, B) blocks evenly.
   static inline void pack(std::byte* p, const S* ks, const std::byte* vs, unsigned n) noexcept;
+  // k into lane s of a block whose last lane is unused; the key at lane s out of a block.
+  static inline void block_open(S* kb, unsigned s, S k) noexcept;
+  static inline void block_close(S* kb, unsigned s) noexcept;
   // Inserts k at (b, s) of a non-full page, carrying overflow to the nearest gap.
   static inline void leaf_insert_at(std::byte* p, unsigned b, unsigned s, S k,
                                     const void* v) noexcept;

@@ -81,6 +81,25 @@ void impl<Policy, VS>::pack(std::byte* p, const S* ks, const std::byte* vs, unsi
   hdr(p)->nb = static_cast<std::uint8_t>(nb);
 }
 
+// Lanes [s, 16) of a block move up one (the last, an unused kMax lane, drops out) and k takes
+// lane s; block_close: lanes (s, 16) move down one and the last lane becomes kMax. Both are
+// fixed-size lane selects, which the compiler turns into a few vector moves at every level,
+// where a memmove of the variable tail is a library call.
+template <class Policy, std::size_t VS>
+void impl<Policy, VS>::block_open(S* kb, unsigned s, S k) noexcept {
+  alignas(64) S a[kBlockKeys + 1];
+  std::memcpy(a + 1, kb, kBlockKeys * sizeof(S));
+  for (unsigned i = 0; i < kBlockKeys; ++i) kb[i] = i < s ? a[i + 1] : i == s ? k : a[i];
+}
+
+template <class Policy, std::size_t VS>
+void impl<Policy, VS>::block_close(S* kb, unsigned s) noexcept {
+  alignas(64) S a[kBlockKeys + 1];
+  std::memcpy(a, kb, kBlockKeys * sizeof(S));
+  a[kBlockKeys] = kMax;
+  for (unsigned i = 0; i < kBlockKeys; ++i) kb[i] = i < s ? a[i] : a[i + 1];
+}
+
 // Inserts k at (b, s) of a page that is not full. A full block passes its overflow key
 // to the nearest block with room (opening a new block at the end if that is nearer).
 template <class Policy, std::size_t VS>
@@ -97,8 +116,7 @@ void impl<Policy, VS>::leaf_insert_at(std::byte* p, unsigned b, unsigned s, S k,
   // Puts the carried key (ck, cv) at slot at of block j, which holds c < 16 keys.
   auto place = [&](unsigned j, unsigned at, unsigned c) {
     S* kj = keys(p, j);
-    std::memmove(kj + at + 1, kj + at, (c - at) * sizeof(S));
-    kj[at] = ck;
+    block_open(kj, at, ck);
     if constexpr (VS > 0) {
       std::memmove(val(p, j, at + 1), val(p, j, at), (c - at) * VS);
       std::memcpy(val(p, j, at), cv, VS);
@@ -192,8 +210,7 @@ void impl<Policy, VS>::leaf_erase_at(std::byte* p, unsigned b, unsigned s) noexc
   S* ix = idx(p);
   S* kb = keys(p, b);
   unsigned c = ct[b];
-  std::memmove(kb + s, kb + s + 1, (c - s - 1) * sizeof(S));
-  kb[c - 1] = kMax;
+  block_close(kb, s);
   if constexpr (VS > 0) std::memmove(val(p, b, s), val(p, b, s + 1), (c - s - 1) * VS);
   ct[b] = static_cast<std::uint8_t>(c - 1);
   --h->n;
