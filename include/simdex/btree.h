@@ -205,7 +205,7 @@ class basic_btree {
   // and walk the leaves in order; lookups interleave many descents (group prefetching).
   std::size_t erase_batch(std::span<const K> keys) {
     std::vector<S> ks = encode_all(keys);
-    std::size_t n = btree_detail::sort_unique<S>(ks.data(), nullptr, 0, ks.size(), false);
+    std::size_t n = kernels_->sort_unique(ks.data(), nullptr, ks.size(), false);
     return kernels_->erase_sorted(t_, ks.data(), n);
   }
   void contains_batch(std::span<const K> keys, bool* out) const {
@@ -329,7 +329,7 @@ class btree_set : public basic_btree<K, void> {
   // Returns how many keys were new.
   std::size_t insert_batch(std::span<const K> keys) {
     std::vector<S> ks = base::encode_all(keys);
-    std::size_t n = btree_detail::sort_unique<S>(ks.data(), nullptr, 0, ks.size(), false);
+    std::size_t n = kernels_->sort_unique(ks.data(), nullptr, ks.size(), false);
     return kernels_->insert_sorted(t_, ks.data(), nullptr, n, false);
   }
   // Replace the contents. build_sorted wants strictly ascending keys.
@@ -341,7 +341,7 @@ class btree_set : public basic_btree<K, void> {
   }
   void build(std::span<const K> keys) {
     std::vector<S> ks = base::encode_all(keys);
-    std::size_t n = btree_detail::sort_unique<S>(ks.data(), nullptr, 0, ks.size(), false);
+    std::size_t n = kernels_->sort_unique(ks.data(), nullptr, ks.size(), false);
     this->clear();
     kernels_->build_sorted(t_, ks.data(), nullptr, n);
   }
@@ -375,7 +375,7 @@ class btree_map : public basic_btree<K, V> {
           "simdex::btree_map::insert_batch: keys and values differ in length");
     std::vector<S> ks = base::encode_all(keys);
     std::vector<std::byte> vs = pack_values(values);
-    std::size_t n = btree_detail::sort_unique<S>(ks.data(), vs.data(), VS, ks.size(), assign);
+    std::size_t n = kernels_->sort_unique(ks.data(), vs.data(), ks.size(), assign);
     return kernels_->insert_sorted(t_, ks.data(), vs.data(), n, assign);
   }
   void build_sorted(std::span<const K> keys, std::span<const V> values) {
@@ -393,7 +393,7 @@ class btree_map : public basic_btree<K, V> {
       throw std::invalid_argument("simdex::btree_map::build: keys and values differ in length");
     std::vector<S> ks = base::encode_all(keys);
     std::vector<std::byte> vs = pack_values(values);
-    std::size_t n = btree_detail::sort_unique<S>(ks.data(), vs.data(), VS, ks.size(), true);
+    std::size_t n = kernels_->sort_unique(ks.data(), vs.data(), ks.size(), true);
     this->clear();
     kernels_->build_sorted(t_, ks.data(), vs.data(), n);
   }

@@ -21,6 +21,7 @@ struct block16 {
   static unsigned count_lt16(const S* a, S x) noexcept {
     return static_cast<unsigned>(_mm_popcnt_u32(mask16<false>(a, x)));
   }
+  static unsigned lt_mask16(const S* a, S x) noexcept { return mask16<false>(a, x); }
   static unsigned eq_mask16(const S* a, S x) noexcept { return mask16<true>(a, x); }
 };
 

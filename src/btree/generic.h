@@ -197,6 +197,14 @@ struct impl {
   // Bottom-up build of an empty tree from sorted unique keys.
   static inline void build_sorted(T& t, const S* ks, const std::byte* vs, std::size_t n);
 
+  // ---- batch sort (batch_sort.h) ----------------------------------------------------------------
+  // Batches at least this long go through the buckets; shorter ones to the baseline sort.
+  static constexpr std::size_t kBucketSortMin = 4096;
+  // Sorts and dedupes a batch (sort_unique in detail.h), keys only through the buckets.
+  static inline std::size_t sort_unique(S* keys, std::byte* vals, std::size_t n, bool keep_last);
+  // Places c <= 16 keys of a (16 lanes readable) at out in ascending order.
+  static inline void rank_place(const S* a, unsigned c, S* out) noexcept;
+
   static constexpr kernels<S, VS> table() {
     return {.insert = &insert,
             .erase = &erase,
@@ -211,6 +219,7 @@ struct impl {
             .insert_sorted = &insert_sorted,
             .erase_sorted = &erase_sorted,
             .build_sorted = &build_sorted,
+            .sort_unique = &sort_unique,
             .level_name = Policy::kName};
   }
 };
@@ -224,6 +233,7 @@ const kernels<S, VS>* level_kernels() {
 }  // namespace simdex::btree_detail
 
 // The member definitions, one file per section of impl.
+#include "batch_sort.h"
 #include "inner_edits.h"
 #include "leaf_edits.h"
 #include "mutation.h"

@@ -21,6 +21,12 @@ struct scalar_policy {
     for (unsigned i = 0; i < 16; ++i) c += a[i] < x;
     return c;
   }
+  // Bit i set where a[i] < x, over one 16-key block.
+  static unsigned lt_mask16(const S* a, S x) noexcept {
+    unsigned m = 0;
+    for (unsigned i = 0; i < 16; ++i) m |= unsigned{a[i] < x} << i;
+    return m;
+  }
   // Bit i set where a[i] == x, over one 16-key block.
   static unsigned eq_mask16(const S* a, S x) noexcept {
     unsigned m = 0;

@@ -97,10 +97,12 @@ std::vector<std::uint32_t> spread(const range_buckets<S>& rb, const S* keys, std
   return start;
 }
 
-// Sorts a short run by insertion (a bucket holds a handful of keys); long runs, which only
-// skewed batches make, go to the radix sort or std::sort.
+}  // namespace
+
+// A bucket holds a handful of keys: insertion sort; long runs, which only skewed batches
+// make, go to the radix sort or std::sort.
 template <class S>
-void sort_run(S* a, std::size_t n) {
+void sort_keys(S* a, std::size_t n) {
   if (n > 32) {
     if (n >= 4096)
       radix_sort(a, n);
@@ -115,8 +117,6 @@ void sort_run(S* a, std::size_t n) {
     a[j] = x;
   }
 }
-
-}  // namespace
 
 template <class S>
 std::vector<std::uint32_t> group_by_range(const S* keys, std::size_t n, unsigned bits, S* out,
@@ -137,6 +137,7 @@ std::vector<std::uint32_t> group_in_range(const S* keys, std::size_t n, S lo, S 
 }
 
 #define SIMDEX_BTREE_GROUPS(S)                                                                     \
+  template void sort_keys<S>(S*, std::size_t);                                                     \
   template std::vector<std::uint32_t> group_by_range<S>(const S*, std::size_t, unsigned, S*,       \
                                                         std::uint32_t*);                           \
   template std::vector<std::uint32_t> group_in_range<S>(const S*, std::size_t, S, S, unsigned, S*, \
@@ -147,25 +148,9 @@ SIMDEX_BTREE_GROUPS(std::int64_t)
 
 template <class S>
 std::size_t sort_unique(S* keys, std::byte* vals, std::size_t vs, std::size_t n, bool keep_last) {
-  if (vals == nullptr || vs == 0) {
-    if (n < 4096 || n > 0xffffffffu) {
-      if (n >= 4096)
-        radix_sort(keys, n);
-      else
-        std::sort(keys, keys + n);
-      return static_cast<std::size_t>(std::unique(keys, keys + n) - keys);
-    }
-    // Spread over about n/8 buckets of equal key range, sort each (a few keys), then copy
-    // back without repeats: two passes over the batch instead of one per radix digit.
-    std::unique_ptr<S[]> tmp(new S[n]);  // no zero fill: every slot is written
-    unsigned bits = std::clamp(static_cast<unsigned>(std::bit_width(n / 8)), 8u, 16u);
-    std::vector<std::uint32_t> start = group_by_range(keys, n, bits, tmp.get(), nullptr);
-    for (std::size_t b = 0; b + 1 < start.size(); ++b)
-      sort_run(tmp.get() + start[b], start[b + 1] - start[b]);
-    std::size_t m = 0;
-    for (std::size_t i = 0; i < n; ++i)
-      if (m == 0 || keys[m - 1] != tmp[i]) keys[m++] = tmp[i];
-    return m;
+  if (vals == nullptr || vs == 0) {  // the level kernels' bucket sort takes large batches
+    sort_keys(keys, n);
+    return static_cast<std::size_t>(std::unique(keys, keys + n) - keys);
   }
   std::vector<std::uint32_t> order(n);
   std::iota(order.begin(), order.end(), 0u);

@@ -419,6 +419,45 @@ TEST(BtreeBatch, GroupByRange) {
   }
 }
 
+// Every level's batch sort (buckets ranked in place, crowded ones sorted) against std::sort and
+// std::unique, over batch shapes that make empty, single, full (16) and crowded buckets.
+template <class S>
+void check_sort_unique() {
+  std::mt19937_64 rng(23);
+  for (auto& [l, k] : simdex::testing::usable_levels(simdex::btree_detail::kernel_tables<S, 0>())) {
+    SCOPED_TRACE(simdex::isa_name(l));
+    for (std::size_t n :
+         {std::size_t{4095}, std::size_t{4096}, std::size_t{4097}, std::size_t{70001}}) {
+      for (int shape = 0; shape < 7; ++shape) {
+        SCOPED_TRACE(testing::Message() << "n " << n << " shape " << shape);
+        std::vector<S> keys(n);
+        for (std::size_t i = 0; i < n; ++i) {
+          std::uint64_t r = rng();
+          keys[i] = shape == 0   ? static_cast<S>(r)               // whole range
+                    : shape == 1 ? static_cast<S>(r % 1000) - 500  // repeats
+                    : shape == 2 ? (r % 100 == 0 ? std::numeric_limits<S>::max()
+                                                 : static_cast<S>(r % 5000))  // one far key
+                    : shape == 3 ? S{7}                                       // all equal
+                    : shape == 4 ? static_cast<S>(i * 3)                      // ascending
+                    : shape == 5 ? static_cast<S>(n - i)                      // descending
+                                 : static_cast<S>(r % (n / 4)) * 1000;  // a few in each bucket
+        }
+        std::vector<S> want = keys;
+        std::sort(want.begin(), want.end());
+        want.erase(std::unique(want.begin(), want.end()), want.end());
+        std::size_t m = k->sort_unique(keys.data(), nullptr, keys.size(), false);
+        keys.resize(m);
+        ASSERT_EQ(keys, want);
+      }
+    }
+  }
+}
+
+TEST(BtreeBatch, SortUniqueEveryLevel) {
+  check_sort_unique<std::int32_t>();
+  check_sort_unique<std::int64_t>();
+}
+
 // The sweep groups a batch over the tree's own key range: keys outside it land in one last
 // group (input order), and the largest and smallest key values, present or not, are answered
 // right (unused block lanes hold the largest value).

@@ -306,6 +306,8 @@ struct kernels {
   std::size_t (*erase_sorted)(T&, const S* keys, std::size_t n);
   // Tree must be empty; keys sorted ascending and unique.
   void (*build_sorted)(T&, const S* keys, const std::byte* vals, std::size_t n);
+  // sort_unique (below) for a batch of this shape, vals being n slots of VS bytes or null.
+  std::size_t (*sort_unique)(S* keys, std::byte* vals, std::size_t n, bool keep_last);
   const char* level_name;
 };
 
@@ -323,6 +325,9 @@ void destroy(tree<S, VS>& t) noexcept;
 // when keep_last); returns the new length.
 template <class S>
 std::size_t sort_unique(S* keys, std::byte* vals, std::size_t vs, std::size_t n, bool keep_last);
+// Sorts n keys ascending: insertion sort for a few, else std::sort or a radix sort.
+template <class S>
+void sort_keys(S* keys, std::size_t n);
 // Groups n (< 2^32) keys into 2^bits buckets that split the batch's [min, max] into equal
 // key ranges: bucket b's keys, in input order, go to out[start[b], start[b + 1]) and their
 // input positions to at (when not null). Returns start (2^bits + 1 entries).
