@@ -26,6 +26,41 @@ struct avx2_lanes {
   static __m256i load(const S* a) noexcept {
     return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a));
   }
+  // Lane moves for a block's one-lane shift (block16::open16 / close16), as in avx512_lanes.
+  using vec = __m256i;
+  static void store(S* a, vec v) noexcept { _mm256_storeu_si256(reinterpret_cast<__m256i*>(a), v); }
+  static vec next_lane(vec v, vec n) noexcept {
+    if constexpr (k64)
+      return _mm256_blend_epi32(_mm256_permute4x64_epi64(v, _MM_SHUFFLE(0, 3, 2, 1)),
+                                _mm256_permute4x64_epi64(n, 0), 0xc0);
+    return _mm256_blend_epi32(
+        _mm256_permutevar8x32_epi32(v, _mm256_setr_epi32(1, 2, 3, 4, 5, 6, 7, 0)),
+        _mm256_permutevar8x32_epi32(n, _mm256_setzero_si256()), 0x80);
+  }
+  static vec prev_lane(vec v, vec p) noexcept {
+    if constexpr (k64)
+      return _mm256_blend_epi32(_mm256_permute4x64_epi64(v, _MM_SHUFFLE(2, 1, 0, 3)),
+                                _mm256_permute4x64_epi64(p, _MM_SHUFFLE(3, 3, 3, 3)), 0x03);
+    return _mm256_blend_epi32(
+        _mm256_permutevar8x32_epi32(v, _mm256_setr_epi32(7, 0, 1, 2, 3, 4, 5, 6)),
+        _mm256_permutevar8x32_epi32(p, _mm256_set1_epi32(7)), 0x01);
+  }
+  // The lane numbers first, first + 1, ...
+  static vec lane_ids(unsigned first) noexcept {
+    if constexpr (k64) return _mm256_add_epi64(_mm256_setr_epi64x(0, 1, 2, 3), set1(S(first)));
+    return _mm256_add_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), set1(S(first)));
+  }
+  static vec pick(unsigned first, unsigned from, vec a, vec b) noexcept {
+    vec below = set1(static_cast<S>(from) - 1);  // lanes past it take b
+    if constexpr (k64) return _mm256_blendv_epi8(a, b, _mm256_cmpgt_epi64(lane_ids(first), below));
+    return _mm256_blendv_epi8(a, b, _mm256_cmpgt_epi32(lane_ids(first), below));
+  }
+  static vec put(unsigned first, unsigned at, vec v, S k) noexcept {
+    vec at_v = set1(static_cast<S>(at));
+    if constexpr (k64)
+      return _mm256_blendv_epi8(v, set1(k), _mm256_cmpeq_epi64(lane_ids(first), at_v));
+    return _mm256_blendv_epi8(v, set1(k), _mm256_cmpeq_epi32(lane_ids(first), at_v));
+  }
   static unsigned gt_bits(const S* a, __m256i kv) noexcept {  // a[i] > x
     if constexpr (k64) return bits(_mm256_cmpgt_epi64(load(a), kv));
     return bits(_mm256_cmpgt_epi32(load(a), kv));

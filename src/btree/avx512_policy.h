@@ -29,6 +29,30 @@ struct avx512_lanes {
     return _mm512_mask_cmple_epi32_mask(static_cast<__mmask16>(live),
                                         _mm512_maskz_loadu_epi32(live, a), kv);
   }
+  // Lane moves for a block's one-lane shift (block16::open16 / close16): lanes of v one down,
+  // the last from n's first; one up, the first from p's last; lanes first + i >= from from b;
+  // lane at - first set to k.
+  using vec = __m512i;
+  static vec load(const S* a) noexcept { return _mm512_loadu_si512(a); }
+  static void store(S* a, vec v) noexcept { _mm512_storeu_si512(a, v); }
+  static vec next_lane(vec v, vec n) noexcept {
+    if constexpr (k64) return _mm512_alignr_epi64(n, v, 1);
+    return _mm512_alignr_epi32(n, v, 1);
+  }
+  static vec prev_lane(vec v, vec p) noexcept {
+    if constexpr (k64) return _mm512_alignr_epi64(v, p, 7);
+    return _mm512_alignr_epi32(v, p, 15);
+  }
+  static vec pick(unsigned first, unsigned from, vec a, vec b) noexcept {
+    unsigned m = ((0xffffffffu << from) >> first) & kAll;
+    if constexpr (k64) return _mm512_mask_blend_epi64(static_cast<__mmask8>(m), a, b);
+    return _mm512_mask_blend_epi32(static_cast<__mmask16>(m), a, b);
+  }
+  static vec put(unsigned first, unsigned at, vec v, S k) noexcept {
+    unsigned m = ((1u << at) >> first) & kAll;
+    if constexpr (k64) return _mm512_mask_set1_epi64(v, static_cast<__mmask8>(m), k);
+    return _mm512_mask_set1_epi32(v, static_cast<__mmask16>(m), k);
+  }
   static unsigned lt_bits(const S* a, __m512i kv) noexcept {
     if constexpr (k64) return _mm512_cmplt_epi64_mask(_mm512_loadu_si512(a), kv);
     return _mm512_cmplt_epi32_mask(_mm512_loadu_si512(a), kv);

@@ -22,6 +22,27 @@ struct block16 {
     return static_cast<unsigned>(_mm_popcnt_u32(mask16<false>(a, x)));
   }
   static unsigned lt_mask16(const S* a, S x) noexcept { return mask16<false>(a, x); }
+
+  // A block's one-lane shifts in registers, every lane computed (no branch on s): open16 puts
+  // k at lane s and moves lanes [s, 15) up one (lane 15 drops out); close16 moves lanes
+  // (s, 16) down one and fills lane 15.
+  static void open16(S* kb, unsigned s, S k) noexcept {
+    constexpr unsigned W = Lanes::kWidth, N = 16 / W;
+    typename Lanes::vec v[N];
+    for (unsigned j = 0; j < N; ++j) v[j] = Lanes::load(kb + j * W);
+    for (unsigned j = 0; j < N; ++j) {
+      auto up = Lanes::prev_lane(v[j], v[j == 0 ? 0 : j - 1]);
+      Lanes::store(kb + j * W, Lanes::put(j * W, s, Lanes::pick(j * W, s + 1, v[j], up), k));
+    }
+  }
+  static void close16(S* kb, unsigned s, S fill) noexcept {
+    constexpr unsigned W = Lanes::kWidth, N = 16 / W;
+    typename Lanes::vec v[N + 1];
+    for (unsigned j = 0; j < N; ++j) v[j] = Lanes::load(kb + j * W);
+    v[N] = Lanes::set1(fill);
+    for (unsigned j = 0; j < N; ++j)
+      Lanes::store(kb + j * W, Lanes::pick(j * W, s, v[j], Lanes::next_lane(v[j], v[j + 1])));
+  }
   static unsigned eq_mask16(const S* a, S x) noexcept { return mask16<true>(a, x); }
 };
 

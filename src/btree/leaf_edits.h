@@ -87,6 +87,12 @@ void impl<Policy, VS>::pack(std::byte* p, const S* ks, const std::byte* vs, unsi
 // where a memmove of the variable tail is a library call.
 template <class Policy, std::size_t VS>
 void impl<Policy, VS>::block_open(S* kb, unsigned s, S k) noexcept {
+  if constexpr (requires { Policy::open16(kb, s, k); }) {
+    // In registers: GCC turns the select below into a computed jump on s inside the batch
+    // loops (a mispredict an edit).
+    Policy::open16(kb, s, k);
+    return;
+  }
   alignas(64) S a[kBlockKeys + 1];
   std::memcpy(a + 1, kb, kBlockKeys * sizeof(S));
   for (unsigned i = 0; i < kBlockKeys; ++i) kb[i] = i < s ? a[i + 1] : i == s ? k : a[i];
@@ -94,6 +100,10 @@ void impl<Policy, VS>::block_open(S* kb, unsigned s, S k) noexcept {
 
 template <class Policy, std::size_t VS>
 void impl<Policy, VS>::block_close(S* kb, unsigned s) noexcept {
+  if constexpr (requires { Policy::close16(kb, s, kMax); }) {
+    Policy::close16(kb, s, kMax);
+    return;
+  }
   alignas(64) S a[kBlockKeys + 1];
   std::memcpy(a, kb, kBlockKeys * sizeof(S));
   a[kBlockKeys] = kMax;
