@@ -3,6 +3,8 @@
 // Part of impl (generic.h); included only through it.
 #pragma once
 
+#include <utility>
+
 #include "generic.h"
 
 namespace simdex::btree_detail {
@@ -249,10 +251,14 @@ std::size_t impl<Policy, VS>::insert_sorted(T& t, const S* ks, const std::byte* 
   }
   path P;
   std::byte* p = nullptr;
+  // Keys added to page p that the counts along P do not have yet: they go in once per page,
+  // not once per key, and always before P changes or a split rewrites counts.
+  std::int64_t pending = 0;
   for (; i < n; ++i) {
     S k = ks[i];
     const void* v = vs ? vs + i * VS : nullptr;
     if (p == nullptr || !in_fences(p, k)) {
+      if (pending) add_counts(t, P, std::exchange(pending, 0));
       p = descend_path(t, k, P);
       // Many keys for this page: merge them in one pass instead of one by one.
       std::size_t j = i + 1;
@@ -272,16 +278,18 @@ std::size_t impl<Policy, VS>::insert_sorted(T& t, const S* ks, const std::byte* 
       continue;
     }
     if (hdr(p)->n == kCap) {
+      if (pending) add_counts(t, P, std::exchange(pending, 0));
       make_room(t, P, p, k);
       p = nullptr;
       --i;
       continue;
     }
     leaf_insert_at(p, b, s, k, v);
-    add_counts(t, P, 1);
+    ++pending;
     ++t.size;
     ++added;
   }
+  if (pending) add_counts(t, P, std::exchange(pending, 0));
   return added;
 }
 
@@ -368,21 +376,27 @@ std::size_t impl<Policy, VS>::erase_sorted(T& t, const S* ks, std::size_t n) {
   std::size_t gone = 0;
   path P;
   std::byte* p = nullptr;
+  std::int64_t pending = 0;  // as in insert_sorted: the counts go in once per page
   for (std::size_t i = 0; i < n && t.root != 0; ++i) {
     S k = ks[i];
-    if (p == nullptr || !in_fences(p, k)) p = descend_path(t, k, P);
+    if (p == nullptr || !in_fences(p, k)) {
+      if (pending) add_counts(t, P, std::exchange(pending, 0));
+      p = descend_path(t, k, P);
+    }
     unsigned b = leaf_block(p, k);
     unsigned s = Policy::count_lt16(keys(p, b), k);
     if (!(s < cnt(p)[b] && keys(p, b)[s] == k)) continue;
     leaf_erase_at(p, b, s);
-    add_counts(t, P, -1);
+    --pending;
     --t.size;
     ++gone;
     if (hdr(p)->n < kCap / 4) {
+      add_counts(t, P, std::exchange(pending, 0));
       leaf_underflow(t, P, p);
       p = nullptr;
     }
   }
+  if (pending) add_counts(t, P, pending);
   return gone;
 }
 
