@@ -35,6 +35,13 @@ struct block16 {
       Lanes::store(kb + j * W, Lanes::put(j * W, s, Lanes::pick(j * W, s + 1, v[j], up), k));
     }
   }
+  // The block gets src's first c lanes and `fill` in the others.
+  static void fill16(S* kb, const S* src, unsigned c, S fill) noexcept {
+    constexpr unsigned W = Lanes::kWidth;
+    auto f = Lanes::set1(fill);
+    for (unsigned j = 0; j < 16; j += W)
+      Lanes::store(kb + j, Lanes::pick(j, c, Lanes::load(src + j), f));
+  }
   static void close16(S* kb, unsigned s, S fill) noexcept {
     constexpr unsigned W = Lanes::kWidth, N = 16 / W;
     typename Lanes::vec v[N + 1];

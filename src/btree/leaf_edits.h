@@ -71,8 +71,12 @@ void impl<Policy, VS>::pack(std::byte* p, const S* ks, const std::byte* vs, unsi
     ct[b] = static_cast<std::uint8_t>(c);
     S* kb = keys(p, b);
     // Whole blocks again (ks and vs have kPad lanes to spare); lanes past c become kMax.
-    std::memcpy(kb, ks + at, kBlockKeys * sizeof(S));
-    for (unsigned i = 0; i < kBlockKeys; ++i) kb[i] = i < c ? kb[i] : kMax;
+    if constexpr (requires { Policy::fill16(kb, ks, c, kMax); }) {
+      Policy::fill16(kb, ks + at, c, kMax);  // in registers (see block_open)
+    } else {
+      std::memcpy(kb, ks + at, kBlockKeys * sizeof(S));
+      for (unsigned i = 0; i < kBlockKeys; ++i) kb[i] = i < c ? kb[i] : kMax;
+    }
     if constexpr (VS > 0) std::memcpy(LL::vals(p, b), vs + at * VS, kBlockKeys * VS);
     ix[b] = c ? ks[at] : kMax;
     at += c;
