@@ -85,6 +85,8 @@ struct avx2_policy : block16<avx2_lanes<S>, S> {
   using key = S;
   using L = avx2_lanes<S>;
   static constexpr const char* kName = "avx2";
+  template <class E>
+  using block_of = block16<avx2_lanes<E>, E>;  // as in avx512_policy
   static unsigned count_le(const key* a, unsigned m, key x) noexcept {
     __m256i kv = L::set1(x);
     std::uint64_t gt = 0;

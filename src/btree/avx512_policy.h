@@ -68,6 +68,9 @@ struct avx512_policy : block16<avx512_lanes<S>, S> {
   using key = S;
   using L = avx512_lanes<S>;
   static constexpr const char* kName = "avx512";
+  // The block shifts over lanes of another width (a map's 4- and 8-byte value slots).
+  template <class E>
+  using block_of = block16<avx512_lanes<E>, E>;
   static unsigned count_le(const key* a, unsigned m, key x) noexcept {
     __m512i kv = L::set1(x);
     unsigned c = 0;

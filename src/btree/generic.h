@@ -71,6 +71,10 @@ struct impl {
   static inline unsigned gather(std::byte* p, S* ks, std::byte* vs) noexcept;
   // Lays n sorted keys over min(n, B) blocks evenly.
   static inline void pack(std::byte* p, const S* ks, const std::byte* vs, unsigned n) noexcept;
+  // The value slots of a block follow its keys: v into slot s of a block of c < 16 values;
+  // slot s out of a block of c values.
+  static inline void vals_open(std::byte* vb, unsigned s, unsigned c, const std::byte* v) noexcept;
+  static inline void vals_close(std::byte* vb, unsigned s, unsigned c) noexcept;
   // k into lane s of a block whose last lane is unused; the key at lane s out of a block.
   static inline void block_open(S* kb, unsigned s, S k) noexcept;
   static inline void block_close(S* kb, unsigned s) noexcept;

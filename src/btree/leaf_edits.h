@@ -3,6 +3,8 @@
 // Part of impl (generic.h); included only through it.
 #pragma once
 
+#include <type_traits>
+
 #include "generic.h"
 
 namespace simdex::btree_detail {
@@ -114,6 +116,31 @@ void impl<Policy, VS>::block_close(S* kb, unsigned s) noexcept {
   for (unsigned i = 0; i < kBlockKeys; ++i) kb[i] = i < s ? a[i] : a[i + 1];
 }
 
+// 4- and 8-byte slots shift like keys of that width, in registers (the SIMD policies'
+// block_of); 16-byte slots and the scalar level move the tail with memmove.
+template <class Policy, std::size_t VS>
+void impl<Policy, VS>::vals_open(std::byte* vb, unsigned s, unsigned c,
+                                 const std::byte* v) noexcept {
+  using E = std::conditional_t<VS == 4, std::int32_t, std::int64_t>;
+  if constexpr ((VS == 4 || VS == 8) && requires { typename Policy::template block_of<E>; }) {
+    E x;
+    std::memcpy(&x, v, VS);
+    Policy::template block_of<E>::open16(reinterpret_cast<E*>(vb), s, x);
+  } else {
+    std::memmove(vb + (s + 1) * VS, vb + s * VS, (c - s) * VS);
+    std::memcpy(vb + s * VS, v, VS);
+  }
+}
+
+template <class Policy, std::size_t VS>
+void impl<Policy, VS>::vals_close(std::byte* vb, unsigned s, unsigned c) noexcept {
+  using E = std::conditional_t<VS == 4, std::int32_t, std::int64_t>;
+  if constexpr ((VS == 4 || VS == 8) && requires { typename Policy::template block_of<E>; })
+    Policy::template block_of<E>::close16(reinterpret_cast<E*>(vb), s, E{0});
+  else
+    std::memmove(vb + s * VS, vb + (s + 1) * VS, (c - s - 1) * VS);
+}
+
 // Inserts k at (b, s) of a page that is not full. A full block passes its overflow key
 // to the nearest block with room (opening a new block at the end if that is nearer).
 template <class Policy, std::size_t VS>
@@ -131,10 +158,7 @@ void impl<Policy, VS>::leaf_insert_at(std::byte* p, unsigned b, unsigned s, S k,
   auto place = [&](unsigned j, unsigned at, unsigned c) {
     S* kj = keys(p, j);
     block_open(kj, at, ck);
-    if constexpr (VS > 0) {
-      std::memmove(val(p, j, at + 1), val(p, j, at), (c - at) * VS);
-      std::memcpy(val(p, j, at), cv, VS);
-    }
+    if constexpr (VS > 0) vals_open(LL::vals(p, j), at, c, cv);
     ct[j] = static_cast<std::uint8_t>(c + 1);
     ix[j] = kj[0];
   };
@@ -225,7 +249,7 @@ void impl<Policy, VS>::leaf_erase_at(std::byte* p, unsigned b, unsigned s) noexc
   S* kb = keys(p, b);
   unsigned c = ct[b];
   block_close(kb, s);
-  if constexpr (VS > 0) std::memmove(val(p, b, s), val(p, b, s + 1), (c - s - 1) * VS);
+  if constexpr (VS > 0) vals_close(LL::vals(p, b), s, c);
   ct[b] = static_cast<std::uint8_t>(c - 1);
   --h->n;
   if (c - 1 > 0) {
