@@ -206,6 +206,14 @@ _BAR = [
     ("contains_hit_batched", {}, "simdex::btree_set batch", "absl::btree_set per-key", "speedup", 6.0),
     ("contains_hit", {}, "simdex::btree_set", "JudyL", "speedup", 1.0),
     ("rand_insert", {}, "simdex::btree_set", "JudyL", "speedup", 1.0),
+    # The stricter bar for trees built by random inserts and for 8-byte keys (N = 16M, 64M).
+    ("fill_random", {}, "simdex::btree_set", "absl::btree_set", "speedup", 1.5),
+    ("erase_half", {}, "simdex::btree_set", "absl::btree_set", "speedup", 1.5),
+    ("contains_hit", {"key": "u64"}, "simdex::btree_set", "absl::btree_set", "speedup", 3.0),
+    ("contains_miss", {"key": "u64"}, "simdex::btree_set", "absl::btree_set", "speedup", 4.0),
+    ("contains_miss", {"key": "u32"}, "simdex::btree_set", "absl::btree_set", "speedup", 4.0),
+    ("lower_bound", {"key": "u64"}, "simdex::btree_set", "absl::btree_set", "speedup", 2.5),
+    ("lower_bound_latency", {}, "simdex::btree_set", "absl::btree_set", "speedup", 1.0),
 ]
 # (workload, simdex contender, peer contenders (the fastest of them is the peer), bar).
 _PY_BAR = [
