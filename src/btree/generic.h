@@ -204,10 +204,12 @@ struct impl {
   // ---- batch sort (batch_sort.h) ----------------------------------------------------------------
   // Batches at least this long go through the buckets; shorter ones to the baseline sort.
   static constexpr std::size_t kBucketSortMin = 4096;
-  // Sorts and dedupes a batch (sort_unique in detail.h), keys only through the buckets.
+  // Sorts and dedupes a batch (sort_unique in detail.h) through the buckets.
   static inline std::size_t sort_unique(S* keys, std::byte* vals, std::size_t n, bool keep_last);
-  // Places c <= 16 keys of a (16 lanes readable) at out in ascending order.
-  static inline void rank_place(const S* a, unsigned c, S* out) noexcept;
+  // Places c <= 16 keys of a (16 lanes readable) at out in ascending order, and their
+  // positions ai (when not null) at ao alike.
+  static inline void rank_place(const S* a, unsigned c, S* out, const std::uint32_t* ai,
+                                std::uint32_t* ao) noexcept;
 
   static constexpr kernels<S, VS> table() {
     return {.insert = &insert,

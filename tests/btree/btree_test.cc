@@ -453,9 +453,49 @@ void check_sort_unique() {
   }
 }
 
+// With 8-byte values: every level against the baseline sort (std::stable_sort of positions),
+// the first or the last value of a repeated key kept.
+template <class S>
+void check_sort_unique_vals() {
+  std::mt19937_64 rng(29);
+  for (auto& [l, k] : simdex::testing::usable_levels(simdex::btree_detail::kernel_tables<S, 8>())) {
+    SCOPED_TRACE(simdex::isa_name(l));
+    for (std::size_t n : {std::size_t{4096}, std::size_t{50001}}) {
+      for (int shape = 0; shape < 3; ++shape) {
+        for (bool keep_last : {false, true}) {
+          SCOPED_TRACE(testing::Message()
+                       << "n " << n << " shape " << shape << " last " << keep_last);
+          std::vector<S> keys(n);
+          std::vector<std::uint64_t> vals(n);
+          for (std::size_t i = 0; i < n; ++i) {
+            std::uint64_t r = rng();
+            keys[i] = shape == 0   ? static_cast<S>(r)               // few repeats
+                      : shape == 1 ? static_cast<S>(r % (n / 3))     // many, in every bucket
+                                   : static_cast<S>(r % 50) * 1000;  // crowded buckets
+            vals[i] = i;
+          }
+          std::vector<S> wk = keys;
+          std::vector<std::uint64_t> wv = vals;
+          std::size_t want = simdex::btree_detail::sort_unique<S>(
+              wk.data(), reinterpret_cast<std::byte*>(wv.data()), 8, n, keep_last);
+          std::size_t m =
+              k->sort_unique(keys.data(), reinterpret_cast<std::byte*>(vals.data()), n, keep_last);
+          ASSERT_EQ(m, want);
+          for (std::size_t i = 0; i < m; ++i) {
+            ASSERT_EQ(keys[i], wk[i]) << i;
+            ASSERT_EQ(vals[i], wv[i]) << i;
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST(BtreeBatch, SortUniqueEveryLevel) {
   check_sort_unique<std::int32_t>();
   check_sort_unique<std::int64_t>();
+  check_sort_unique_vals<std::int32_t>();
+  check_sort_unique_vals<std::int64_t>();
 }
 
 // The sweep groups a batch over the tree's own key range: keys outside it land in one last
