@@ -26,7 +26,7 @@ struct block16 {
   // A block's one-lane shifts in registers, every lane computed (no branch on s): open16 puts
   // k at lane s and moves lanes [s, 15) up one (lane 15 drops out); close16 moves lanes
   // (s, 16) down one and fills lane 15.
-  static void open16(S* kb, unsigned s, S k) noexcept {
+  [[gnu::always_inline]] static void open16(S* kb, unsigned s, S k) noexcept {
     constexpr unsigned W = Lanes::kWidth, N = 16 / W;
     typename Lanes::vec v[N];
     for (unsigned j = 0; j < N; ++j) v[j] = Lanes::load(kb + j * W);
@@ -36,13 +36,13 @@ struct block16 {
     }
   }
   // The block gets src's first c lanes and `fill` in the others.
-  static void fill16(S* kb, const S* src, unsigned c, S fill) noexcept {
+  [[gnu::always_inline]] static void fill16(S* kb, const S* src, unsigned c, S fill) noexcept {
     constexpr unsigned W = Lanes::kWidth;
     auto f = Lanes::set1(fill);
     for (unsigned j = 0; j < 16; j += W)
       Lanes::store(kb + j, Lanes::pick(j, c, Lanes::load(src + j), f));
   }
-  static void close16(S* kb, unsigned s, S fill) noexcept {
+  [[gnu::always_inline]] static void close16(S* kb, unsigned s, S fill) noexcept {
     constexpr unsigned W = Lanes::kWidth, N = 16 / W;
     typename Lanes::vec v[N + 1];
     for (unsigned j = 0; j < N; ++j) v[j] = Lanes::load(kb + j * W);
