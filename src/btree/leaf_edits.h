@@ -160,7 +160,7 @@ void impl<Policy, VS>::leaf_insert_at(std::byte* p, unsigned b, unsigned s, S k,
     block_open(kj, at, ck);
     if constexpr (VS > 0) vals_open(LL::vals(p, j), at, c, cv);
     ct[j] = static_cast<std::uint8_t>(c + 1);
-    ix[j] = kj[0];
+    if (at == 0) ix[j] = ck;  // as in leaf_erase_at: only a new first key changes the index
   };
   // Full block j takes the carried key at slot `at` and hands on the key at slot `out` (its
   // first, carrying left, or its last, carrying right); from..to is the range that moves.
@@ -253,7 +253,10 @@ void impl<Policy, VS>::leaf_erase_at(std::byte* p, unsigned b, unsigned s) noexc
   ct[b] = static_cast<std::uint8_t>(c - 1);
   --h->n;
   if (c - 1 > 0) {
-    ix[b] = kb[0];
+    // Only a block's first key is in the index. A store there that did not change it still
+    // stalled the next search of the index (a vector load over a pending narrower store
+    // waits for it to reach the cache), which the batch loops do right away.
+    if (s == 0) ix[b] = kb[0];
     return;
   }
   unsigned nb = h->nb;
