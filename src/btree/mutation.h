@@ -303,19 +303,28 @@ unsigned impl<Policy, VS>::merge_into(T& t, path& P, std::byte* p, const S* in, 
   alignas(64) std::byte oldv[VS > 0 ? (kCap + kPad) * VS : 1];
   alignas(64) S out[kCap + kMergeRun + kPad];
   alignas(64) std::byte outv[VS > 0 ? (kCap + kMergeRun + kPad) * VS : 1];
+  // Where each new key goes among the page's keys, searched in the page itself (index, then
+  // block) before anything moves: the searches do not depend on each other, so they overlap,
+  // where counting each run from the end of the last was one chain of dependent loads.
+  alignas(64) std::uint32_t rank[kMergeRun];
+  {
+    unsigned first[B + 1];  // gathered position of each block's first key
+    first[0] = 0;
+    for (unsigned b = 0; b < B; ++b) first[b + 1] = first[b] + cnt(p)[b];
+    for (unsigned y = 0; y < m; ++y) {
+      unsigned b = leaf_block(p, in[y]);
+      rank[y] = first[b] + Policy::count_lt16(keys(p, b), in[y]);
+    }
+  }
   unsigned a = gather(p, old, oldv);
+  for (unsigned i = 0; i < kPad; ++i) old[a + i] = kMax;  // the run copies read whole blocks
   // The batch is sparse next to the page (a few new keys among hundreds), so the page's keys
-  // move in runs: count the run below the next new key with SIMD (kMax lanes past a stop it),
-  // copy it in whole 16-key blocks (out has kPad lanes to spare), then place the new key.
-  for (unsigned i = 0; i < kPad; ++i) old[a + i] = kMax;
+  // move in runs: the run below the next new key is copied in whole 16-key blocks (out has
+  // kPad lanes to spare), then the new key is placed.
   unsigned x = 0, y = 0, z = 0, added = 0;
   for (; y < m; ++y) {
     S k = in[y];
-    unsigned e = x, c;
-    do {
-      c = Policy::count_lt16(old + e, k);
-      e += c;
-    } while (c == kBlockKeys);
+    unsigned e = rank[y];
     for (unsigned i = 0; i < e - x; i += kBlockKeys) {
       std::memcpy(out + z + i, old + x + i, kBlockKeys * sizeof(S));
       if constexpr (VS > 0) std::memcpy(outv + (z + i) * VS, oldv + (x + i) * VS, kBlockKeys * VS);
