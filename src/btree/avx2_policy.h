@@ -90,7 +90,14 @@ struct avx2_policy : block16<avx2_lanes<S>, S> {
   static unsigned count_le(const key* a, unsigned m, key x) noexcept {
     __m256i kv = L::set1(x);
     std::uint64_t gt = 0;
-    for (unsigned i = 0; i < m; i += L::kWidth) gt |= std::uint64_t{L::gt_bits(a + i, kv)} << i;
+    unsigned i = 0;
+    for (; i + L::kWidth <= m; i += L::kWidth) gt |= std::uint64_t{L::gt_bits(a + i, kv)} << i;
+    if (i < m) {
+      if (m >= L::kWidth)  // the last whole vector, as in avx512_policy: no read past a[m - 1]
+        gt |= (std::uint64_t{L::gt_bits(a + m - L::kWidth, kv)} >> (L::kWidth - (m - i))) << i;
+      else
+        gt |= L::gt_bits(a, kv);  // a short run (an inner node's 7 keys) reads one vector
+    }
     return static_cast<unsigned>(_mm_popcnt_u64(~gt & avx2_low_bits(m)));
   }
 };

@@ -73,11 +73,17 @@ struct avx512_policy : block16<avx512_lanes<S>, S> {
   using block_of = block16<avx512_lanes<E>, E>;
   static unsigned count_le(const key* a, unsigned m, key x) noexcept {
     __m512i kv = L::set1(x);
-    unsigned c = 0;
-    for (unsigned i = 0; i < m; i += L::kWidth) {
-      unsigned live = m - i >= L::kWidth ? L::kAll : (1u << (m - i)) - 1;
-      c += static_cast<unsigned>(_mm_popcnt_u32(L::le_bits(live, a + i, kv)));
-    }
+    if (m < L::kWidth)  // a masked load: nothing past a[m - 1] is read
+      return static_cast<unsigned>(_mm_popcnt_u32(L::le_bits((1u << m) - 1, a, kv)));
+    unsigned c = 0, i = 0;
+    for (; i + L::kWidth <= m; i += L::kWidth)
+      c += static_cast<unsigned>(_mm_popcnt_u32(L::le_bits(L::kAll, a + i, kv)));
+    // The tail as the last whole vector with its lanes before i dropped. A masked load there
+    // spans a whole vector's bytes past a[m - 1] (a leaf's counts, just written by an edit)
+    // and waits for any store in them to reach the cache.
+    if (i < m)
+      c += static_cast<unsigned>(
+          _mm_popcnt_u32(L::le_bits(L::kAll, a + m - L::kWidth, kv) >> (L::kWidth - (m - i))));
     return c;
   }
 };
