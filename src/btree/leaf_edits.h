@@ -168,17 +168,15 @@ void impl<Policy, VS>::leaf_insert_at(std::byte* p, unsigned b, unsigned s, S k,
     S* kj = keys(p, j);
     S ek = kj[out];
     if constexpr (VS > 0) std::memcpy(ev, val(p, j, out), VS);
-    if (out == 0) {
-      std::memmove(kj, kj + 1, (at - 1) * sizeof(S));
-      if constexpr (VS > 0) std::memmove(val(p, j, 0), val(p, j, 1), (at - 1) * VS);
+    if (out == 0) {  // carrying left: the first key leaves and the keys below `at` move down
+      block_close(kj, 0);
+      if constexpr (VS > 0) vals_close(LL::vals(p, j), 0, 16);
       at -= 1;
-    } else {
-      std::memmove(kj + at + 1, kj + at, (15 - at) * sizeof(S));
-      if constexpr (VS > 0) std::memmove(val(p, j, at + 1), val(p, j, at), (15 - at) * VS);
     }
-    kj[at] = ck;
+    // Carrying right, the open drops the last key.
+    block_open(kj, at, ck);
     if constexpr (VS > 0) {
-      std::memcpy(val(p, j, at), cv, VS);
+      vals_open(LL::vals(p, j), at, 15, cv);
       std::memcpy(cv, ev, VS);
     }
     ix[j] = kj[0];
