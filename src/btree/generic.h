@@ -75,9 +75,6 @@ struct impl {
   // slot s out of a block of c values.
   static inline void vals_open(std::byte* vb, unsigned s, unsigned c, const std::byte* v) noexcept;
   static inline void vals_close(std::byte* vb, unsigned s, unsigned c) noexcept;
-  // k into lane s of a block whose last lane is unused; the key at lane s out of a block.
-  static inline void block_open(S* kb, unsigned s, S k) noexcept;
-  static inline void block_close(S* kb, unsigned s) noexcept;
   // Inserts k at (b, s) of a non-full page, carrying overflow to the nearest gap.
   static inline void leaf_insert_at(std::byte* p, unsigned b, unsigned s, S k,
                                     const void* v) noexcept;

@@ -73,12 +73,7 @@ void impl<Policy, VS>::pack(std::byte* p, const S* ks, const std::byte* vs, unsi
     ct[b] = static_cast<std::uint8_t>(c);
     S* kb = keys(p, b);
     // Whole blocks again (ks and vs have kPad lanes to spare); lanes past c become kMax.
-    if constexpr (requires { Policy::fill16(kb, ks, c, kMax); }) {
-      Policy::fill16(kb, ks + at, c, kMax);  // in registers (see block_open)
-    } else {
-      std::memcpy(kb, ks + at, kBlockKeys * sizeof(S));
-      for (unsigned i = 0; i < kBlockKeys; ++i) kb[i] = i < c ? kb[i] : kMax;
-    }
+    Policy::fill16(kb, ks + at, c, kMax);
     if constexpr (VS > 0) std::memcpy(LL::vals(p, b), vs + at * VS, kBlockKeys * VS);
     ix[b] = c ? ks[at] : kMax;
     at += c;
@@ -87,42 +82,15 @@ void impl<Policy, VS>::pack(std::byte* p, const S* ks, const std::byte* vs, unsi
   hdr(p)->nb = static_cast<std::uint8_t>(nb);
 }
 
-// Lanes [s, 16) of a block move up one (the last, an unused kMax lane, drops out) and k takes
-// lane s; block_close: lanes (s, 16) move down one and the last lane becomes kMax. Both are
-// fixed-size lane selects, which the compiler turns into a few vector moves at every level,
-// where a memmove of the variable tail is a library call.
-template <class Policy, std::size_t VS>
-void impl<Policy, VS>::block_open(S* kb, unsigned s, S k) noexcept {
-  if constexpr (requires { Policy::open16(kb, s, k); }) {
-    // In registers: GCC turns the select below into a computed jump on s inside the batch
-    // loops (a mispredict an edit).
-    Policy::open16(kb, s, k);
-    return;
-  }
-  alignas(64) S a[kBlockKeys + 1];
-  std::memcpy(a + 1, kb, kBlockKeys * sizeof(S));
-  for (unsigned i = 0; i < kBlockKeys; ++i) kb[i] = i < s ? a[i + 1] : i == s ? k : a[i];
-}
-
-template <class Policy, std::size_t VS>
-void impl<Policy, VS>::block_close(S* kb, unsigned s) noexcept {
-  if constexpr (requires { Policy::close16(kb, s, kMax); }) {
-    Policy::close16(kb, s, kMax);
-    return;
-  }
-  alignas(64) S a[kBlockKeys + 1];
-  std::memcpy(a, kb, kBlockKeys * sizeof(S));
-  a[kBlockKeys] = kMax;
-  for (unsigned i = 0; i < kBlockKeys; ++i) kb[i] = i < s ? a[i] : a[i + 1];
-}
-
-// 4- and 8-byte slots shift like keys of that width, in registers (the SIMD policies'
-// block_of); 16-byte slots and the scalar level move the tail with memmove.
+// A block's keys shift with the policy's open16 / close16 (on registers at the SIMD levels:
+// written as a lane loop, GCC made a computed jump of it inside the batch loops, a mispredict
+// an edit). 4- and 8-byte value slots shift like keys of that width (the policy's block_of);
+// 16-byte slots move the tail with memmove.
 template <class Policy, std::size_t VS>
 void impl<Policy, VS>::vals_open(std::byte* vb, unsigned s, unsigned c,
                                  const std::byte* v) noexcept {
   using E = std::conditional_t<VS == 4, std::int32_t, std::int64_t>;
-  if constexpr ((VS == 4 || VS == 8) && requires { typename Policy::template block_of<E>; }) {
+  if constexpr (VS == 4 || VS == 8) {
     E x;
     std::memcpy(&x, v, VS);
     Policy::template block_of<E>::open16(reinterpret_cast<E*>(vb), s, x);
@@ -135,7 +103,7 @@ void impl<Policy, VS>::vals_open(std::byte* vb, unsigned s, unsigned c,
 template <class Policy, std::size_t VS>
 void impl<Policy, VS>::vals_close(std::byte* vb, unsigned s, unsigned c) noexcept {
   using E = std::conditional_t<VS == 4, std::int32_t, std::int64_t>;
-  if constexpr ((VS == 4 || VS == 8) && requires { typename Policy::template block_of<E>; })
+  if constexpr (VS == 4 || VS == 8)
     Policy::template block_of<E>::close16(reinterpret_cast<E*>(vb), s, E{0});
   else
     std::memmove(vb + s * VS, vb + (s + 1) * VS, (c - s - 1) * VS);
@@ -157,7 +125,7 @@ void impl<Policy, VS>::leaf_insert_at(std::byte* p, unsigned b, unsigned s, S k,
   // Puts the carried key (ck, cv) at slot at of block j, which holds c < 16 keys.
   auto place = [&](unsigned j, unsigned at, unsigned c) {
     S* kj = keys(p, j);
-    block_open(kj, at, ck);
+    Policy::open16(kj, at, ck);
     if constexpr (VS > 0) vals_open(LL::vals(p, j), at, c, cv);
     ct[j] = static_cast<std::uint8_t>(c + 1);
     if (at == 0) ix[j] = ck;  // as in leaf_erase_at: only a new first key changes the index
@@ -169,12 +137,12 @@ void impl<Policy, VS>::leaf_insert_at(std::byte* p, unsigned b, unsigned s, S k,
     S ek = kj[out];
     if constexpr (VS > 0) std::memcpy(ev, val(p, j, out), VS);
     if (out == 0) {  // carrying left: the first key leaves and the keys below `at` move down
-      block_close(kj, 0);
+      Policy::close16(kj, 0, kMax);
       if constexpr (VS > 0) vals_close(LL::vals(p, j), 0, 16);
       at -= 1;
     }
     // Carrying right, the open drops the last key.
-    block_open(kj, at, ck);
+    Policy::open16(kj, at, ck);
     if constexpr (VS > 0) {
       vals_open(LL::vals(p, j), at, 15, cv);
       std::memcpy(cv, ev, VS);
@@ -246,7 +214,7 @@ void impl<Policy, VS>::leaf_erase_at(std::byte* p, unsigned b, unsigned s) noexc
   S* ix = idx(p);
   S* kb = keys(p, b);
   unsigned c = ct[b];
-  block_close(kb, s);
+  Policy::close16(kb, s, kMax);
   if constexpr (VS > 0) vals_close(LL::vals(p, b), s, c);
   ct[b] = static_cast<std::uint8_t>(c - 1);
   --h->n;

@@ -21,6 +21,23 @@ struct scalar_policy {
     for (unsigned i = 0; i < 16; ++i) c += a[i] < x;
     return c;
   }
+  // A block's one-lane shifts (block16 has the SIMD ones): open16 puts k at lane s and moves
+  // lanes [s, 15) up one; close16 moves lanes (s, 16) down one and fills lane 15; fill16 copies
+  // src's first c lanes and fills the rest.
+  static void open16(S* kb, unsigned s, S k) noexcept {
+    for (unsigned i = 15; i > s; --i) kb[i] = kb[i - 1];
+    kb[s] = k;
+  }
+  static void close16(S* kb, unsigned s, S fill) noexcept {
+    for (unsigned i = s; i < 15; ++i) kb[i] = kb[i + 1];
+    kb[15] = fill;
+  }
+  static void fill16(S* kb, const S* src, unsigned c, S fill) noexcept {
+    for (unsigned i = 0; i < 16; ++i) kb[i] = i < c ? src[i] : fill;
+  }
+  // The same over lanes of another width (a map's 4- and 8-byte value slots).
+  template <class E>
+  using block_of = scalar_policy<E>;
   // Bit i set where a[i] < x, over one 16-key block.
   static unsigned lt_mask16(const S* a, S x) noexcept {
     unsigned m = 0;
