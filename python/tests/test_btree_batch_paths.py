@@ -86,3 +86,46 @@ def test_large_batches_other_dtypes(dtype):
     assert s.add_many(keys) == len(set(keys.tolist()) - ref)
     assert s.to_numpy().tolist() == sorted(set(keys.tolist()))
     s.validate()
+
+
+class Tracked:
+    """A value whose death is recorded, and which can look at the dict while it dies."""
+
+    deaths: list = []
+
+    def __init__(self, tag, watch=None):
+        self.tag, self.watch = tag, watch
+
+    def __del__(self):
+        # A replaced value dies only after the dict is consistent again: len and lookups
+        # from its finalizer see the finished update.
+        Tracked.deaths.append((self.tag, None if self.watch is None else len(self.watch)))
+
+
+@pytest.mark.parametrize("n_old, n_new", [(0, 5_000), (10, 50), (3_000, 200), (3_000, 6_000)])
+def test_dict_update_in_batches(n_old, n_new):
+    """update() of 64 items or more sorts them and goes in as one batch, also into a dict that
+    has keys already: present keys get the new value (the last of repeats), the old value is
+    released, absent keys go in, and the result matches a plain dict."""
+    from simdex.btree import SortedDict
+
+    rng = np.random.default_rng(n_old + n_new)
+    old_keys = rng.choice(20_000, size=n_old, replace=False).tolist()
+    d = SortedDict({k: Tracked(("old", k)) for k in old_keys})
+    ref = {k: ("old", k) for k in old_keys}
+    new_keys = rng.integers(0, 20_000, size=n_new).tolist()  # repeats and present keys too
+    Tracked.deaths = []
+    items = [(k, Tracked(("new", i), d)) for i, k in enumerate(new_keys)]
+    d.update(items)
+    for i, k in enumerate(new_keys):
+        ref[k] = ("new", i)  # the last of repeats wins
+    assert len(d) == len(ref)
+    assert list(d.keys()) == sorted(ref)
+    assert [d[k].tag for k in sorted(ref)] == [ref[k] for k in sorted(ref)]
+    del items
+    replaced = {("old", k) for k in old_keys if k in set(new_keys)}
+    losers = {("new", i) for i, k in enumerate(new_keys) if ref[k] != ("new", i)}
+    died = {tag for tag, _ in Tracked.deaths}
+    assert died == replaced | losers
+    assert all(seen in (None, len(ref)) for _, seen in Tracked.deaths)
+    d.validate()

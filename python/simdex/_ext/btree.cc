@@ -35,6 +35,9 @@ enum class yield_kind { keys, values, items };
 enum class page_mode { automatic, huge, small };
 constexpr std::size_t kRegionBytes = std::size_t{2} << 20;
 constexpr std::size_t kBuildHugeKeys = std::size_t{1} << 16;
+// A dict update of this many items or more sorts them and goes in as batches; fewer go key
+// by key.
+constexpr std::size_t kBatchAssignMin = 64;
 
 page_mode parse_pages(const std::string& pages) {
   if (pages == "auto") return page_mode::automatic;
@@ -1054,26 +1057,54 @@ void bind_map(nb::module_& m) {
               nb::list vs = nb::list(values);
               if (vs.size() != ks.size()) throw nb::value_error("keys and values differ in length");
               ++h.version;
-              if (t.size() != 0 || ks.size() < 2) {
+              if (ks.size() < kBatchAssignMin) {
                 for (std::size_t i = 0; i < ks.size(); ++i) map_assign(h, t, ks[i], vs[i]);
                 return;
               }
-              // Into an empty dict: sort once, the last value of a repeated key wins.
-              std::vector<std::uint32_t> order(ks.size());
-              std::iota(order.begin(), order.end(), 0u);
-              std::stable_sort(order.begin(), order.end(),
-                               [&](std::uint32_t a, std::uint32_t b) { return ks[a] < ks[b]; });
+              // Sort once, by key and then input position, so the last of repeated keys is
+              // the one kept (pairs compare directly: an index sort compared through ks).
+              std::vector<std::pair<K, std::uint32_t>> kp(ks.size());
+              for (std::size_t i = 0; i < ks.size(); ++i) kp[i] = {ks[i], static_cast<std::uint32_t>(i)};
+              std::sort(kp.begin(), kp.end());
               std::vector<K> sk;
-              std::vector<std::uint64_t> sv;
-              for (std::size_t j = 0; j < order.size(); ++j) {
-                std::uint32_t i = order[j];
-                if (j + 1 < order.size() && ks[order[j + 1]] == ks[i]) continue;
-                sk.push_back(ks[i]);
-                sv.push_back(h.put(vs[i]));
+              std::vector<std::uint32_t> from;  // input position of each sorted key's value
+              for (std::size_t j = 0; j < kp.size(); ++j) {
+                if (j + 1 < kp.size() && kp[j + 1].first == kp[j].first) continue;
+                sk.push_back(kp[j].first);
+                from.push_back(kp[j].second);
               }
-              std::decay_t<decltype(t)> fresh(btree_options{.pages = h.pages_for(sk.size())});
-              fresh.build_sorted(sk, sv);
-              t = std::move(fresh);
+              std::vector<std::uint64_t> sv;
+              if (t.size() == 0) {  // into an empty dict: build it
+                for (std::uint32_t i : from) sv.push_back(h.put(vs[i]));
+                std::decay_t<decltype(t)> fresh(btree_options{.pages = h.pages_for(sk.size())});
+                fresh.build_sorted(sk, sv);
+                t = std::move(fresh);
+                maybe_grow_pages(h, t);
+                return;
+              }
+              // Present keys get their new value in their slot; the others go in as one batch.
+              // Replaced values die after the dict is consistent (their __del__ may look at it).
+              std::vector<typename std::decay_t<decltype(t)>::iterator> at(sk.size());
+              t.lower_bound_batch(sk, at.data());
+              std::vector<nb::object> replaced;
+              std::vector<K> nk;
+              for (std::size_t j = 0; j < sk.size(); ++j) {
+                if (at[j] != t.end() && at[j].key() == sk[j]) {
+                  nb::object& slot = h.slots[at[j].value()];
+                  replaced.push_back(std::move(slot));
+                  slot = vs[from[j]];
+                } else {
+                  nk.push_back(sk[j]);
+                  sv.push_back(h.put(vs[from[j]]));
+                }
+              }
+              if (nk.empty()) return;
+              try {
+                t.insert_batch(nk, sv);
+              } catch (...) {
+                for (std::uint64_t s : sv) h.take(s);
+                throw;
+              }
               maybe_grow_pages(h, t);
             });
           },
