@@ -157,7 +157,7 @@ class basic_btree {
   bool empty() const noexcept { return t_.size == 0; }
   void clear() noexcept { btree_detail::destroy(t_); }
 
-  bool contains(K k) const { return kernels_->find(t_, codec::encode(k)).page != nullptr; }
+  bool contains(K k) const { return kernels_->contains(t_, codec::encode(k)); }
   iterator find(K k) const { return {&t_, kernels_->find(t_, codec::encode(k))}; }
   iterator lower_bound(K k) const { return {&t_, kernels_->lower_bound(t_, codec::encode(k))}; }
   iterator upper_bound(K k) const { return {&t_, kernels_->upper_bound(t_, codec::encode(k))}; }

@@ -124,14 +124,18 @@ struct impl {
   // Lines [from, from + lines) of p.
   static inline void prefetch_lines(const std::byte* p, unsigned from, unsigned lines) noexcept;
   // The lines a child's search reads, as soon as its pointer is known.
+  // kCounts: a leaf's block counts too (kIdxLines), else its index keys only.
+  template <bool kCounts = true>
   static inline void prefetch_child(std::uintptr_t c) noexcept;
   // The child of an inner node whose range holds k.
   static inline unsigned inner_child(const std::byte* in, S k) noexcept;
   // The block of page p whose range holds k.
   static inline unsigned leaf_block(std::byte* p, S k) noexcept;
+  // Trees with this many inner nodes (512 KiB of them) or more fetch a leaf's parent whole.
+  static constexpr std::size_t kWholeInnersMin = (std::size_t{512} << 10) / kInnerBytes;
   // Root to the leaf whose range holds k, prefetching each node's lines (and the leaf's likely
   // blocks) as soon as its pointer is read; records the path in *P when kPath.
-  template <bool kPath>
+  template <bool kPath, bool kCounts = true>
   [[gnu::always_inline]] static inline std::byte* walk(const T& t, S k, path* P) noexcept;
   // Root to the leaf whose range holds k.
   [[gnu::always_inline]] static inline std::byte* descend(const T& t, S k) noexcept;
@@ -145,6 +149,8 @@ struct impl {
   static inline bool in_fences(std::byte* p, S k) noexcept;
   // The position of k, or none.
   static inline pos find(const T& t, S k) noexcept;
+  // Whether k is present: find without building a position.
+  static inline bool contains(const T& t, S k) noexcept;
   // First position >= k.
   static inline pos lower_bound(const T& t, S k) noexcept;
   // First position > k.
@@ -212,6 +218,7 @@ struct impl {
     return {.insert = &insert,
             .erase = &erase,
             .find = &find,
+            .contains = &contains,
             .lower_bound = &lower_bound,
             .upper_bound = &upper_bound,
             .rank = &rank,

@@ -25,9 +25,10 @@ void impl<Policy, VS>::prefetch_lines(const std::byte* p, unsigned from, unsigne
 
 // Early prefetch: as soon as a child pointer is read, fetch the lines its search needs.
 template <class Policy, std::size_t VS>
+template <bool kCounts>
 void impl<Policy, VS>::prefetch_child(std::uintptr_t c) noexcept {
   if (c & kLeafTag)
-    prefetch_lines(untag(c), 1, LL::kIdxLines);
+    prefetch_lines(untag(c), 1, kCounts ? LL::kIdxLines : LL::kKeyIdxLines);
   else if constexpr (IL::kSummary)
     __builtin_prefetch(untag(c) + IL::kSumOff);
   else
@@ -70,8 +71,14 @@ unsigned impl<Policy, VS>::leaf_block(std::byte* p, S k) noexcept {
 // cost independent lookups more than the prefetches gave them (docs/btree-bench.md, "A leaf's
 // block guessed from its separators").
 template <class Policy, std::size_t VS>
-template <bool kPath>
+template <bool kPath, bool kCounts>
 std::byte* impl<Policy, VS>::walk(const T& t, S k, path* P) noexcept {
+  // The parents of leaves are most of the inner nodes (7 MB of them at 64M 8-byte keys), and
+  // once they outgrow the second-level cache each one's search at 8-byte keys waits on memory
+  // three times in a row (summary, separator line, pointer line). Fetching all its separator
+  // and pointer lines with the summary makes that one trip (docs/btree-bench.md, "Parents of
+  // leaves fetched whole").
+  const bool whole = t.inners >= kWholeInnersMin;
   std::uintptr_t c = t.root;
   for (unsigned h = t.height; h > 0; --h) {
     std::byte* in = untag(c);
@@ -82,11 +89,13 @@ std::byte* impl<Policy, VS>::walk(const T& t, S k, path* P) noexcept {
     }
     c = IL::child(in)[i];
     if (h > 1 || i == 0 || i + 1 >= IL::n(in) || k == kMax) {
-      prefetch_child(c);
+      prefetch_child<kCounts>(c);
+      if constexpr (IL::kSummary)  // 4-byte keys' nodes: no gain measured at 64M
+        if (h == 2 && whole) prefetch_lines(untag(c), 0, IL::kSearchLines);
       continue;
     }
     const S lo = IL::keys(in)[i - 1], hi = IL::keys(in)[i];  // lo <= k < hi
-    prefetch_child(c);
+    prefetch_child<kCounts>(c);
     double span = static_cast<double>(hi) - static_cast<double>(lo);
     span = span > 1 ? span : 1;  // 0 when lo and hi round to one double
     double f = (static_cast<double>(k) - static_cast<double>(lo)) * (2.0 * B) / span;
@@ -145,6 +154,18 @@ pos impl<Policy, VS>::find(const T& t, S k) noexcept {
   unsigned s = Policy::count_lt16(keys(p, b), k);
   if (s < cnt(p)[b] && keys(p, b)[s] == k) return {p, b, s};
   return {};
+}
+
+// The block answers with an equality mask: unused lanes hold kMax, so only a query for kMax
+// itself needs the block's count, and nothing waits on the slot a count would give.
+template <class Policy, std::size_t VS>
+bool impl<Policy, VS>::contains(const T& t, S k) noexcept {
+  if (t.root == 0) return false;
+  std::byte* p = walk<false, false>(t, k, nullptr);
+  unsigned b = leaf_block(p, k);
+  unsigned m = Policy::eq_mask16(keys(p, b), k);
+  if (k == kMax) m &= (1u << cnt(p)[b]) - 1u;
+  return m != 0;
 }
 
 template <class Policy, std::size_t VS>

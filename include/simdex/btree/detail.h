@@ -133,6 +133,8 @@ struct leaf_layout {
   static constexpr std::size_t kKeysOff = meta_end(kBlocks);
   static constexpr std::size_t kValsOff = kKeysOff + kCap * sizeof(S);
   static constexpr std::size_t kIdxLines = (kCntOff + kBlocks - 1) / kLine;  // after header
+  // The index keys alone (no counts): what a membership test reads before its block.
+  static constexpr std::size_t kKeyIdxLines = (kCntOff + kLine - 1) / kLine - 1;
   static_assert(kValsOff + kCap * VS <= kPageBytes);
   static_assert(kBlocks >= 8);
 
@@ -183,6 +185,8 @@ struct inner_layout {
   static constexpr bool kSummary = sizeof(S) == 8;
   static constexpr std::size_t kSumKeys = kFanout / 8 - 1;  // the 8th slot holds n
   static constexpr std::size_t kSumOff = kCountOff + kFanout * sizeof(std::uint64_t);
+  // The lines a search reads from: the separators and the child pointers.
+  static constexpr std::size_t kSearchLines = kCountOff / kLine;
   static constexpr std::size_t kNOff =
       kSummary ? kSumOff + kSumKeys * sizeof(S) : (kFanout - 1) * sizeof(S);
   static_assert(kSumOff + (kSummary ? kLine : 0) <= kInnerBytes);
@@ -288,6 +292,7 @@ struct kernels {
   bool (*insert)(T&, S key, const void* val, bool assign);
   bool (*erase)(T&, S key);
   pos (*find)(const T&, S key);
+  bool (*contains)(const T&, S key);
   pos (*lower_bound)(const T&, S key);
   pos (*upper_bound)(const T&, S key);
   std::size_t (*rank)(const T&, S key);  // keys < key
