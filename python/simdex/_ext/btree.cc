@@ -1064,7 +1064,8 @@ void bind_map(nb::module_& m) {
               // Sort once, by key and then input position, so the last of repeated keys is
               // the one kept (pairs compare directly: an index sort compared through ks).
               std::vector<std::pair<K, std::uint32_t>> kp(ks.size());
-              for (std::size_t i = 0; i < ks.size(); ++i) kp[i] = {ks[i], static_cast<std::uint32_t>(i)};
+              for (std::size_t i = 0; i < ks.size(); ++i)
+                kp[i] = {ks[i], static_cast<std::uint32_t>(i)};
               std::sort(kp.begin(), kp.end());
               std::vector<K> sk;
               std::vector<std::uint32_t> from;  // input position of each sorted key's value
