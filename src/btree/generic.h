@@ -149,6 +149,8 @@ struct impl {
   static inline bool in_fences(std::byte* p, S k) noexcept;
   // The position of k, or none.
   static inline pos find(const T& t, S k) noexcept;
+  // Whether block b of page p holds k.
+  static inline bool block_has(std::byte* p, unsigned b, S k) noexcept;
   // Whether k is present: find without building a position.
   static inline bool contains(const T& t, S k) noexcept;
   // First position >= k.

@@ -156,16 +156,20 @@ pos impl<Policy, VS>::find(const T& t, S k) noexcept {
   return {};
 }
 
-// The block answers with an equality mask: unused lanes hold kMax, so only a query for kMax
-// itself needs the block's count, and nothing waits on the slot a count would give.
+// An equality mask over the block: unused lanes hold kMax, so only a query for kMax itself
+// needs the block's count, and nothing waits on the slot a count would give.
+template <class Policy, std::size_t VS>
+bool impl<Policy, VS>::block_has(std::byte* p, unsigned b, S k) noexcept {
+  unsigned m = Policy::eq_mask16(keys(p, b), k);
+  if (k == kMax) m &= (1u << cnt(p)[b]) - 1u;
+  return m != 0;
+}
+
 template <class Policy, std::size_t VS>
 bool impl<Policy, VS>::contains(const T& t, S k) noexcept {
   if (t.root == 0) return false;
   std::byte* p = walk<false, false>(t, k, nullptr);
-  unsigned b = leaf_block(p, k);
-  unsigned m = Policy::eq_mask16(keys(p, b), k);
-  if (k == kMax) m &= (1u << cnt(p)[b]) - 1u;
-  return m != 0;
+  return block_has(p, leaf_block(p, k), k);
 }
 
 template <class Policy, std::size_t VS>
@@ -300,8 +304,7 @@ void impl<Policy, VS>::contains_batch(const T& t, const S* ks, std::size_t n, bo
 // queries of a page are many (the sweep runs only for dense batches), so rather than prefetching
 // each query's block, every query prefetches two lines of the next page, and by the time the
 // sweep gets there the whole page is in the first-level cache. The page's fences are kept as
-// one unsigned range test, and the block answers with an equality mask (unused lanes hold kMax,
-// so only a query for kMax itself needs the block's count).
+// one unsigned range test, and the block answers with an equality mask (block_has).
 template <class Policy, std::size_t VS>
 void impl<Policy, VS>::contains_sorted(const T& t, const S* ks, const std::uint32_t* at,
                                        std::size_t n, bool* found) noexcept {
@@ -330,10 +333,7 @@ void impl<Policy, VS>::contains_sorted(const T& t, const S* ks, const std::uint3
       __builtin_prefetch(reinterpret_cast<const void*>(ahead + (line + 1) * kLine));
       line += 2;
     }
-    unsigned b = leaf_block(p, k);
-    unsigned m = Policy::eq_mask16(keys(p, b), k);
-    if (k == kMax) m &= (1u << cnt(p)[b]) - 1u;
-    found[at[i]] = m != 0;
+    found[at[i]] = block_has(p, leaf_block(p, k), k);
   }
 }
 
