@@ -356,6 +356,51 @@ TYPED_TEST(BtreeSet, SequentialAndBuild) {
   }
 }
 
+// contains (its own kernel: equality mask, guessed blocks) for every key and both its
+// neighbours, in a tree of many leaves, after erases that leave blocks' first keys above their
+// index keys, and at the type's extremes.
+TYPED_TEST(BtreeSet, ContainsAroundEveryKey) {
+  using K = TypeParam;
+  using lim = std::numeric_limits<K>;
+  auto near = [](K k, int d) {
+    if constexpr (std::is_floating_point_v<K>)
+      return std::nextafter(k, d < 0 ? -lim::infinity() : lim::infinity());
+    else
+      return static_cast<K>(k + static_cast<K>(d));
+  };
+  for (isa l : levels<K, void>()) {
+    SCOPED_TRACE(simdex::isa_name(l));
+    simdex::btree_set<K> t({.level = l});
+    std::set<K> ref;
+    std::mt19937_64 rng(21);
+    for (std::size_t i = 0; i < 80000 / kScale; ++i) {
+      std::uint64_t r = rng();
+      K k;
+      if constexpr (std::is_floating_point_v<K>)
+        k = static_cast<K>(static_cast<double>(static_cast<std::int64_t>(r)) * 1e-3);
+      else
+        k = static_cast<K>(r);
+      t.insert(k);
+      ref.insert(k);
+    }
+    for (K k : {lim::max(), lim::lowest(), K(0)}) {
+      t.insert(k);
+      ref.insert(k);
+    }
+    std::vector<K> all(ref.begin(), ref.end());
+    for (std::size_t i = 0; i < all.size(); i += 3) {
+      t.erase(all[i]);
+      ref.erase(all[i]);
+    }
+    expect_valid(t, "contains");
+    for (K k : all)
+      for (int d : {-1, 0, 1}) {
+        K q = near(k, d);
+        ASSERT_EQ(t.contains(q), ref.count(q) == 1) << q;
+      }
+  }
+}
+
 // Deep trees: enough keys for three inner levels' worth of splits on 8-byte keys.
 TEST(BtreeDeep, ManyKeys) {
   std::size_t n = 3000000 / kScale;
