@@ -12,6 +12,7 @@
 #include <map>
 #include <random>
 #include <set>
+#include <type_traits>
 #include <vector>
 
 #include "isa_levels.h"
@@ -365,8 +366,9 @@ TYPED_TEST(BtreeSet, ContainsAroundEveryKey) {
   auto near = [](K k, int d) {
     if constexpr (std::is_floating_point_v<K>)
       return std::nextafter(k, d < 0 ? -lim::infinity() : lim::infinity());
-    else
-      return static_cast<K>(k + static_cast<K>(d));
+    else  // wraps at the extremes (in unsigned arithmetic: no signed overflow)
+      return static_cast<K>(static_cast<std::make_unsigned_t<K>>(k) +
+                            static_cast<std::make_unsigned_t<K>>(d));
   };
   for (isa l : levels<K, void>()) {
     SCOPED_TRACE(simdex::isa_name(l));
