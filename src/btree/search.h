@@ -88,7 +88,7 @@ std::byte* impl<Policy, VS>::walk(const T& t, S k, path* P) noexcept {
       P->idx[t.height - h] = i;
       // An edit then writes this node's subtree count of child i: in a large tree the parent
       // of a leaf is rarely cached, so ask for that line now, beside the leaf's.
-      if (h == 1 && whole) __builtin_prefetch(IL::count(in) + i, 1);
+      if (h == 1 && whole) prefetch_line(reinterpret_cast<const std::byte*>(IL::count(in) + i));
     }
     c = IL::child(in)[i];
     if (h > 1 || i == 0 || i + 1 >= IL::n(in) || k == kMax) {
