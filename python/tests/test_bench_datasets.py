@@ -35,3 +35,43 @@ def test_tiny_run_phases_and_disk(tmp_path, monkeypatch, keep):
             assert len(list((kt / "plain").iterdir())) == datasets._plain_kept(2)
         else:
             assert not kt.exists()
+
+
+def test_phase_subset_runs_only_what_it_names(tmp_path, monkeypatch):
+    """SIMDEX_DATASETS_PHASES=dask (a scaling run on a lent machine): the int64 dataset alone, no
+    lookups or add-filters timings, and the worker counts asked for reach the Dask phase."""
+    monkeypatch.setenv("SIMDEX_DATASETS_SHAPE", "3,2,500")
+    monkeypatch.setenv("SIMDEX_DATASETS_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("SIMDEX_DATASETS_PHASES", "dask_add")
+    monkeypatch.setenv("SIMDEX_DATASETS_DASK_WORKERS", "4,1,2")
+    seen = []
+    monkeypatch.setattr(datasets, "_dask", lambda doc, root, files, reps, rng, log, phases: seen.append((len(files), datasets._dask_workers(), phases)))
+    doc = json.loads(datasets.run_standalone(tmp_path / "out", "quick", reps=1, log=lambda m: None).read_text())
+    assert [p["key_type"] for p in doc["phases"]] == ["int64"]
+    assert doc["results"] == [] and "add_filters_data_identical" not in doc
+    assert seen == [(3, (1, 2, 4), ("dask_add",))] and doc["params"]["dask_workers"] == [1, 2, 4]
+    assert not any(r[0].startswith("data pages") for r in datasets.bar_rows(doc))
+
+
+def test_dask_names_both_dask_phases(monkeypatch):
+    monkeypatch.setenv("SIMDEX_DATASETS_PHASES", "dask,lookups")
+    assert datasets._phases() == ("lookups", "dask_add", "dask_lookup")
+
+
+@pytest.mark.parametrize("var,value", [("SIMDEX_DATASETS_PHASES", "dask,typo"), ("SIMDEX_DATASETS_PHASES", ","),
+                                       ("SIMDEX_DATASETS_DASK_WORKERS", "2,4"), ("SIMDEX_DATASETS_DASK_WORKERS", "1,x")])
+def test_bad_phase_or_worker_lists_are_refused(monkeypatch, var, value):
+    monkeypatch.setenv(var, value)
+    with pytest.raises(ValueError, match=var):
+        datasets._phases() if var.endswith("PHASES") else datasets._dask_workers()
+
+
+def test_dask_rows_for_every_worker_count():
+    def res(n, s):
+        return {"workload": "dask_add_filters", "contender": datasets._workers_name(n), "params": {}, "median": s}
+
+    doc = {"params": {"dask_workers": [1, 2, 8]}, "results": [res(1, 8.0), res(2, 4.4), res(8, 1.25)],
+           "dask_load": {"loadavg_1m_start": 1, "loadavg_1m_end": 2, "busy_share": 0.5, "cpus": 16}}
+    rows = {r[0]: r for r in datasets.bar_rows(doc)}
+    assert rows["Dask 2 workers vs 1, adding filters"][1].startswith("1.82x") and rows["Dask 2 workers vs 1, adding filters"][3] == "yes"
+    assert rows["Dask 8 workers vs 1, adding filters"][1].startswith("6.40x") and rows["Dask 8 workers vs 1, adding filters"][3] == "-"

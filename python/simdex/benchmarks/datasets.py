@@ -27,7 +27,10 @@ them; the string phase needs about 34 GB) and takes some 7 hours on a loaded 2-v
 docs/bloom.md has each phase's share. Quick mode's data is kept under
 ``$SIMDEX_DATASETS_DIR`` (default: the output directory's ``datasets-<mode>``) and reused while
 its parameters match; other runs delete each key type's files after its phases unless
-``SIMDEX_DATASETS_KEEP=1``. ``$SIMDEX_DATASETS_SHAPE=files,row_groups,rows`` runs another shape.
+``SIMDEX_DATASETS_KEEP=1``. ``$SIMDEX_DATASETS_SHAPE=files,row_groups,rows`` runs another shape,
+``$SIMDEX_DATASETS_PHASES=lookups,add_filters,dask_add,dask_lookup`` a subset of the phases, and
+``$SIMDEX_DATASETS_DASK_WORKERS=1,2,4,8`` more worker counts than the target's 1 and 2 (on a
+machine with the cores for them; each LocalCluster's workers run one thread each).
 Progress lines (files generated, disk in use, phase times) go to the log: the progress bar of
 ``simdex bench``, or stderr.
 """
@@ -98,6 +101,42 @@ def _shape(mode: str) -> tuple:
 # ---- data ----------------------------------------------------------------------------------------
 
 KEYS = (("int64", "k"), ("string", "s"))
+PHASES = ("lookups", "add_filters", "dask_add", "dask_lookup")
+DASK_PHASES = ("dask_add", "dask_lookup")
+
+
+def _phases() -> tuple:
+    """The phases to run: all, or those $SIMDEX_DATASETS_PHASES names (comma-separated; ``dask``
+    is both Dask phases), e.g. ``dask_add`` alone on a machine lent for a scaling run (the string
+    key type is skipped when only Dask phases run: they use the int64 keys)."""
+    env = os.environ.get("SIMDEX_DATASETS_PHASES")
+    if not env:
+        return PHASES
+    asked = [x.strip() for x in env.split(",") if x.strip()]
+    bad = [x for x in asked if x not in PHASES + ("dask",)]
+    if bad or not asked:
+        raise ValueError(f"SIMDEX_DATASETS_PHASES={env!r}: expected a comma-separated list of "
+                         f"{', '.join(PHASES)} (dask: both Dask phases)")
+    return tuple(p for p in PHASES if p in asked or (p in DASK_PHASES and "dask" in asked))
+
+
+def _dask_workers() -> tuple:
+    """Worker counts of the Dask phase: 1 and 2 (the target's), or $SIMDEX_DATASETS_DASK_WORKERS
+    ("1,2,4,8") on a machine with the cores for more."""
+    env = os.environ.get("SIMDEX_DATASETS_DASK_WORKERS")
+    if not env:
+        return (1, 2)
+    try:
+        counts = tuple(sorted({int(x) for x in env.split(",")}))
+    except ValueError:
+        counts = ()
+    if not counts or counts[0] != 1:
+        raise ValueError(f"SIMDEX_DATASETS_DASK_WORKERS={env!r}: expected worker counts starting at 1, e.g. 1,2,4,8")
+    return counts
+
+
+def _workers_name(n: int) -> str:
+    return f"dask {n} worker" + ("s" if n > 1 else "")
 
 
 def _gb(n: float) -> str:
@@ -329,24 +368,28 @@ def _add_filters(doc, root: Path, names: list, key_type: str, col: str, rows: in
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _dask(doc, root: Path, files: list, reps: int, rng, log) -> None:
-    """1 and 2 workers: filters for k rebuilt for the first half of the files (replace=True:
-    the same reading, hashing and writing as adding them, without a copy of the data kept
-    unfiltered; half, so that the output copy stays smaller than the dataset), and the
-    10,000-key lookup over all of them."""
+def _dask(doc, root: Path, files: list, reps: int, rng, log, phases: tuple = DASK_PHASES) -> None:
+    """1 and 2 workers (or $SIMDEX_DATASETS_DASK_WORKERS): filters for k rebuilt for the first
+    half of the files (replace=True: the same reading, hashing and writing as adding them,
+    without a copy of the data kept unfiltered; half, so that the output copy stays smaller than
+    the dataset), and the 10,000-key lookup over all of them."""
     try:
         import distributed
     except ImportError:
         doc.setdefault("notes", []).append("dask: not installed (pip install simdex[dask]); Dask figures skipped")
         return
+    from contextlib import ExitStack
+
     from ..bloom import dask as bd
 
     pool = _load_pool(root, "int64")
     out = root / "int64" / "dask-out"
     adds = files[: max(2, len(files) // 2)]
+    counts = _dask_workers()
+    names = [_workers_name(n) for n in counts]
     try:
-        with bd.cluster(n_workers=1) as c1, bd.cluster(n_workers=2) as c2:
-            clients = {"1 worker": c1, "2 workers": c2}
+        with ExitStack() as stack:
+            clients = {_workers_name(n): stack.enter_context(bd.cluster(n_workers=n)) for n in counts}
 
             def adder(name):
                 def sample():
@@ -360,7 +403,7 @@ def _dask(doc, root: Path, files: list, reps: int, rng, log) -> None:
 
             def looker(name):
                 def sample():
-                    if name == "1 worker":
+                    if name == names[0]:
                         state["keys"] = [int(x) for x in pool[rng.choice(len(pool), 10000, replace=False)]]
                     t0 = time.perf_counter()
                     t = bd.lookup(files, "k", state["keys"], client=clients[name])
@@ -368,21 +411,22 @@ def _dask(doc, root: Path, files: list, reps: int, rng, log) -> None:
                     return time.perf_counter() - t0
                 return sample
 
-            log("dask: adding filters, 1 and 2 workers")
             v = distributed.__version__
-            meter = LoadMeter()
-            group(doc, "dask_add_filters", {"files": len(adds), "column": "k"}, "s", "lower",
-                  {"dask 1 worker": (v, adder("1 worker")), "dask 2 workers": (v, adder("2 workers"))},
-                  "dask 1 worker", reps)
-            doc["dask_load"] = meter.read()
-            doc["_disk_peak"] = max(doc.get("_disk_peak", 0), _tree_bytes(root))
-            shutil.rmtree(out, ignore_errors=True)
-            log("dask: 10,000-key lookup, 1 and 2 workers")
+            if "dask_add" in phases:
+                log(f"dask: adding filters, {', '.join(map(str, counts))} workers")
+                meter = LoadMeter()
+                group(doc, "dask_add_filters", {"files": len(adds), "column": "k"}, "s", "lower",
+                      {name: (v, adder(name)) for name in names}, names[0], reps)
+                doc["dask_load"] = meter.read()
+                doc["_disk_peak"] = max(doc.get("_disk_peak", 0), _tree_bytes(root))
+                shutil.rmtree(out, ignore_errors=True)
+            if "dask_lookup" not in phases:
+                return
+            log(f"dask: 10,000-key lookup, {', '.join(map(str, counts))} workers")
             group(doc, "dask_lookup", {"keys": 10000, "key_type": "int64"}, "s", "lower",
-                  {"dask 1 worker": (v, looker("1 worker")), "dask 2 workers": (v, looker("2 workers"))},
-                  "dask 1 worker", reps)
-            if state["1 worker"] != state["2 workers"]:
-                raise RuntimeError("dask lookups with 1 and 2 workers returned different row counts")
+                  {name: (v, looker(name)) for name in names}, names[0], reps)
+            if any(state[name] != state[names[0]] for name in names):
+                raise RuntimeError("dask lookups with different worker counts returned different row counts")
     finally:
         shutil.rmtree(out, ignore_errors=True)
 
@@ -432,7 +476,13 @@ def run_standalone(out: Path, mode: str = "quick", reps: int = 0, log=None) -> P
     meter = LoadMeter()
     rng = np.random.default_rng(int(time.time()))
     identical = True
+    phases = _phases()
+    doc["params"]["phases"] = list(phases)
+    if set(phases) & set(DASK_PHASES):
+        doc["params"]["dask_workers"] = list(_dask_workers())
     for key_type, col in KEYS:
+        if key_type != "int64" and set(phases) <= set(DASK_PHASES):
+            continue
         phase = {"key_type": key_type}
         t0 = time.perf_counter()
         meta = _generate(root, mode, key_type, col, _plain_kept(reps), log)
@@ -441,15 +491,17 @@ def run_standalone(out: Path, mode: str = "quick", reps: int = 0, log=None) -> P
         doc["_disk_peak"] = max(doc.get("_disk_peak", 0), phase["disk_bytes"])
         identical = identical and meta["data_identical"]
         files = [str(root / key_type / "filtered" / n) for n in meta["names"]]
-        t0 = time.perf_counter()
-        _lookups(doc, root, files, key_type, col, reps, rng, log)
-        phase["lookup_seconds"] = round(time.perf_counter() - t0, 1)
-        t0 = time.perf_counter()
-        _add_filters(doc, root, meta["names"][:_plain_kept(reps)], key_type, col, rows, reps, log)
-        phase["add_filters_seconds"] = round(time.perf_counter() - t0, 1)
-        if key_type == "int64":
+        if "lookups" in phases:
             t0 = time.perf_counter()
-            _dask(doc, root, files, reps, rng, log)
+            _lookups(doc, root, files, key_type, col, reps, rng, log)
+            phase["lookup_seconds"] = round(time.perf_counter() - t0, 1)
+        if "add_filters" in phases:
+            t0 = time.perf_counter()
+            _add_filters(doc, root, meta["names"][:_plain_kept(reps)], key_type, col, rows, reps, log)
+            phase["add_filters_seconds"] = round(time.perf_counter() - t0, 1)
+        if key_type == "int64" and set(phases) & set(DASK_PHASES):
+            t0 = time.perf_counter()
+            _dask(doc, root, files, reps, rng, log, phases)
             phase["dask_seconds"] = round(time.perf_counter() - t0, 1)
         if not _keep_data(mode):
             shutil.rmtree(root / key_type, ignore_errors=True)
@@ -457,7 +509,8 @@ def run_standalone(out: Path, mode: str = "quick", reps: int = 0, log=None) -> P
         log(f"{key_type} keys done: {phase}")
     doc["data_identical_after_add"] = identical
     added = doc.pop("_add_identical", [])
-    doc["add_filters_data_identical"] = bool(added) and all(added)
+    if "add_filters" in phases:
+        doc["add_filters_data_identical"] = bool(added) and all(added)
     doc["disk_peak_bytes"] = doc.pop("_disk_peak", 0)
     doc["load"] = meter.read()
     doc["notes"].append(
@@ -512,12 +565,16 @@ def bar_rows(doc) -> list[list[str]]:
     if ident is not None:
         rows.append(["data pages byte-identical after adding filters", str(bool(ident and doc.get("data_identical_after_add"))),
                      "True", "yes" if ident and doc.get("data_identical_after_add") else "no"])
-    one, two = _median(doc, "dask_add_filters", "dask 1 worker"), _median(doc, "dask_add_filters", "dask 2 workers")
-    if one and two:
-        load = doc.get("dask_load", {})
-        rows.append(["Dask 2 workers vs 1, adding filters", f"{one / two:.2f}x "
-                     f"(load {load.get('loadavg_1m_start')}->{load.get('loadavg_1m_end')}, busy {load.get('busy_share', 0):.0%})",
-                     ">= 1.6x", "yes" if one / two >= 1.6 else "no"])
+    one = _median(doc, "dask_add_filters", _workers_name(1))
+    load = doc.get("dask_load", {})
+    seen = f"load {load.get('loadavg_1m_start')}->{load.get('loadavg_1m_end')} on {load.get('cpus')} CPUs, " \
+           f"busy {load.get('busy_share', 0):.0%}"
+    for n in doc.get("params", {}).get("dask_workers", [1, 2])[1:]:
+        many = _median(doc, "dask_add_filters", _workers_name(n))
+        if one and many:
+            rows.append([f"Dask {n} workers vs 1, adding filters", f"{one / many:.2f}x ({seen})",
+                         ">= 1.6x" if n == 2 else f"(scaling; {n}x ideal)",
+                         ("yes" if one / many >= 1.6 else "no") if n == 2 else "-"])
     return rows
 
 
