@@ -87,6 +87,11 @@ def _bench_epilog() -> str:
         lines.append(f"  {c}{state}")
         for what, why in missing.get(c, []):
             lines.append(f"      without {what}: {why}")
+    lines += ["", "datasets reads the environment (docs/bloom.md, 'Dataset benchmark'):",
+              "  SIMDEX_DATASETS_SHAPE=files,row_groups,rows   another size than quick's or full's",
+              "  SIMDEX_DATASETS_PHASES=lookups,add_filters,dask_add,dask_lookup   a subset of the phases",
+              "  SIMDEX_DATASETS_DASK_WORKERS=1,2,4,8   worker counts of the Dask phases (default 1,2)",
+              "  SIMDEX_DATASETS_DIR, SIMDEX_DATASETS_KEEP   where the generated files go, and whether they stay"]
     return "\n".join(lines)
 
 
