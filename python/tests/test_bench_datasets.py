@@ -75,3 +75,15 @@ def test_dask_rows_for_every_worker_count():
     rows = {r[0]: r for r in datasets.bar_rows(doc)}
     assert rows["Dask 2 workers vs 1, adding filters"][1].startswith("1.82x") and rows["Dask 2 workers vs 1, adding filters"][3] == "yes"
     assert rows["Dask 8 workers vs 1, adding filters"][1].startswith("6.40x") and rows["Dask 8 workers vs 1, adding filters"][3] == "-"
+
+
+@pytest.mark.parametrize("shape,phases,match", [("20,7,1000", "", "157 row groups"), ("20,7,1000", "dask_lookup", "157 row groups"),
+                                                ("200,1,32", "dask_add", "64 rows per row group")])
+def test_shape_too_small_is_refused_before_any_file(tmp_path, monkeypatch, shape, phases, match):
+    monkeypatch.setenv("SIMDEX_DATASETS_SHAPE", shape)
+    monkeypatch.setenv("SIMDEX_DATASETS_DIR", str(tmp_path / "data"))
+    if phases:
+        monkeypatch.setenv("SIMDEX_DATASETS_PHASES", phases)
+    with pytest.raises(ValueError, match=match):
+        datasets.run_standalone(tmp_path / "out", "quick", reps=1, log=lambda m: None)
+    assert not list((tmp_path / "data").glob("*/*/*.parquet"))

@@ -120,6 +120,21 @@ def _phases() -> tuple:
     return tuple(p for p in PHASES if p in asked or (p in DASK_PHASES and "dask" in asked))
 
 
+LOOKUP_KEYS = (1, 100, 10000)
+
+
+def _check_shape(files: int, rgs: int, rows: int, phases: tuple) -> None:
+    """Refuses, before any file is written, a shape too small for the keys the lookups draw
+    (distinct keys from a pool of POOL_PER_ROW_GROUP per row group)."""
+    if min(files, rgs) < 1 or rows < POOL_PER_ROW_GROUP:
+        raise ValueError(f"dataset shape {files},{rgs},{rows}: needs at least one file and row group, and "
+                         f"{POOL_PER_ROW_GROUP} rows per row group")
+    need = -(-max(LOOKUP_KEYS) // POOL_PER_ROW_GROUP)
+    if files * rgs < need and ("lookups" in phases or "dask_lookup" in phases):
+        raise ValueError(f"dataset shape {files},{rgs},{rows}: the {max(LOOKUP_KEYS):,}-key lookups need at least "
+                         f"{need} row groups in all (files x row groups), this has {files * rgs}")
+
+
 def _dask_workers() -> tuple:
     """Worker counts of the Dask phase: 1 and 2 (the target's), or $SIMDEX_DATASETS_DASK_WORKERS
     ("1,2,4,8") on a machine with the cores for more."""
@@ -257,7 +272,7 @@ def _lookups(doc, root: Path, files: list, key_type: str, col: str, reps: int, r
     versions = {"simdex": doc["environment"].get("simdex_version", "?"), "pyarrow": pa.__version__,
                 "duckdb": duckdb.__version__}
     pruning = doc.setdefault("pruning", [])
-    for n in (1, 100, 10000):
+    for n in LOOKUP_KEYS:
         counts: dict = {}
         reports: list = []
         state = {"keys": None}
@@ -404,7 +419,8 @@ def _dask(doc, root: Path, files: list, reps: int, rng, log, phases: tuple = DAS
             def looker(name):
                 def sample():
                     if name == names[0]:
-                        state["keys"] = [int(x) for x in pool[rng.choice(len(pool), 10000, replace=False)]]
+                        keys = rng.choice(len(pool), max(LOOKUP_KEYS), replace=False)
+                        state["keys"] = [int(x) for x in pool[keys]]
                     t0 = time.perf_counter()
                     t = bd.lookup(files, "k", state["keys"], client=clients[name])
                     state.setdefault(name, []).append(t.num_rows)
@@ -477,6 +493,7 @@ def run_standalone(out: Path, mode: str = "quick", reps: int = 0, log=None) -> P
     rng = np.random.default_rng(int(time.time()))
     identical = True
     phases = _phases()
+    _check_shape(files_n, rgs, rows, phases)
     doc["params"]["phases"] = list(phases)
     if set(phases) & set(DASK_PHASES):
         doc["params"]["dask_workers"] = list(_dask_workers())
