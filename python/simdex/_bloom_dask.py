@@ -93,13 +93,12 @@ def prune(source, column: str, values, *, client=None, scheduler=None, n_workers
     """simdex.bloom.prune with the files split into contiguous batches, one task each; the
     values are sent to every worker once."""
     files, _ = _bloom_dataset.resolve(source)
-    with cluster(client, scheduler, n_workers) as c:
-        return _prune_on(c, files, column, values, tasks_per_worker, kw)
-
-
-def _prune_on(c, files, column, values, tasks_per_worker, kw):
     vals = _bloom_dataset.Values(values)  # refuses bad values here, before any task runs
-    shared = _share(c, vals)
+    with cluster(client, scheduler, n_workers) as c:
+        return _prune_on(c, files, column, vals, _share(c, vals), tasks_per_worker, kw)
+
+
+def _prune_on(c, files, column, vals, shared, tasks_per_worker, kw):
     batches = _batches(files, _workers(c) * tasks_per_worker)
     futures = [c.submit(_prune_batch, b, column, shared, kw, pure=False) for b in batches]
     parts = c.gather(futures)
@@ -167,11 +166,11 @@ def lookup(source, column: str, values, columns=None, *, client=None, scheduler=
     files, dataset = _bloom_dataset.resolve(source)
     if dataset is not None and any(str(f.partition_expression) != "true" for f in dataset.get_fragments()):
         raise ValueError("partitioned datasets are looked up in one process: use simdex.bloom.lookup")
+    vals = _bloom_dataset.Values(values)  # refuses bad values here, before any task runs
     with cluster(client, scheduler, n_workers) as c:
-        pruned = _prune_on(c, files, column, values, tasks_per_worker, kw)
-        vals = _bloom_dataset.Values(values)
+        shared = _share(c, vals)  # once, for the pruning and the reads
+        pruned = _prune_on(c, files, column, vals, shared, tasks_per_worker, kw)
         first = files[:1]
-        shared = _share(c, vals)
         batches = [b for b in _batches(list(pruned), _workers(c) * tasks_per_worker) if b] or [[]]
         futures = [c.submit(_read_batch, b, column, shared, columns, first, pure=False) for b in batches]
         parts = c.gather(futures)
