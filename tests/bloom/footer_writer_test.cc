@@ -176,7 +176,8 @@ TEST(BloomFooterWriter, ProbeReadsBlocksAndAgreesWithWholeFilters) {
   std::vector<const column_chunk_info*> chunks;
   for (const auto& c : pf.footer().chunks) chunks.push_back(&c);
   ASSERT_EQ(chunks.size(), 4u);  // (0,0) small, (0,1) corrupt, (1,0) large, (1,1) none
-  for (std::size_t nh : {1u, 5u, 100u, 2000u}) {
+  // Both sides of the read plan's cut (an eighth of the blocks: 4 for small, 256 for large).
+  for (std::size_t nh : {1u, 3u, 4u, 5u, 100u, 255u, 256u, 2000u, 70000u}) {
     std::vector<std::uint64_t> hs;
     for (std::size_t j = 0; j < nh; ++j) hs.push_back(j % 2 ? present[j % present.size()] : rng());
     std::vector<std::uint8_t> out(chunks.size() * nh, 9);
@@ -193,6 +194,9 @@ TEST(BloomFooterWriter, ProbeReadsBlocksAndAgreesWithWholeFilters) {
     EXPECT_FALSE(errors[3].empty());
     if (nh == 1) {
       EXPECT_LT(st.bytes, 1024u) << "one key reads one block per filter";
+    }
+    if (nh >= 256) {  // both filters whole: their headers, the small bitset, the large one
+      EXPECT_GE(st.bytes, (1u << 16) + 1024u);
     }
   }
   std::remove(path);
