@@ -84,7 +84,7 @@ def add_filters(source, columns, *, out=None, in_place: bool = False, client=Non
 
 
 def _prune_batch(files, column, values, kw):
-    vals = _bloom_dataset.Values(_unshared(values))
+    vals = _values(values)
     return _bloom_dataset.prune_files(files, column, vals, **kw)
 
 
@@ -111,10 +111,11 @@ def _prune_on(c, files, column, vals, shared, tasks_per_worker, kw):
 
 
 class _Shared:
-    """The values as one opaque object. Dask walks the lists, tuples, dicts and sets it is
-    given, to scatter or to look for futures in, item by item: a list of 10,000 ints took a
-    second to send to two workers and a list of a million two minutes, where this object is
-    pickled once (milliseconds)."""
+    """The checked values (a Values) as one opaque object. Dask walks the lists, tuples, dicts
+    and sets it is given, to scatter or to look for futures in, item by item: a list of 10,000
+    ints took a second to send to two workers and a list of a million two minutes, where this
+    object is pickled once (milliseconds), and the workers use the values as checked and
+    deduplicated here instead of doing it again in every task."""
 
     __slots__ = ("values",)
 
@@ -125,30 +126,21 @@ class _Shared:
         return (_Shared, (self.values,))
 
 
-def _unshared(values):
-    return values.values if isinstance(values, _Shared) else values
+def _values(values) -> _bloom_dataset.Values:
+    """A task's values: the shared Values, or raw values checked here."""
+    if isinstance(values, _Shared):
+        values = values.values
+    return values if isinstance(values, _bloom_dataset.Values) else _bloom_dataset.Values(values)
 
 
 def _share(c, vals):
     """The values, sent to every worker once (inside a one-element list: a list given to
     scatter is scattered element by element)."""
-    payload = vals.values if not vals.has_null else _with_null(vals)
-    return c.scatter([_Shared(payload)], broadcast=True, hash=False)[0]
-
-
-def _with_null(vals):
-    import numpy as np
-
-    v = vals.values
-    if _bloom_dataset._values.is_pyarrow(v):
-        import pyarrow as pa
-
-        return pa.concat_arrays([v, pa.nulls(1, v.type)])
-    return (list(v) if isinstance(v, np.ndarray) else list(v)) + [None]
+    return c.scatter([_Shared(vals)], broadcast=True, hash=False)[0]
 
 
 def _read_batch(pairs, column, values, columns, files):
-    vals = _bloom_dataset.Values(_unshared(values))
+    vals = _values(values)
     pr = _bloom_dataset.Pruned(pairs)
     table = _bloom_dataset.read_pruned(pr, column, vals, columns, None, files)
     return table, pr.report.matched, pr.report.rows

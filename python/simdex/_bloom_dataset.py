@@ -134,6 +134,14 @@ def resolve(source) -> tuple[list[str], object]:
 
 # ---- values --------------------------------------------------------------------------------------
 
+def _unique(a: np.ndarray) -> np.ndarray:
+    """np.unique of an integer or boolean array, by a sort: numpy 2.3 and later find the
+    distinct values by hashing first, which took 0.6-0.8 s for a million random int64 here
+    against 0.05 s for this."""
+    s = np.sort(a)
+    return s[np.concatenate(([True], s[1:] != s[:-1]))] if len(s) > 1 else s
+
+
 class Values:
     """The looked-up values, hashed and in physical form once per column type met."""
 
@@ -155,10 +163,10 @@ class Values:
                 raise ValueError(f"expected a 1-D array of values, got shape {values.shape}")
             if values.dtype.kind == "f":
                 # Distinct bit patterns: -0.0 and 0.0 are different values to a filter and to isin.
-                u = np.unique(values.view(np.uint32 if values.itemsize == 4 else np.uint64))
+                u = _unique(values.view(np.uint32 if values.itemsize == 4 else np.uint64))
                 values = u.view(values.dtype)
             elif values.dtype.kind in "iub":
-                values = np.unique(values)
+                values = _unique(values)
             else:
                 values = list(values)
         elif _values.is_scalar(values):

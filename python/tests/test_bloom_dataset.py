@@ -326,9 +326,20 @@ def test_dask_two_workers_match_one_process(datasets, tmp_path):
         assert t1.equals(t2)
 
 
+@pytest.mark.parametrize("a", [np.array([], np.int64), np.array([7], np.int32), np.array([3, 1, 3, 2, 1], np.int8),
+                               np.array([True, False, True]), np.array([2**64 - 1, 0, 2**64 - 1, 5], np.uint64),
+                               np.random.default_rng(5).integers(-50, 50, 1000)])
+def test_values_unique_matches_numpy(a):
+    from simdex import _bloom_dataset
+
+    got = _bloom_dataset._unique(a)
+    assert got.dtype == a.dtype and got.tolist() == np.unique(a).tolist()
+
+
 def test_dask_values_go_to_the_workers_as_one_object():
     """Dask walks lists item by item when it scatters them (a list of a million ints took two
-    minutes to reach two workers): the values travel as one pickled object, nulls included."""
+    minutes to reach two workers): the checked values travel as one pickled object, nulls
+    included, and a task uses them as they are."""
     import pickle
 
     from simdex import _bloom_dask, _bloom_dataset
@@ -340,15 +351,16 @@ def test_dask_values_go_to_the_workers_as_one_object():
             sent.append(data)
             return ["future"]
 
-    for values in ([3, 1, 2, 3], [5, None, 7], np.arange(10, dtype=np.int64)):
-        assert _bloom_dask._share(Client(), _bloom_dataset.Values(values)) == "future"
+    for values in ([3, 1, 2, 3], [5, None, 7], np.arange(10, dtype=np.int64), pa.array([4, None, 4])):
+        vals = _bloom_dataset.Values(values)
+        assert _bloom_dask._share(Client(), vals) == "future"
         (obj,) = sent[-1]
         assert not isinstance(obj, (list, tuple, dict, set))
-        back = _bloom_dask._unshared(pickle.loads(pickle.dumps(obj)))
-        want = [v for v in values if v is not None]
-        assert sorted(v for v in list(back) if v is not None) == sorted(set(want))
-        assert (None in list(back)) == (None in list(values))
-    assert _bloom_dask._unshared([1, 2]) == [1, 2]
+        back = _bloom_dask._values(pickle.loads(pickle.dumps(obj)))
+        assert isinstance(back, _bloom_dataset.Values) and back.has_null == vals.has_null
+        assert sorted(np.asarray(back.values).tolist()) == sorted(np.asarray(vals.values).tolist())
+        assert len(back) == len(vals)
+    assert list(_bloom_dask._values([2, 1, 2]).values) == [2, 1]
 
 
 def test_warnings_are_not_raised_for_good_files(datasets):
