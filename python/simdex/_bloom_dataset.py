@@ -23,6 +23,7 @@ import numpy as np
 from . import _bloom_pages as _pages
 from . import _bloom_values as _values
 from ._simdex import bloom as _native
+from ._unique import unique_sorted
 
 # Probe calls take this many hashes at a time (bounds the per-call scratch memory).
 _HASH_BATCH = 1 << 16
@@ -134,14 +135,6 @@ def resolve(source) -> tuple[list[str], object]:
 
 # ---- values --------------------------------------------------------------------------------------
 
-def _unique(a: np.ndarray) -> np.ndarray:
-    """np.unique of an integer or boolean array, by a sort: numpy 2.3 and later find the
-    distinct values by hashing first, which took 0.6-0.8 s for a million random int64 here
-    against 0.05 s for this."""
-    s = np.sort(a)
-    return s[np.concatenate(([True], s[1:] != s[:-1]))] if len(s) > 1 else s
-
-
 class Values:
     """The looked-up values, hashed and in physical form once per column type met."""
 
@@ -163,10 +156,10 @@ class Values:
                 raise ValueError(f"expected a 1-D array of values, got shape {values.shape}")
             if values.dtype.kind == "f":
                 # Distinct bit patterns: -0.0 and 0.0 are different values to a filter and to isin.
-                u = _unique(values.view(np.uint32 if values.itemsize == 4 else np.uint64))
+                u = unique_sorted(values.view(np.uint32 if values.itemsize == 4 else np.uint64))
                 values = u.view(values.dtype)
             elif values.dtype.kind in "iub":
-                values = _unique(values)
+                values = unique_sorted(values)
             else:
                 values = list(values)
         elif _values.is_scalar(values):

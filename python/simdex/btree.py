@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from ._simdex import btree as _native
+from ._unique import unique_sorted
 
 __all__ = ["SortedSet", "SortedDict", "SortedKeysView", "SortedValuesView", "SortedItemsView"]
 
@@ -393,7 +394,7 @@ class SortedSet(_native._Set):
         keys = self.to_numpy()
         for it in iterables:
             other, _ = self._lookups(it)
-            other = np.unique(other)
+            other = unique_sorted(other)
             keys = other[self._contains_array(other)] if len(other) < len(keys) else keys[np.isin(keys, other)]
         return keys
 
@@ -419,7 +420,7 @@ class SortedSet(_native._Set):
 
     def symmetric_difference_update(self, other) -> SortedSet:
         """Keep the keys in exactly one of this set and other; returns the set."""
-        keys = np.unique(self._stored(other))
+        keys = unique_sorted(self._stored(other))
         present = self._contains_array(keys)
         self._discard_array(keys[present])
         self._add_array(keys[~present])
@@ -443,7 +444,7 @@ class SortedSet(_native._Set):
     def issubset(self, iterable) -> bool:
         """True when every key of the set is in iterable."""
         keys, _ = self._lookups(iterable)
-        return int(np.count_nonzero(self._contains_array(np.unique(keys)))) == len(self)
+        return int(np.count_nonzero(self._contains_array(unique_sorted(keys)))) == len(self)
 
     def issuperset(self, iterable) -> bool:
         """True when every value of iterable is in the set."""

@@ -1,6 +1,8 @@
 """The single-key conversion (`in`, `add`, bisect) at every integer width, and the large-batch
 paths (4096 keys or more go through a grouping pass) against Python sets as the reference."""
 
+import gc
+
 import numpy as np
 import pytest
 
@@ -114,6 +116,9 @@ def test_dict_update_in_batches(n_old, n_new):
     d = SortedDict({k: Tracked(("old", k)) for k in old_keys})
     ref = {k: ("old", k) for k in old_keys}
     new_keys = rng.integers(0, 20_000, size=n_new).tolist()  # repeats and present keys too
+    # The earlier cases' values sit in cycles with their dicts (watch): collect them now, or
+    # the collector may finalize them in the middle of this case and count their deaths here.
+    gc.collect()
     Tracked.deaths = []
     items = [(k, Tracked(("new", i), d)) for i, k in enumerate(new_keys)]
     d.update(items)
