@@ -54,8 +54,8 @@ parquet_file::probe_stats parquet_file::probe(std::span<const column_chunk_info*
       const std::uint64_t blocks = r.size / kBlockBytes;
       // Hashes as many as an eighth of the blocks leave gaps of a few blocks between the ones
       // they touch, so the block reads would cover most of the bitset anyway: it is read whole
-      // without planning them. (The plan sorts the hashes: at a million hashes that sort cost
-      // some 20 times the probes, 0.36 s for a file of eight row groups.)
+      // without planning them. (The plan sorts the hashes: with a million hashes, pruning a
+      // file of eight row groups took 0.366 s with the plan and takes 0.030 without.)
       const bool many = nh >= blocks / 8;
       std::vector<std::pair<std::uint64_t, std::uint64_t>> runs;  // [first, last] block
       std::uint64_t run_bytes = 0;
