@@ -135,6 +135,26 @@ def resolve(source) -> tuple[list[str], object]:
 
 # ---- values --------------------------------------------------------------------------------------
 
+def _dedupe(values: list) -> list:
+    """Distinct values in first-seen order, keyed by type too (1, 1.0 and True hash alike but
+    are different values to a filter) and floats by their bits (-0.0 is not 0.0)."""
+    kinds = set(map(type, values))
+    if len(kinds) == 1 and kinds <= {int, str, bytes}:
+        # One plain type: a dict dedupes in C (a million ints 0.05 s, the loop below 0.6 s).
+        return list(dict.fromkeys(values))
+    seen, uniq = set(), []
+    for v in values:
+        try:
+            key = (type(v), struct.pack("<d", v) if isinstance(v, float) else v)
+            if key in seen:
+                continue
+            seen.add(key)
+        except TypeError:  # unhashable: kept, physical_values decides what it is
+            pass
+        uniq.append(v)
+    return uniq
+
+
 class Values:
     """The looked-up values, hashed and in physical form once per column type met."""
 
@@ -168,20 +188,7 @@ class Values:
             values = list(values)
         if isinstance(values, list):
             self.has_null = any(v is None for v in values)
-            seen, uniq = set(), []
-            for v in values:
-                if v is None:
-                    continue
-                try:
-                    # Keyed by type too (1 and 1.0 and True hash differently); floats by bits.
-                    key = (type(v), struct.pack("<d", v) if isinstance(v, float) else v)
-                    if key in seen:
-                        continue
-                    seen.add(key)
-                except TypeError:
-                    pass
-                uniq.append(v)
-            values = uniq
+            values = _dedupe([v for v in values if v is not None] if self.has_null else values)
         self.values = values
         self._by_type: dict = {}
 

@@ -413,6 +413,11 @@ class Physical(NamedTuple):
     nan: object = None  # bool mask of NaNs (FLOAT/DOUBLE), or None
 
 
+def _all_of(values, kind) -> bool:
+    """Every value is exactly of type kind (not a subclass: bool is not int here)."""
+    return not isinstance(values, np.ndarray) and set(map(type, values)) == {kind}
+
+
 def physical_values(values, physical_type: str, logical="", type_length=None) -> Physical:
     """Values as the column stores them (see Physical); ValueError for nulls, values of the
     wrong kind or out of the column's range."""
@@ -432,6 +437,13 @@ def physical_values(values, physical_type: str, logical="", type_length=None) ->
             return Physical(t, np.zeros(0, np.int32 if t == "INT32" else np.int64))
         if isinstance(values, np.ndarray) and values.dtype.kind in "iubM" and lt.kind != "DECIMAL":
             return Physical(t, _numpy_ints(values, t, lt))
+        if lt.kind in ("", "INT") and _all_of(values, int):
+            # Plain ints (bools are not): numpy converts them in C; values past int64 take
+            # the loop below, which reads them as unsigned bit patterns.
+            try:
+                return Physical(t, _numpy_ints(np.array(values, dtype=np.int64), t, lt))
+            except OverflowError:
+                pass
         ints = []
         for v in values:
             if v is None:
@@ -466,6 +478,11 @@ def physical_values(values, physical_type: str, logical="", type_length=None) ->
             out.append(bool(v))
         return Physical(t, np.array(out, dtype=bool))
     if t == "BYTE_ARRAY":
+        if lt.kind not in ("DECIMAL", "UUID", "FLOAT16"):
+            if _all_of(values, str):
+                return Physical(t, [v.encode("utf-8") for v in values])
+            if _all_of(values, bytes):
+                return Physical(t, list(values))
         rows = []
         for v in values:
             if v is None:

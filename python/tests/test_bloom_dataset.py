@@ -338,6 +338,54 @@ def test_unique_sorted_matches_numpy(a):
     assert np.array_equal(got, want, equal_nan=a.dtype.kind == "f")
 
 
+@pytest.mark.parametrize("values", [
+    [3, 1, 3, 2**63, 2**64 - 1, -2**63, 0],          # past int64: the unsigned reading
+    [1, True, 1.0, 1, None, True],                     # equal under == but different values
+    [0.0, -0.0, 0.0, float("nan"), float("nan")],
+    ["b", "a", "b", "", "é", None, "a"],
+    [b"x\x00", b"x", b"x\x00", b""],
+    [np.int64(5), 5, np.int32(5)],
+])
+def test_list_fast_paths_keep_every_distinct_value(values):
+    """Lists of one plain type (int, str, bytes) are deduplicated and converted in C; mixed
+    lists keep the per-value loop. Both must keep exactly the distinct values, in first-seen
+    order, keyed by type and by float bits, and give the loop's physical values."""
+    import struct
+
+    from simdex import _bloom_dataset, _bloom_values
+
+    def key(v):
+        return (type(v), struct.pack("<d", v) if isinstance(v, float) else v)
+
+    want, seen = [], set()
+    for v in values:
+        if v is not None and key(v) not in seen:
+            seen.add(key(v))
+            want.append(v)
+    got = _bloom_dataset.Values(values)
+    assert got.has_null == (None in values)
+    assert [key(v) for v in got.values] == [key(v) for v in want]
+    kinds = {type(v) for v in want}
+    if kinds == {int}:  # against the per-value loop, forced by a numpy scalar in front
+        fast = _bloom_values.physical_values(got.values, "INT64").data
+        loop = _bloom_values.physical_values([np.int64(0)] + got.values, "INT64").data[1:]
+        assert fast.dtype == np.int64 and fast.tolist() == loop.tolist()
+    if kinds in ({str}, {bytes}):
+        fast = _bloom_values.physical_values(got.values, "BYTE_ARRAY").data
+        assert fast == [v.encode() if isinstance(v, str) else v for v in want]
+
+
+def test_int_list_out_of_range_is_refused_as_before():
+    from simdex import _bloom_values
+
+    for bad in ([1, 2**64], [1, -2**63 - 1]):
+        with pytest.raises(ValueError, match="out of range"):
+            _bloom_values.physical_values(bad, "INT64")
+    with pytest.raises(ValueError, match="out of range"):
+        _bloom_values.physical_values([1, 2**32], "INT32")
+    assert _bloom_values.physical_values([2**32 - 1, -1], "INT32").data.tolist() == [-1, -1]
+
+
 def test_dask_values_go_to_the_workers_as_one_object():
     """Dask walks lists item by item when it scatters them (a list of a million ints took two
     minutes to reach two workers): the checked values travel as one pickled object, nulls
