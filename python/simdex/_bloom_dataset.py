@@ -326,6 +326,9 @@ def prune_file(path: str, column: str, values: Values, use_statistics: bool = Tr
     phys, hashes, order, keys = values.typed(t, logical, tl) if len(values.values) else (None, None, None, None)
     n = len(values.values)
     nan_idx = np.flatnonzero(phys.nan) if phys is not None and phys.nan is not None else None
+    # A writer may leave NaN out of its filter (parquet-java does), so no filter can rule out a
+    # chunk for a NaN value, as BloomFilter.check answers "maybe" for it.
+    nan_hit = nan_idx is not None and len(nan_idx) > 0
 
     survivors: list[int] = []
     # Per chunk: the candidate value indices (None: all of them), after statistics.
@@ -347,7 +350,7 @@ def prune_file(path: str, column: str, values: Values, use_statistics: bool = Tr
             if cand is not None and len(cand) == 0 and not null_hit:
                 rep.skipped_by_statistics += 1
                 continue
-        if null_hit or not n or not use_filters or c["bloom_filter_offset"] < 0:
+        if null_hit or nan_hit or not n or not use_filters or c["bloom_filter_offset"] < 0:
             survivors.append(i)
             if not null_hit and n and c["bloom_filter_offset"] < 0:
                 rep.read_without_filter += 1
@@ -484,12 +487,17 @@ def value_set(values: Values, arrow_type):
     """The values as a pyarrow array of the column's type (the isin value set)."""
     import pyarrow as pa
 
+    if pa.types.is_dictionary(arrow_type):  # isin compares a dictionary column's values
+        arrow_type = arrow_type.value_type
     try:
         vals = values.values
         if _values.is_pyarrow(vals):
+            if pa.types.is_date(vals.type) and pa.types.is_timestamp(arrow_type):
+                vals = vals.cast(pa.timestamp("s"))  # midnight, as the filters hash it
             arr = vals.cast(arrow_type)
         else:
-            arr = pa.array(vals if not isinstance(vals, np.ndarray) else vals, type=arrow_type)
+            ready = _values.arrow_ready(vals, arrow_type)
+            arr = ready.cast(arrow_type) if _values.is_pyarrow(ready) else pa.array(ready, type=arrow_type)
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, TypeError, ValueError, OverflowError) as e:
         raise ValueError(f"values do not fit the column's type {arrow_type}: {e}") from None
     if values.has_null:

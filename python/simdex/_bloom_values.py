@@ -166,8 +166,8 @@ def _int_range(t: str, lt: Logical):
 
 
 def _unscaled(v, lt: Logical) -> int:
-    if isinstance(v, float):
-        v = _decimal.Decimal(repr(v))
+    if isinstance(v, (float, np.floating)):
+        v = _decimal.Decimal(repr(float(v)))  # numpy 2's repr is "np.float64(1.5)"
     elif isinstance(v, (int, np.integer)):
         v = _decimal.Decimal(int(v))
     elif isinstance(v, str):
@@ -188,6 +188,8 @@ def _unscaled(v, lt: Logical) -> int:
 def _ticks(v, lt: Logical, unit: str) -> int:
     """A timestamp-like value as ticks of `unit` since the epoch (UTC for UTC columns)."""
     per = _TICKS[unit]
+    if isinstance(v, _dt.date) and not isinstance(v, _dt.datetime):
+        v = _dt.datetime(v.year, v.month, v.day)  # a date is its midnight, as pyarrow casts it
     if isinstance(v, _Ns):
         ns = v.ns
     elif isinstance(v, _dt.datetime):
@@ -200,14 +202,35 @@ def _ticks(v, lt: Logical, unit: str) -> int:
             d = v - _EPOCH
         ns = (d.days * 86400 + d.seconds) * 10**9 + d.microseconds * 1000
     elif isinstance(v, np.datetime64):
-        ns = int(v.astype("datetime64[ns]").astype(np.int64)) if v.dtype != np.dtype("datetime64[ns]") else int(v.astype(np.int64))
+        ns = _datetime64_ns(v)
     elif isinstance(v, (int, np.integer)) and not isinstance(v, bool):
         return int(v)  # already in the column's unit
     else:
         raise ValueError(f"expected a datetime for {lt.kind or 'a timestamp'}, got {type(v).__name__}")
     if ns % (10**9 // per):
-        raise ValueError(f"{v} is finer than the column's unit ({unit})")
+        shown = _dt.datetime(1970, 1, 1) + _dt.timedelta(microseconds=ns // 1000) if isinstance(v, _Ns) else v
+        raise ValueError(f"{shown} (+{ns % 1000} ns) is finer than the column's unit ({unit})"
+                         if isinstance(v, _Ns) else f"{v} is finer than the column's unit ({unit})")
     return ns // (10**9 // per)
+
+
+# Attoseconds per tick of each numpy datetime64 unit (calendar units go through days).
+_AS_PER = {"W": 7 * 86400 * 10**18, "D": 86400 * 10**18, "h": 3600 * 10**18, "m": 60 * 10**18,
+           "s": 10**18, "ms": 10**15, "us": 10**12, "ns": 10**9, "ps": 10**6, "fs": 10**3, "as": 1}
+
+
+def _datetime64_ns(v) -> int:
+    """Nanoseconds since the epoch of a datetime64 scalar, in Python ints (a cast to
+    datetime64[ns] overflows before 1677 and after 2262)."""
+    if np.isnat(v):
+        raise ValueError(NULL_MESSAGE)
+    unit, count = np.datetime_data(v.dtype)
+    if unit in ("Y", "M", "generic"):
+        v, (unit, count) = v.astype("datetime64[D]"), ("D", 1)
+    total = int(v.astype(np.int64)) * count * _AS_PER[unit]
+    if total % 10**9:
+        raise ValueError(f"{v} is finer than a nanosecond")
+    return total // 10**9
 
 
 def _time_ticks(v, lt: Logical) -> int:
@@ -228,7 +251,8 @@ def _time_ticks(v, lt: Logical) -> int:
 def _to_int(v, t: str, lt: Logical) -> int:
     if lt.kind == "DECIMAL":
         return _unscaled(v, lt)
-    if lt.kind == "DATE" or (isinstance(v, _dt.date) and not isinstance(v, _dt.datetime)):
+    if lt.kind == "DATE" or (isinstance(v, _dt.date) and not isinstance(v, _dt.datetime)
+                             and lt.kind != "TIMESTAMP" and t != "INT96"):
         if isinstance(v, _dt.datetime):
             raise ValueError("expected a datetime.date for DATE, got a datetime")
         if isinstance(v, _dt.date):
@@ -292,6 +316,9 @@ def _from_pyarrow(values, t: str, lt: Logical):
     if values.null_count:
         raise ValueError(NULL_MESSAGE)
     typ = values.type
+    if pa.types.is_date(typ) and (lt.kind == "TIMESTAMP" or t == "INT96"):
+        values = values.cast(pa.timestamp("s"))  # a date is its midnight, as pyarrow casts it
+        typ = values.type
     if pa.types.is_timestamp(typ):
         unit = lt.unit if lt.kind == "TIMESTAMP" else ("NANOS" if t == "INT96" else {"s": "MILLIS", "ms": "MILLIS", "us": "MICROS", "ns": "NANOS"}[typ.unit])
         target = pa.timestamp(_NP_UNIT[unit], typ.tz)
@@ -309,6 +336,33 @@ def _from_pyarrow(values, t: str, lt: Logical):
     if pa.types.is_integer(typ) or pa.types.is_floating(typ) or pa.types.is_boolean(typ):
         return values.to_numpy(zero_copy_only=False)
     return values.to_pylist()
+
+
+def arrow_ready(values, arrow_type):
+    """The values as something pyarrow builds an array of arrow_type from: the CLI's parsed
+    times (_Ns) as a pyarrow array of their nanoseconds, dates as their midnight and coarse
+    datetime64s in seconds for timestamp types; anything else unchanged."""
+    if isinstance(values, np.ndarray) or not values:
+        return values
+    import pyarrow as pa
+
+    if any(isinstance(v, _Ns) for v in values):
+        ns = pa.array([v.ns if isinstance(v, _Ns) else v for v in values], pa.int64())
+        if pa.types.is_time(arrow_type):
+            return ns.cast(pa.time64("ns"))
+        if pa.types.is_timestamp(arrow_type):
+            return ns.cast(pa.timestamp("ns", arrow_type.tz))
+        return values
+    if not pa.types.is_timestamp(arrow_type):
+        return values
+    out = []
+    for v in values:
+        if isinstance(v, _dt.date) and not isinstance(v, _dt.datetime):
+            v = _dt.datetime(v.year, v.month, v.day)
+        elif isinstance(v, np.datetime64) and np.datetime_data(v.dtype)[0] in ("Y", "M", "W", "D", "h", "m"):
+            v = v.astype("datetime64[us]").astype(object)  # a datetime; pyarrow checks the range
+        out.append(v)
+    return out
 
 
 def is_pyarrow(values) -> bool:
@@ -374,6 +428,8 @@ def _numpy_ints(arr: np.ndarray, t: str, lt: Logical) -> np.ndarray:
     """A numpy array -> the column's physical integers (as int32/int64 bit patterns)."""
     dtype = np.int32 if t == "INT32" else np.int64
     if arr.dtype.kind == "M":
+        if np.isnat(arr).any():
+            raise ValueError(NULL_MESSAGE)
         if lt.kind == "DATE" or (not lt.kind and t == "INT32"):
             return np.ascontiguousarray(arr.astype("datetime64[D]").astype(np.int64).astype(dtype))
         unit = lt.unit if lt.kind in ("TIMESTAMP",) else None

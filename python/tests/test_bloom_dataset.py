@@ -551,3 +551,99 @@ def test_column_hashes_from_integer_buffers_match_value_hashing(t, phys):
     want = _bloom_values.hash_values(arr.drop_null(), phys, "", None)[0]
     assert got.dtype == np.uint64 and len(got) == len(arr) - arr.null_count
     assert np.array_equal(got, want)
+
+
+# ---- cases found by an audit against pyarrow and DuckDB (2026-11-28) --------------------------
+
+def _isin_rows(path, column, values) -> int:
+    t = pq.read_table(path)
+    return pc.sum(pc.is_in(t.column(column), value_set=values)).as_py() or 0
+
+
+def test_nan_is_never_ruled_out_by_a_filter_that_left_it_out(tmp_path):
+    """parquet-java leaves NaN out of its filters; BloomFilter.check answers "maybe" for NaN, and
+    prune and lookup must too (they asked the filter and lost the NaN rows)."""
+    from simdex.bloom import BloomFilter
+
+    path = str(tmp_path / "nan.parquet")
+    pq.write_table(pa.table({"c": [1.0, 2.0, np.nan, 3.0]}), path,
+                   bloom_filter_options={"c": {"ndv": 100, "fpp": 0.01}})
+    cc = pq.ParquetFile(path).metadata.row_group(0).column(0)
+    off, length = cc.bloom_filter_offset, cc.bloom_filter_length
+    data = open(path, "rb").read()
+    old = BloomFilter.from_bytes(data[off:off + length])
+    javalike = BloomFilter(old.num_bytes)
+    javalike.insert(np.array([1.0, 2.0, 3.0]))
+    new = javalike.to_bytes()
+    assert len(new) == length
+    with open(path, "wb") as f:
+        f.write(data[:off] + new + data[off + length:])
+    assert list(bloom.prune(path, "c", [float("nan")])) == [(path, 0)]
+    got = bloom.lookup(path, "c", [float("nan")])
+    assert got.num_rows == 1 == _isin_rows(path, "c", pa.array([np.nan]))
+
+
+def test_dates_against_a_timestamp_column_are_their_midnight(tmp_path):
+    """A date looked up in a TIMESTAMP column was hashed as a day count read as microseconds: a
+    wrong "absent". pyarrow and DuckDB compare a date with a timestamp at its midnight."""
+    import duckdb
+
+    path = str(tmp_path / "ts.parquet")
+    for tz in (None, "UTC"):
+        pq.write_table(pa.table({"ts": pa.array([dt.datetime(2024, 1, 1), dt.datetime(2024, 1, 2, 5)],
+                                                pa.timestamp("us", tz))}), path, bloom_filter_options={"ts": True})
+        f = bloom.from_parquet(path)[0]["ts"]
+        assert f.check(dt.date(2024, 1, 1))
+        assert list(bloom.prune(path, "ts", [dt.date(2024, 1, 1)])) == [(path, 0)]
+        for v in ([dt.date(2024, 1, 1)], pa.array([dt.date(2024, 1, 1)], pa.date32())):
+            assert bloom.lookup(path, "ts", v).num_rows == 1
+        assert bloom.lookup(path, "ts", [dt.date(2024, 1, 2)]).num_rows == 0
+    assert duckdb.sql(f"select count(*) from '{path}' where ts = DATE '2024-01-01'").fetchall() == [(1,)]
+
+
+def test_dictionary_columns_are_looked_up_by_their_values(tmp_path):
+    path = str(tmp_path / "dict.parquet")
+    pq.write_table(pa.table({"c": pa.array(["a", "b", "a", "c"]).dictionary_encode(),
+                             "i": pa.array([1, 2, 1, 3]).dictionary_encode()}), path,
+                   bloom_filter_options={"c": True, "i": True})
+    assert bloom.lookup(path, "c", ["a"]).num_rows == 2
+    assert bloom.lookup(path, "i", [1]).num_rows == 2
+    assert bloom.lookup(path, "c", ["zz"]).num_rows == 0
+
+
+def test_numpy_floats_against_a_decimal_column(tmp_path):
+    path = str(tmp_path / "dec.parquet")
+    pq.write_table(pa.table({"c": pa.array([decimal.Decimal("1.50")], pa.decimal128(7, 2))}), path,
+                   bloom_filter_options={"c": True})
+    f = bloom.from_parquet(path)[0]["c"]
+    for v in (1.5, np.float64(1.5), np.array([1.5]), pa.array([1.5])):
+        assert np.all(f.check(v))
+        assert list(bloom.prune(path, "c", v)) == [(path, 0)]
+
+
+def test_datetime64_outside_the_nanosecond_range(tmp_path):
+    """datetime64[ns] holds 1677-2262: the conversion goes through Python ints, not that cast."""
+    path = str(tmp_path / "far.parquet")
+    pq.write_table(pa.table({"ts": pa.array([dt.datetime(2300, 1, 1), dt.datetime(1600, 6, 1)], pa.timestamp("us"))}),
+                   path, bloom_filter_options={"ts": True})
+    f = bloom.from_parquet(path)[0]["ts"]
+    for v in (np.datetime64("2300-01-01"), np.datetime64("2300-01-01T00:00:00.000000"), np.datetime64("1600-06-01", "D")):
+        assert f.check(v) and np.all(f.check([v]))
+        assert list(bloom.prune(path, "ts", v)) == [(path, 0)]
+        assert bloom.lookup(path, "ts", [v]).num_rows == 1
+    with pytest.raises(ValueError, match="null"):
+        f.check(np.datetime64("NaT"))
+
+
+def test_cli_lookup_takes_timestamp_and_time_text(tmp_path):
+    path = str(tmp_path / "t.parquet")
+    pq.write_table(pa.table({"ts": pa.array([dt.datetime(2024, 1, 31, 12)], pa.timestamp("us")),
+                             "tm": pa.array([dt.time(12, 34, 56)], pa.time64("us"))}), path,
+                   bloom_filter_options={"ts": True, "tm": True})
+    for column, text in (("ts", "2024-01-31T12:00:00"), ("tm", "12:34:56")):
+        r = _cli("lookup", path, "--column", column, "--value", text)
+        assert r.returncode == 0, r.stderr
+        assert "2024-01-31 12:00:00" in r.stdout and "12:34:56" in r.stdout
+        r = _cli("lookup", path, "--column", column, "--value", text.replace("12", "13", 1))
+        assert r.returncode == 0, r.stderr
+        assert "2024-01-31 12:00:00" not in r.stdout
