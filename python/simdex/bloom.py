@@ -237,17 +237,33 @@ class BloomFilter:
         return f"BloomFilter(num_bytes={self.num_bytes}{t}, fill={self.fill():.4f})"
 
 
+def _by_column_type(fs, physical_type):
+    """Index lists of filters that hash a value alike: one list when physical_type is given (it
+    applies to every filter) or all filters share a column type, else one per type (an INT32
+    column's filter and an INT64 one's hold different hashes of 7)."""
+    if physical_type is not None:
+        return [list(range(len(fs)))]
+    groups: dict = {}
+    for i, f in enumerate(fs):
+        groups.setdefault((f.physical_type, f.type_length, f.logical_type), []).append(i)
+    return list(groups.values())
+
+
 def check_filters(filters, value, physical_type=None, type_length=None, logical_type=None) -> np.ndarray:
-    """One value against many filters at once (row-group skipping): a bool array."""
+    """One value against many filters at once (row-group skipping): a bool array. The value is
+    typed by each filter's own column type unless physical_type says otherwise."""
     fs = list(filters)
-    if not fs:
-        return np.zeros(0, dtype=bool)
-    t = physical_type or fs[0].physical_type
-    lt = logical_type if (logical_type or physical_type) else fs[0].logical_type
-    h, nan = _typed_hashes(_as_values(value), t, type_length or fs[0].type_length, lt)
-    if nan is not None and nan[0]:
-        return np.ones(len(fs), dtype=bool)
-    return _native.check_filters([f._f for f in fs], int(h[0]))
+    out = np.zeros(len(fs), dtype=bool)
+    for idx in _by_column_type(fs, physical_type):
+        f0 = fs[idx[0]]
+        t = physical_type or f0.physical_type
+        lt = logical_type if (logical_type or physical_type) else f0.logical_type
+        h, nan = _typed_hashes(_as_values(value), t, type_length or f0.type_length, lt)
+        if nan is not None and nan[0]:
+            out[idx] = True
+        else:
+            out[idx] = _native.check_filters([fs[i]._f for i in idx], int(h[0]))
+    return out
 
 
 def check_filters_many(filters, values, physical_type=None, type_length=None,
@@ -255,20 +271,26 @@ def check_filters_many(filters, values, physical_type=None, type_length=None,
     """Many values against many filters at once: a bool array of shape (filters, values) whose
     [i, j] says filter i may hold value j. Each filter is probed for all the values in turn, so
     its probes go to different blocks: faster than one check_filters call per value when the
-    values are many. Values are typed as in check_filters (from the first filter unless given);
-    a NaN "may be" in every filter, as there."""
+    values are many. Values are typed as in check_filters (by each filter's column type unless
+    given); a NaN "may be" in every filter, as there."""
     fs = list(filters)
     vals = _as_values(values) if _values.is_scalar(values) and values is not None else values
-    if fs:
-        t = physical_type or fs[0].physical_type
-        lt = logical_type if (logical_type or physical_type) else fs[0].logical_type
-        h, nan = _typed_hashes(vals, t, type_length or fs[0].type_length, lt)
-    else:
-        h, nan = _typed_hashes(vals, physical_type, type_length, logical_type)
-    out = _native.check_filters_many([f._f for f in fs], np.ascontiguousarray(h, dtype=np.uint64))
-    out = out.reshape(len(fs), len(h))
-    if nan is not None and np.any(nan):
-        out[:, np.asarray(nan, dtype=bool)] = True
+    if not fs:
+        h, _ = _typed_hashes(vals, physical_type, type_length, logical_type)
+        return np.zeros((0, len(h)), dtype=bool)
+    out = None
+    for idx in _by_column_type(fs, physical_type):
+        f0 = fs[idx[0]]
+        t = physical_type or f0.physical_type
+        lt = logical_type if (logical_type or physical_type) else f0.logical_type
+        h, nan = _typed_hashes(vals, t, type_length or f0.type_length, lt)
+        part = _native.check_filters_many([fs[i]._f for i in idx], np.ascontiguousarray(h, dtype=np.uint64))
+        part = part.reshape(len(idx), len(h))
+        if nan is not None and np.any(nan):
+            part[:, np.asarray(nan, dtype=bool)] = True
+        if out is None:
+            out = np.zeros((len(fs), len(h)), dtype=bool)
+        out[idx] = part
     return out
 
 

@@ -190,6 +190,23 @@ def test_check_filters_many_agrees_with_one_value_at_a_time():
     assert bloom.check_filters_many(filters, 7).tolist() == [[x] for x in bloom.check_filters(filters, 7)]
     assert bloom.check_filters_many(filters, []).shape == (len(filters), 0)
     assert bloom.check_filters_many([], values, physical_type="INT64").shape == (0, len(values))
+
+
+def test_check_filters_types_the_value_per_filter():
+    """Filters of different column types (an INT32 column in one file, INT64 in another) each
+    hash the value their own way: typed by the first filter, the INT64 one said "absent" for a
+    value it holds."""
+    fs = []
+    for t in ("INT32", "INT64", "DOUBLE", "INT32", "BYTE_ARRAY"):
+        f = BloomFilter(1024, physical_type=t)
+        f.insert(["7"] if t == "BYTE_ARRAY" else [7])
+        fs.append(f)
+    assert bloom.check_filters(fs[:4], 7).tolist() == [True] * 4
+    assert bloom.check_filters_many(fs[:4], [7, 8]).tolist() == [[True, False]] * 4
+    with pytest.raises(ValueError, match="expected an integer"):
+        bloom.check_filters(fs, "7")  # a string for the INT32 filters: refused, not "absent"
+    # An explicit type applies to every filter, as before.
+    assert bloom.check_filters(fs[:2], 7, physical_type="INT32").tolist() == [True, False]
     d = BloomFilter(64, physical_type="DOUBLE")
     d.insert([1.5])
     assert bloom.check_filters_many([d], [1.5, float("nan"), 2.5]).tolist() == [[True, True, False]]
