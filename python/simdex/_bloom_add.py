@@ -39,6 +39,8 @@ def column_hashes(array, t: str, logical: str, type_length) -> np.ndarray:
     if len(array) == 0:
         return np.zeros(0, np.uint64)
     typ = array.type
+    if pa.types.is_duration(typ):  # INT64 ticks of its unit, as pyarrow writes it
+        array, typ = array.cast(pa.int64()), pa.int64()
     if t == "BYTE_ARRAY" and (pa.types.is_string(typ) or pa.types.is_binary(typ)
                               or pa.types.is_large_string(typ) or pa.types.is_large_binary(typ)):
         large = pa.types.is_large_string(typ) or pa.types.is_large_binary(typ)
@@ -55,6 +57,39 @@ def column_hashes(array, t: str, logical: str, type_length) -> np.ndarray:
         values = np.frombuffer(array.buffers()[1], dtype=f"<i{width}")[array.offset:array.offset + len(array)]
         return native(np.ascontiguousarray(values))
     return _values.hash_values(array, t, logical, type_length)[0]
+
+
+def _leaf(array, parts: list):
+    """The values of the Parquet leaf column at path parts below a top-level column as pyarrow
+    reads it (structs, lists and maps around the leaf): only values whose ancestors are all
+    present, which are the values the column chunk stores."""
+    import pyarrow as pa
+
+    chunks = array.chunks if isinstance(array, pa.ChunkedArray) else [array]
+    if not chunks:
+        return array
+    i = 0
+    while i < len(parts):
+        typ = chunks[0].type
+        if pa.types.is_struct(typ):
+            j = typ.get_field_index(parts[i])
+            if j < 0:
+                raise ValueError(f"no field {parts[i]!r} in {typ}")
+            chunks = [c.flatten()[j] for c in chunks]  # flatten() applies the struct's nulls
+        elif pa.types.is_map(typ):  # key_value, then key or value
+            if i + 1 < len(parts):
+                i += 1
+            chunks = [c.keys if parts[i] == "key" else c.items for c in chunks]
+        elif pa.types.is_list(typ) or pa.types.is_large_list(typ) or pa.types.is_fixed_size_list(typ):
+            # parts[i] names the repeated group; a three-level list names its element next.
+            element = typ.value_field.name
+            chunks = [c.flatten() for c in chunks]  # the values of the lists that are present
+            if i + 1 < len(parts) and parts[i + 1] == element:
+                i += 1
+        else:
+            raise ValueError(f"column path part {parts[i]!r} below a {typ} value")
+        i += 1
+    return pa.chunked_array(chunks, type=chunks[0].type)
 
 
 # Arrow types whose buffer holds a column's physical integers unchanged (no nulls by now).
@@ -123,7 +158,8 @@ def add_filters_file(path: str, columns, out: str, *, fpp: float = 0.01, ndv: in
                                            local.reader.schema.column(c["column"]).max_repetition_level)
             except _pages.Unsupported:
                 pass
-        arr = local.reader.read_row_group(c["row_group"], columns=[c["path"]]).column(0)
+        arr = _leaf(local.reader.read_row_group(c["row_group"], columns=[c["path"]]).column(0),
+                    c["path"].split(".")[1:])
         logical = c["logical_type"] if c["logical_type"] != "OTHER" else ""
         return column_hashes(arr, c["physical_type"], logical, c["type_length"] or None)
 

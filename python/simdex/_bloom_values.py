@@ -269,6 +269,9 @@ def _to_int(v, t: str, lt: Logical) -> int:
         return int(v)
     if isinstance(v, _decimal.Decimal) and v == v.to_integral_value():
         return int(v)
+    if isinstance(v, (_dt.timedelta, np.timedelta64)):
+        raise ValueError("a duration: Parquet stores it as an INT64 count of the unit the writer "
+                         "chose (pyarrow keeps that unit in the file's Arrow schema), so give the count")
     raise ValueError(f"expected an integer for {t}{' (' + lt.kind + ')' if lt.kind else ''}, got {type(v).__name__}")
 
 
@@ -382,7 +385,7 @@ def is_scalar(values) -> bool:
     if is_pyarrow(values):
         return is_pyarrow_scalar(values)
     return values is None or isinstance(values, (int, float, str, bytes, bytearray, memoryview, bool, np.generic,
-                                                 _dt.date, _dt.time, _decimal.Decimal, _uuid.UUID, _Ns))
+                                                 _dt.date, _dt.time, _dt.timedelta, _decimal.Decimal, _uuid.UUID, _Ns))
 
 
 _NUMPY_KIND = {np.dtype(np.int32): "INT32", np.dtype(np.int64): "INT64",

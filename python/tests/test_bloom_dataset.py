@@ -647,3 +647,31 @@ def test_cli_lookup_takes_timestamp_and_time_text(tmp_path):
         r = _cli("lookup", path, "--column", column, "--value", text.replace("12", "13", 1))
         assert r.returncode == 0, r.stderr
         assert "2024-01-31 12:00:00" not in r.stdout
+
+
+def test_add_filters_on_nested_leaves_and_durations(tmp_path):
+    """Struct fields, list elements, map keys and values and durations (pyarrow writes filters
+    for all of them): every value the leaf stores is in the filter simdex adds."""
+    src, out = str(tmp_path / "nested.parquet"), str(tmp_path / "out.parquet")
+    rows = 50
+    table = pa.table({
+        "s": pa.array([None if i % 7 == 0 else {"a": None if i % 5 == 0 else i, "b": f"x{i}"} for i in range(rows)]),
+        "l": pa.array([None if i % 6 == 0 else [i * 10 + j if j != 1 else None for j in range(i % 4)]
+                       for i in range(rows)], pa.list_(pa.int64())),
+        "ls": pa.array([[{"v": i}, {"v": -i}] for i in range(rows)]),
+        "m": pa.array([[(f"k{i}", i * 3)] for i in range(rows)], pa.map_(pa.string(), pa.int64())),
+        "d": pa.array([i * 1000 for i in range(rows)], pa.duration("us")),
+    })
+    pq.write_table(table, src)
+    leaves = {"s.a": [i for i in range(rows) if i % 7 and i % 5], "s.b": [f"x{i}" for i in range(rows) if i % 7],
+              "l.list.element": [i * 10 + j for i in range(rows) if i % 6 for j in range(i % 4) if j != 1],
+              "ls.list.element.v": [v for i in range(rows) for v in (i, -i)],
+              "m.key_value.key": [f"k{i}" for i in range(rows)], "m.key_value.value": [i * 3 for i in range(rows)],
+              "d": [i * 1000 for i in range(rows)]}
+    names = [c["path"] for c in bloom.read_footer(src)["columns"]]
+    assert set(leaves) <= set(names), names
+    bloom.add_filters(src, list(leaves), out=out)
+    filters = bloom.from_parquet(out)[0]
+    for path, values in leaves.items():
+        assert filters[path].check(values).all(), path
+    assert pq.read_table(out).equals(table)
