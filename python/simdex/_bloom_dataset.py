@@ -483,12 +483,37 @@ def _schema_field(schema, column: str):
     return typ
 
 
+def _comparable_type(arrow_type):
+    """The type lookups compare a column's values in: a dictionary column's value type, an
+    extension type's storage (arrow.uuid: 16 bytes), float32 for float16 (is_in has no kernel
+    for either of the last two; float16 widens exactly)."""
+    import pyarrow as pa
+
+    if pa.types.is_dictionary(arrow_type):
+        arrow_type = arrow_type.value_type
+    if isinstance(arrow_type, pa.BaseExtensionType):
+        arrow_type = arrow_type.storage_type
+    if pa.types.is_float16(arrow_type):
+        arrow_type = pa.float32()
+    return arrow_type
+
+
+def _comparable(chunk):
+    """A column chunk in _comparable_type's type."""
+    import pyarrow as pa
+
+    if isinstance(chunk.type, pa.BaseExtensionType):
+        chunk = chunk.storage
+    if pa.types.is_float16(chunk.type):
+        chunk = chunk.cast(pa.float32())
+    return chunk
+
+
 def value_set(values: Values, arrow_type):
     """The values as a pyarrow array of the column's type (the isin value set)."""
     import pyarrow as pa
 
-    if pa.types.is_dictionary(arrow_type):  # isin compares a dictionary column's values
-        arrow_type = arrow_type.value_type
+    arrow_type = _comparable_type(arrow_type)
     try:
         vals = values.values
         if _values.is_pyarrow(vals):
@@ -601,6 +626,7 @@ class Matcher:
     def _chunk(self, c) -> np.ndarray:
         import pyarrow.compute as pc
 
+        c = _comparable(c)
         if c.type != self.type or (self.width is None and self.offset_width is None):
             return pc.is_in(c, value_set=self.value_set).fill_null(False).to_numpy(zero_copy_only=False)
         if self.width is not None:

@@ -349,6 +349,8 @@ def arrow_ready(values, arrow_type):
         return values
     import pyarrow as pa
 
+    if pa.types.is_fixed_size_binary(arrow_type) and any(isinstance(v, _uuid.UUID) for v in values):
+        return [v.bytes if isinstance(v, _uuid.UUID) else v for v in values]
     if any(isinstance(v, _Ns) for v in values):
         ns = pa.array([v.ns if isinstance(v, _Ns) else v for v in values], pa.int64())
         if pa.types.is_time(arrow_type):

@@ -675,3 +675,22 @@ def test_add_filters_on_nested_leaves_and_durations(tmp_path):
     for path, values in leaves.items():
         assert filters[path].check(values).all(), path
     assert pq.read_table(out).equals(table)
+
+
+def test_lookup_uuid_and_float16_columns(tmp_path):
+    """pyarrow's is_in has no kernel for arrow.uuid or float16: lookups compare the uuid's 16
+    bytes and float16 widened to float32 (exact), and the CLI prints pyarrow's refusals as
+    messages, never tracebacks."""
+    import uuid
+
+    path = str(tmp_path / "u.parquet")
+    ids = [uuid.UUID(int=7), uuid.UUID(int=2**100)]
+    pq.write_table(pa.table({"u": pa.array([u.bytes for u in ids], pa.uuid()),
+                             "h": pa.array(np.array([1.5, -0.25], np.float16))}), path,
+                   bloom_filter_options={"u": True, "h": True})
+    got = bloom.lookup(path, "u", [ids[1], uuid.UUID(int=8)])
+    assert got.num_rows == 1 and got.column("h").to_pylist() == [-0.25]
+    assert bloom.lookup(path, "h", [1.5]).num_rows == 1
+    assert bloom.lookup(path, "h", [1.25]).num_rows == 0
+    r = _cli("lookup", path, "--column", "u", "--value", str(ids[0]))
+    assert r.returncode == 0 and "1.5" in r.stdout, r.stderr

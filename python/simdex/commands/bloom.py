@@ -225,6 +225,13 @@ def _run(fn):
         except (ValueError, OSError, ImportError) as e:
             print(f"simdex bloom: {e}", file=sys.stderr)
             return 1
+        except Exception as e:
+            if not type(e).__module__.startswith("pyarrow"):
+                raise
+            # pyarrow's own refusals (a type its scan cannot compare, say): a message, not a
+            # traceback.
+            print(f"simdex bloom: pyarrow: {e}", file=sys.stderr)
+            return 1
     return handler
 
 
