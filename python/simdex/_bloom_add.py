@@ -108,7 +108,10 @@ def _output_path(path: str, out, in_place: bool, many: bool) -> str:
     out = Path(out)
     if many or out.is_dir():
         out.mkdir(parents=True, exist_ok=True)
-        return str(out / Path(path).name)
+        out = out / Path(path).name
+    if out.exists() and os.path.samefile(out, path):
+        raise ValueError(f"{path}: the output is the input file; pass in_place=True (--in-place) "
+                         "to replace it")
     return str(out)
 
 

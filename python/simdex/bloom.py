@@ -107,8 +107,12 @@ class BloomFilter:
         elif _native_filter is not None:
             self._f = _native_filter
         elif num_bytes is not None:
+            if int(num_bytes) < 32:
+                raise ValueError(f"num_bytes must be a power of two in [32, 134217728], got {num_bytes}")
             self._f = _native.Filter(int(num_bytes))
         elif ndv is not None:
+            if int(ndv) < 0:
+                raise ValueError(f"ndv must be 0 or more, got {ndv}")
             self._f = _native.Filter.for_ndv(int(ndv), float(fpp), sizing)
         else:
             raise ValueError("give num_bytes, or ndv (and fpp)")
@@ -298,7 +302,8 @@ def from_parquet(path, columns=None, row_groups=None) -> dict:
     """The bloom filters of a Parquet file: {row_group: {column_path: BloomFilter}}.
 
     Bitsets are read lazily, on a filter's first use, and only for the columns / row_groups
-    asked for (lists; None: all); chunks that point at the same filter share one (so memory is
+    asked for (lists; None: all, []: none; a column or row group the file lacks raises
+    ValueError); chunks that point at the same filter share one (so memory is
     what is used plus the footer; inserting into one of those inserts into all). Each filter
     carries its column's physical_type, logical_type and type_length. Raises ValueError for a
     malformed footer or filter header (with the byte offset; headers are checked here), OSError
@@ -306,8 +311,20 @@ def from_parquet(path, columns=None, row_groups=None) -> dict:
     """
     if isinstance(columns, str):
         columns = [columns]
-    file = _native.ParquetFile(str(path), None if columns is None else list(columns),
-                               None if row_groups is None else [int(r) for r in row_groups])
+    columns = None if columns is None else list(columns)
+    row_groups = None if row_groups is None else [int(r) for r in row_groups]
+    if columns == [] or row_groups == []:
+        return {}  # nothing asked for (None asks for all)
+    file = _native.ParquetFile(str(path), columns, row_groups)
+    footer = file.footer()
+    names = [c["path"] for c in footer["columns"]]
+    unknown = [c for c in columns or [] if c not in names]
+    if unknown:
+        raise ValueError(f"{path}: no column {', '.join(map(repr, unknown))}; the file has: {', '.join(names)}")
+    bad = [r for r in row_groups or [] if not 0 <= r < footer["num_row_groups"]]
+    if bad:
+        raise ValueError(f"{path}: no row group {', '.join(map(str, bad))}; the file has "
+                         f"{footer['num_row_groups']} (0 to {footer['num_row_groups'] - 1})")
     shared: dict = {}  # bloom_filter_offset -> native filter, once read
 
     def loader(index, offset):
@@ -320,7 +337,7 @@ def from_parquet(path, columns=None, row_groups=None) -> dict:
 
     out: dict = {}
     checked: set = set()
-    for i, info in enumerate(file.footer()["chunks"]):
+    for i, info in enumerate(footer["chunks"]):
         off = info["bloom_filter_offset"]
         if off not in checked:
             file.locate_filter(i)

@@ -694,3 +694,37 @@ def test_lookup_uuid_and_float16_columns(tmp_path):
     assert bloom.lookup(path, "h", [1.25]).num_rows == 0
     r = _cli("lookup", path, "--column", "u", "--value", str(ids[0]))
     assert r.returncode == 0 and "1.5" in r.stdout, r.stderr
+
+
+def test_argument_errors_found_by_the_audit(tmp_path):
+    from simdex.bloom import BloomFilter
+
+    path = str(tmp_path / "a.parquet")
+    pq.write_table(pa.table({"x": [1, 2, 3]}), path, bloom_filter_options={"x": True})
+    # A selection naming nothing there is an error, not an empty answer; an empty one is empty.
+    with pytest.raises(ValueError, match=r"no column 'nope'; the file has: x"):
+        bloom.from_parquet(path, columns=["nope"])
+    with pytest.raises(ValueError, match=r"no row group 99; the file has 1 \(0 to 0\)"):
+        bloom.from_parquet(path, row_groups=[99])
+    assert bloom.from_parquet(path, columns=[]) == {} and bloom.from_parquet(path, row_groups=[]) == {}
+    assert bloom.from_parquet(path, columns=["x"], row_groups=[0])[0]["x"].check(2)
+    # Sizes: a clear ValueError, and ndv=0 is a (smallest) filter, also from the CLI.
+    for kw in ({"num_bytes": -32}, {"num_bytes": 0}, {"ndv": -1}):
+        with pytest.raises(ValueError, match="num_bytes|ndv"):
+            BloomFilter(**kw)
+    assert BloomFilter(ndv=0).num_bytes == 32
+    ints = tmp_path / "ints.txt"
+    ints.write_text("\n".join(str(i) for i in range(5000)) + "\n")
+    r = _cli("build", "--type", "INT64", "--ndv", "0", "-o", str(tmp_path / "f.bloom"), "-i", str(ints))
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "f.bloom").stat().st_size < 100  # 32 bytes of bitset, not sized for 5000
+    # add: the output may not be the input without --in-place; --ndv and --fpp go together.
+    with pytest.raises(ValueError, match="the output is the input file"):
+        bloom.add_filters(path, ["x"], out=path, replace=True)
+    with pytest.raises(ValueError, match="the output is the input file"):
+        bloom.add_filters(path, ["x"], out=str(tmp_path), replace=True)
+    r = _cli("add", path, "--column", "x", "--out", path, "--replace")
+    assert r.returncode == 1 and "--in-place" in r.stderr
+    r = _cli("add", path, "--column", "x", "--ndv", "10", "--fpp", "0.001", "--out", str(tmp_path / "b.parquet"))
+    assert r.returncode == 0, r.stderr
+    assert pq.read_table(tmp_path / "b.parquet").equals(pq.read_table(path))

@@ -151,9 +151,8 @@ def register(sub, run, values_start_with_minus) -> None:
                                     "byte for byte)")
     ad.add_argument("files", nargs="+", help="Parquet files and/or directories")
     ad.add_argument("--column", action="append", required=True, help="column to add filters for (repeatable)")
-    g = ad.add_mutually_exclusive_group()
-    g.add_argument("--fpp", type=float, default=0.01, help="target false-positive rate (default: %(default)s)")
-    g.add_argument("--ndv", type=int, help="distinct values per row group to size for (default: counted)")
+    ad.add_argument("--fpp", type=float, default=0.01, help="target false-positive rate (default: %(default)s)")
+    ad.add_argument("--ndv", type=int, help="distinct values per row group to size for (default: counted)")
     ad.add_argument("--sizing", choices=("arrow", "model"), default="arrow",
                     help="arrow: Arrow/DuckDB formula; model: exact SBBF model (default: %(default)s)")
     o = ad.add_mutually_exclusive_group(required=True)

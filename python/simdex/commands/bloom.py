@@ -59,11 +59,11 @@ def _cmd_build(args) -> int:
             values.append(_parse_value(text, args.type, args.type_length, args.logical_type, args.hex))
         except ValueError as e:
             raise ValueError(f"{args.input if args.input != '-' else 'stdin'}, line {number}: {e}") from None
-    if args.bytes:
+    if args.bytes is not None:
         f = BloomFilter(args.bytes)
     else:
         distinct = len({repr(v) for v in values})
-        f = BloomFilter(ndv=args.ndv if args.ndv else max(distinct, 1), fpp=args.fpp, sizing=args.sizing)
+        f = BloomFilter(ndv=args.ndv if args.ndv is not None else max(distinct, 1), fpp=args.fpp, sizing=args.sizing)
     if values:
         f.insert_hashes(hash_values(values, args.type, args.logical_type or "", args.type_length)[0])
     with open(args.output, "wb") as out:
