@@ -462,15 +462,19 @@ def prune(source, column: str, values, *, use_statistics: bool = True, use_filte
                        use_filters=use_filters, threads=threads, progress=progress)
 
 
-def _field_expr(column: str):
+def _field_expr(column: str, schema=None):
     import pyarrow.compute as pc
 
-    return pc.field(*column.split(".")) if "." in column else pc.field(column)
+    if "." not in column or (schema is not None and schema.get_field_index(column) >= 0):
+        return pc.field(column)  # a top-level name may hold a dot itself
+    return pc.field(*column.split("."))
 
 
 def _schema_field(schema, column: str):
     import pyarrow as pa
 
+    if schema.get_field_index(column) >= 0:  # a top-level name, dots and all
+        return schema.field(column).type
     typ = None
     for k, part in enumerate(column.split(".")):
         fields = schema if k == 0 else typ
@@ -566,7 +570,7 @@ def read_pruned(pruned: Pruned, column: str, values: Values, columns=None, datas
         if got is not None:
             pruned.report.rows, pruned.report.matched = got[0].num_rows, got[1]
             return got[0]
-    expr = _field_expr(column).isin(value_set(values, typ))
+    expr = _field_expr(column, schema).isin(value_set(values, typ))
     frags = [fmt.make_fragment(path, filesystem=fs, row_groups=[rg],
                                **({"partition_expression": partition[path]} if path in partition else {}))
              for path, rg in pruned]
@@ -671,7 +675,7 @@ def _read_direct(pruned: Pruned, column: str, values: Values, schema, columns, t
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    if "." in column or schema.get_field_index(column) < 0:
+    if schema.get_field_index(column) < 0:  # a nested field: the dataset scanner reads it
         return None
     want = list(schema.names) if columns is None else list(columns)
     if any(schema.get_field_index(c) < 0 for c in want):

@@ -70,6 +70,11 @@ def _typed_hashes(values, physical_type, type_length, logical_type):
     t = _normalize_type(physical_type)
     if values is None:
         raise ValueError(_values.NULL_MESSAGE)
+    if isinstance(values, (set, frozenset, dict)):
+        raise TypeError(f"values must be one value, a sequence (list, tuple), a numpy array or a pyarrow "
+                        f"array, not a {type(values).__name__}: the answers follow the values' order")
+    if not isinstance(values, np.ndarray) and not _values.is_pyarrow(values) and not hasattr(values, "__len__"):
+        values = list(values)  # a generator or other iterator
     if t is None:
         probe = values if isinstance(values, np.ndarray) or not _values.is_pyarrow(values) else None
         if probe is None:

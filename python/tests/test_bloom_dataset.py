@@ -728,3 +728,19 @@ def test_argument_errors_found_by_the_audit(tmp_path):
     r = _cli("add", path, "--column", "x", "--ndv", "10", "--fpp", "0.001", "--out", str(tmp_path / "b.parquet"))
     assert r.returncode == 0, r.stderr
     assert pq.read_table(tmp_path / "b.parquet").equals(pq.read_table(path))
+
+
+def test_dotted_top_level_names_and_odd_value_containers(tmp_path):
+    from simdex.bloom import BloomFilter
+
+    path = str(tmp_path / "dot.parquet")
+    pq.write_table(pa.table({"a.b": [1, 2, 3], "s": pa.array([{"x": 5}, {"x": 6}, None])}), path,
+                   bloom_filter_options={"a.b": True, "s.x": True})
+    assert bloom.lookup(path, "a.b", [2]).column("a.b").to_pylist() == [2]
+    assert bloom.lookup(path, "s.x", [6]).column("a.b").to_pylist() == [2]
+    f = BloomFilter(1024, physical_type="INT64")
+    f.insert(x for x in range(10))  # any iterator
+    assert f.check(x for x in (1, 2)).tolist() == [True, True]
+    for bad in ({1, 2}, {1: 2}):
+        with pytest.raises(TypeError, match="order"):
+            f.check(bad)
