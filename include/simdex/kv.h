@@ -91,7 +91,10 @@ struct tree_root {
 }  // namespace detail
 
 // Position in one view (snapshot or write transaction). key() and value() stay valid until the
-// cursor moves; value() views stay valid for the snapshot's lifetime.
+// cursor moves; value() views stay valid for the snapshot's lifetime. A cursor works only on
+// the view as it was made from: once its snapshot is released, or its transaction writes,
+// commits or aborts, every call throws error(invalid_argument), valid() too (a loop on valid()
+// must not end as if the keys had run out).
 class cursor {
  public:
   cursor();
@@ -99,7 +102,7 @@ class cursor {
   cursor& operator=(cursor&&) noexcept;
   ~cursor();
 
-  bool valid() const noexcept;
+  bool valid() const;
   bool first();
   bool last();
   bool first(std::string_view prefix);     // first key with the prefix
@@ -143,6 +146,9 @@ class view {
   std::shared_ptr<detail::db_impl> db_;
   const detail::tree_root* tr_ = nullptr;  // owned by the reader or the transaction state
   detail::txn_state* txn_ = nullptr;       // a write transaction's state: reads flush its puts
+  // Changes when the view's nodes may change (a snapshot released, a transaction's write or
+  // end): cursors made from the view refuse to move once it has.
+  std::shared_ptr<const std::uint64_t> epoch_;
   friend class database;
 };
 

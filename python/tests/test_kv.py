@@ -275,3 +275,37 @@ def test_benchmark_bar_table_reads_a_run():
     assert "0.90 | >= 0.8x | met" in table
     assert "| insert/tx-per-round | 1.50 |" in bench.simd_table(doc)
     assert all(h["peers"] == ["lmdb"] for h in bench.HEADLINES)
+
+
+def test_cursor_and_iteration_refuse_a_changed_view():
+    """A cursor (and items()) of a closed snapshot read nodes later commits freed and reused
+    (an audit walked other transactions' keys through one); of a transaction, nodes its own
+    writes rewrote. Both now raise, never end early as if the keys had run out."""
+    db = kv.open()
+    with db.write() as tx:
+        for i in range(5000):
+            tx[b"k%06d" % i] = b"v"
+    s = db.read()
+    c = s.cursor()
+    assert c.first()
+    it = s.items()
+    next(it)
+    s.close()
+    with db.write() as tx:
+        tx.remove_range(b"")
+        for i in range(3000):
+            tx[b"x%d" % i] = b"y" * 50
+    with pytest.raises(kv.KvError, match="make a new cursor"):
+        c.next()
+    with pytest.raises(kv.KvError, match="make a new cursor"):
+        c.valid()
+    with pytest.raises(kv.KvError, match="make a new cursor"):
+        list(it)
+    with db.write() as tx:
+        got = tx.items()
+        next(got)
+        tx[b"new"] = b"1"
+        tx.get(b"new")  # applies the buffered put: the tree changed under the iteration
+        with pytest.raises(kv.KvError, match="make a new cursor"):
+            list(got)
+        assert sum(1 for _ in tx.items()) == len(tx)  # a fresh iteration sees the new tree

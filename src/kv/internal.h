@@ -258,6 +258,9 @@ struct txn_state {
   tree_root cur;
   std::vector<level> levels;
   std::uint64_t writes = 0;  // tree writes so far (a large transaction gives copies slack)
+  // Bumped by every change of the tree and by the end of the transaction: a cursor made before
+  // refuses to walk nodes the change may have rewritten or freed.
+  std::shared_ptr<std::uint64_t> epoch = std::make_shared<std::uint64_t>(0);
   // put() with a small value is buffered; flush() applies the buffer in groups whose paths are
   // walked together with prefetches, so their cache misses overlap. Every other operation on
   // the transaction flushes first.
@@ -280,6 +283,8 @@ struct reader {
   std::shared_ptr<db_impl> db;
   tree_root tr;
   bool live = false;
+  // Bumped by release(): the snapshot's cursors compare it and refuse to read freed nodes.
+  std::shared_ptr<std::uint64_t> epoch = std::make_shared<std::uint64_t>(0);
   ~reader();
   void release();
 };

@@ -86,6 +86,17 @@ using namespace detail;
 struct cursor::state {
   std::shared_ptr<db_impl> db;
   std::uint32_t root = 0;
+  std::shared_ptr<const std::uint64_t> epoch;  // the view's, and its value when made
+  std::uint64_t made = 0;
+  bool stale() const noexcept { return epoch && *epoch != made; }
+  // Every move and read first: the nodes of a released snapshot or of a transaction that has
+  // written since may be freed and reused.
+  void check() const {
+    if (stale())
+      throw error(error_kind::invalid_argument,
+                  "cursor: its snapshot was released, or its transaction wrote, committed or "
+                  "aborted, since the cursor was made; make a new cursor");
+  }
   struct frame {
     std::uint32_t ref, idx, depth;
   };
@@ -234,11 +245,15 @@ cursor::cursor(cursor&&) noexcept = default;
 cursor& cursor::operator=(cursor&&) noexcept = default;
 cursor::~cursor() = default;
 
-bool cursor::valid() const noexcept { return s_ && s_->valid; }
-bool cursor::first() { return s_ && s_->edge(false); }
-bool cursor::last() { return s_ && s_->edge(true); }
+bool cursor::valid() const {
+  if (s_) s_->check();
+  return s_ && s_->valid;
+}
+bool cursor::first() { return s_ && (s_->check(), s_->edge(false)); }
+bool cursor::last() { return s_ && (s_->check(), s_->edge(true)); }
 bool cursor::lower_bound(std::string_view k) {
   if (!s_) return false;
+  s_->check();
   s_->reset();
   if (!s_->root) return false;
   if (!s_->lb(s_->root, 0, reinterpret_cast<const u8*>(k.data()), k.size())) s_->reset();
@@ -272,13 +287,21 @@ bool cursor::last(std::string_view prefix) {
   if (s_) s_->reset();
   return false;
 }
-bool cursor::next() { return s_ && s_->valid && (s_->step_in_leaf(true) || s_->step(true)); }
-bool cursor::prev() { return s_ && s_->valid && (s_->step_in_leaf(false) || s_->step(false)); }
+bool cursor::next() {
+  if (s_) s_->check();
+  return s_ && s_->valid && (s_->step_in_leaf(true) || s_->step(true));
+}
+bool cursor::prev() {
+  if (s_) s_->check();
+  return s_ && s_->valid && (s_->step_in_leaf(false) || s_->step(false));
+}
 std::string_view cursor::key() const {
+  if (s_) s_->check();
   if (!valid()) throw error(error_kind::invalid_argument, "cursor is not on a key");
   return s_->key;
 }
 std::string_view cursor::value() const {
+  if (s_) s_->check();
   if (!valid()) throw error(error_kind::invalid_argument, "cursor is not on a key");
   return value_at(*s_->db, s_->entry);
 }
@@ -288,6 +311,8 @@ cursor view::make_cursor() const {
   cursor c;
   c.s_ = std::make_unique<cursor::state>();
   c.s_->db = db_;
+  c.s_->epoch = epoch_;
+  c.s_->made = epoch_ ? *epoch_ : 0;
   c.s_->root = tr_->root;
   return c;
 }

@@ -202,6 +202,7 @@ void txn_state::release(std::uint32_t ref) {
 
 reader::~reader() { release(); }
 void reader::release() {
+  ++*epoch;
   if (!live) return;
   std::lock_guard<std::mutex> g(db->mu);
   db->readers.erase(db->readers.find(tr.seq));
@@ -502,6 +503,7 @@ write_tx write_tx::sub() {
   w.db_ = db_;
   w.tr_ = &t.cur;
   w.txn_ = &t;
+  w.epoch_ = t.epoch;
   w.state_ = state_;
   w.level_ = level_ + 1;
   return w;
@@ -509,6 +511,7 @@ write_tx write_tx::sub() {
 
 void write_tx::commit() {
   txn_state& t = st();
+  ++*t.epoch;
   db_impl& db = *t.db;
   if (level_ > 0) {
     level l = std::move(t.levels.back());
@@ -551,6 +554,7 @@ void write_tx::commit() {
 
 void write_tx::abort() {
   txn_state& t = raw();
+  ++*t.epoch;
   t.buf.clear();  // buffered puts were never applied
   t.buf_bytes.clear();
   db_impl& db = *t.db;
@@ -912,6 +916,7 @@ snapshot database::read(std::string_view tree) const {
   }
   s.db_ = db_;
   s.tr_ = &r->tr;
+  s.epoch_ = r->epoch;
   s.reader_ = std::move(r);
   return s;
 }
@@ -947,6 +952,7 @@ write_tx database::write(std::string_view tree) {
   w.db_ = db_;
   w.tr_ = &t->cur;
   w.txn_ = t.get();
+  w.epoch_ = t->epoch;
   w.state_ = std::move(t);
   w.level_ = 0;
   return w;

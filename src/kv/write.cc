@@ -639,6 +639,7 @@ rc rm_range(range_ctx& r, std::uint32_t ref, std::size_t d, bool lo_on, bool hi_
 }  // namespace
 
 void tree_bulk(txn_state& t, const std::vector<std::pair<std::string_view, std::string_view>>& kv) {
+  ++*t.epoch;
   std::vector<ent> es;
   es.reserve(kv.size());
   for (const auto& [k, v] : kv) {
@@ -665,6 +666,7 @@ void tree_bulk(txn_state& t, const std::vector<std::pair<std::string_view, std::
 
 std::uint64_t tree_remove_range(txn_state& t, std::string_view lo,
                                 std::optional<std::string_view> hi) {
+  ++*t.epoch;
   if (!t.cur.root || (hi && *hi <= lo)) return 0;
   range_ctx r{t,
               *t.db,
@@ -682,6 +684,7 @@ std::uint64_t tree_remove_range(txn_state& t, std::string_view lo,
 
 bool tree_write(txn_state& t, wmode mode, std::string_view key, std::string_view value,
                 bool& changed) {
+  ++*t.epoch;
   wctx c{t,          *t.db, mode,          reinterpret_cast<const u8*>(key.data()),
          key.size(), value, key_hash(key), false,
          0,          {}};
@@ -722,6 +725,7 @@ bool tree_write(txn_state& t, wmode mode, std::string_view key, std::string_view
 // order is kept, so a key put twice ends with its last value.
 void txn_state::flush() {
   if (buf.empty()) return;
+  ++*epoch;
   std::vector<buffered_put> items;
   std::string bytes;
   items.swap(buf);

@@ -420,6 +420,58 @@ TEST(KvErrors, LimitsAndMisuse) {
   EXPECT_EQ(s.get(std::string(kv::kMaxKey, 'k'))->size(), 100000u);
 }
 
+// A cursor outliving its view's nodes: a released snapshot's nodes are freed and reused by
+// later commits, a transaction's by its own writes. It refuses to move or read (it walked freed
+// nodes and returned other transactions' keys), and valid() refuses too, so a loop on it cannot
+// end as if the keys had run out.
+TEST(KvCursor, RefusesOnceItsViewChanged) {
+  kv::database db = kv::database::memory();
+  {
+    kv::write_tx tx = db.write();
+    for (int i = 0; i < 2000; ++i) tx.put(std::to_string(100000 + i), "v");
+    tx.commit();
+  }
+  kv::snapshot s = db.read();
+  kv::cursor c = s.make_cursor();
+  ASSERT_TRUE(c.first());
+  ASSERT_TRUE(c.next());
+  s.release();
+  for (int r = 0; r < 5; ++r) {
+    kv::write_tx tx = db.write();
+    tx.remove_range("", std::nullopt);
+    for (int i = 0; i < 2000; ++i)
+      tx.put("other" + std::to_string(i * 7 + r), std::string(40, 'x'));
+    tx.commit();
+  }
+  EXPECT_THROW(c.valid(), kv::error);
+  EXPECT_THROW(c.next(), kv::error);
+  EXPECT_THROW(c.key(), kv::error);
+  EXPECT_THROW(c.first(), kv::error);
+  EXPECT_THROW(c.lower_bound("1"), kv::error);
+
+  kv::write_tx tx = db.write();
+  kv::cursor w = tx.make_cursor();
+  ASSERT_TRUE(w.first());
+  tx.put("zz", "1");  // buffered: the tree has not changed yet
+  EXPECT_TRUE(w.next());
+  EXPECT_TRUE(tx.get("zz"));  // applies the buffer: the tree changed
+  EXPECT_THROW(w.next(), kv::error);
+  kv::cursor w2 = tx.make_cursor();  // a new cursor sees the new tree
+  ASSERT_TRUE(w2.last());
+  EXPECT_EQ(w2.key(), "zz");
+  tx.remove("zz");
+  EXPECT_THROW(w2.prev(), kv::error);
+  kv::cursor w3 = tx.make_cursor();
+  ASSERT_TRUE(w3.first());
+  tx.commit();
+  EXPECT_THROW(w3.value(), kv::error);
+  kv::snapshot live = db.read();
+  kv::cursor ok = live.make_cursor();
+  std::size_t n = 0;
+  for (ok.first(); ok.valid(); ok.next()) ++n;  // an unchanged view walks as before
+  EXPECT_EQ(n, live.size());
+}
+
 TEST(KvTrees, NamedTreesAreIndependent) {
   const std::string p = kvt::tmp_path("trees");
   {
