@@ -8,6 +8,7 @@
 #include <xxhash.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <utility>
@@ -733,7 +734,13 @@ void lock_file(const db_impl& db, bool read_only) {
 // under a temporary name first, then linked into place (or renamed over an empty file), so a
 // process killed while creating leaves either no database or a valid empty one.
 int create_file(db_impl& db, const std::string& path, bool replace_empty) {
-  const std::string tmp = path + ".new-" + std::to_string(getpid());
+  // One name per call, not per process: two threads creating the same database unlinked each
+  // other's temporary file under a per-process name, and both opened one (one of them an
+  // orphan whose commits were lost). A leftover of a crashed process under the same name
+  // (same pid and count) is removed first.
+  static std::atomic<std::uint64_t> calls{0};
+  const std::string tmp =
+      path + ".new-" + std::to_string(getpid()) + "-" + std::to_string(calls.fetch_add(1));
   ::unlink(tmp.c_str());
   db.fd = ::open(tmp.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (db.fd < 0) fail_errno("create " + tmp);

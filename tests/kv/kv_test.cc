@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -14,6 +15,7 @@
 #include <map>
 #include <optional>
 #include <random>
+#include <thread>
 #include <vector>
 
 #include "kv/test_util.h"
@@ -586,6 +588,45 @@ TEST(KvFile, OneWriterPerFileAndEmptyFiles) {
 
 // bulk_load into an empty tree builds full leaves in one pass; the result equals the model and
 // validates. Into a non-empty tree it inserts; unsorted or duplicate input fails untouched.
+// Two threads creating one new database: one gets it, the other busy. Under a temporary name
+// per process both got one (each unlinked the other's temporary file), and the commits of the
+// one left with an unlinked file were lost.
+TEST(KvFile, ThreadsCreatingOneFileRace) {
+  for (int trial = 0; trial < 100; ++trial) {
+    const std::string p = kvt::tmp_path("race");
+    std::remove(p.c_str());
+    std::optional<kv::database> got[2];
+    std::optional<kv::error_kind> err[2];
+    std::atomic<int> ready{0};
+    auto go = [&](int i) {
+      ready.fetch_add(1);
+      while (ready.load() < 2) {
+      }
+      try {
+        got[i] = kv::database::open(p);
+      } catch (const kv::error& e) {
+        err[i] = e.kind();
+      }
+    };
+    std::thread a(go, 0), b(go, 1);
+    a.join();
+    b.join();
+    ASSERT_EQ(got[0].has_value() + got[1].has_value(), 1) << "trial " << trial;
+    const int w = got[0] ? 0 : 1;
+    EXPECT_EQ(err[1 - w], kv::error_kind::busy);
+    {
+      kv::write_tx tx = got[w]->write();
+      tx.put("who", std::to_string(w));
+      tx.commit();
+    }
+    got[w]->close();
+    kv::database again = kv::database::open(p);
+    EXPECT_EQ(again.read().get("who"), std::to_string(w));
+    again.close();
+    std::remove(p.c_str());
+  }
+}
+
 TEST(KvBulk, BuildsFromSortedInput) {
   for (int shape = 0; shape < 3; ++shape) {
     kv::database db = kv::database::memory();
