@@ -220,7 +220,8 @@ class database {
 
   // Trees are named; "" is the default tree. A tree exists once a committed write created it.
   snapshot read(std::string_view tree = {}) const;
-  // Blocks while another write transaction of this database is open.
+  // Blocks while another thread's write transaction of this database is open; throws
+  // error(busy) when this thread's own is (waiting for it would never end).
   write_tx write(std::string_view tree = {});
   std::vector<std::string> trees() const;
   // Rewrites the live trees into a fresh file and swaps it in; needs no open snapshot or

@@ -309,3 +309,16 @@ def test_cursor_and_iteration_refuse_a_changed_view():
         with pytest.raises(kv.KvError, match="make a new cursor"):
             list(got)
         assert sum(1 for _ in tx.items()) == len(tx)  # a fresh iteration sees the new tree
+
+
+def test_second_write_transaction_in_one_thread_is_refused():
+    """It waited for itself forever, without the GIL and deaf to Ctrl-C."""
+    db = kv.open()
+    tx = db.write()
+    tx[b"a"] = b"1"
+    with pytest.raises(kv.KvError, match="already has a write transaction open") as e:
+        db.write()
+    assert e.value.kind == "busy"
+    tx.commit()
+    with db.write() as tx2:
+        assert tx2[b"a"] == b"1"

@@ -12,6 +12,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "../primitives/kernels.h"
@@ -216,6 +217,7 @@ struct db_impl {
   std::mutex mu;  // committed state and the reader table
   std::condition_variable cv;
   bool writer = false;
+  std::thread::id writer_thread;  // the thread that opened the write transaction, while one is
   std::uint64_t seq = 0;
   std::vector<tree_info> trees;
   std::multiset<std::uint64_t> readers;  // seq of every live snapshot

@@ -410,6 +410,7 @@ void release_writer(db_impl& db) {
   {
     std::lock_guard<std::mutex> g(db.mu);
     db.writer = false;
+    db.writer_thread = {};
   }
   db.cv.notify_all();
 }
@@ -938,12 +939,18 @@ write_tx database::write(std::string_view tree) {
   t->tree = std::string(tree);
   {
     std::unique_lock<std::mutex> g(db.mu);
+    // Waiting for itself would never end (and, from Python, not even on Ctrl-C).
+    if (db.writer && db.writer_thread == std::this_thread::get_id())
+      throw error(error_kind::busy,
+                  "this thread already has a write transaction open on the database; commit or "
+                  "abort it first (or nest one with sub())");
     db.cv.wait(g, [&] { return !db.writer; });
     const int i = db.tree_index(tree);
     if (i < 0 && db.trees.size() >= kMaxTrees)
       throw error(error_kind::invalid_argument,
                   "database holds the most trees it can (" + std::to_string(kMaxTrees) + ")");
     db.writer = true;
+    db.writer_thread = std::this_thread::get_id();
     db.reclaim_locked();
     if (i >= 0) {
       t->cur.root = db.trees[i].root;
@@ -981,6 +988,10 @@ stats database::stat(std::string_view tree) const {
 void database::validate() const {
   db_impl& db = need(db_);
   std::unique_lock<std::mutex> g(db.mu);
+  if (db.writer && db.writer_thread == std::this_thread::get_id())
+    throw error(error_kind::busy,
+                "this thread has a write transaction open on the database; commit or abort it "
+                "before validating the database");
   db.cv.wait(g, [&] { return !db.writer; });
   db.writer = true;  // hold writes off while free space is compared
   g.unlock();

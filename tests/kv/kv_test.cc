@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -625,6 +626,36 @@ TEST(KvFile, ThreadsCreatingOneFileRace) {
     again.close();
     std::remove(p.c_str());
   }
+}
+
+// A second write transaction (or validate) from the thread holding one waited for itself
+// forever; it is refused at once, and other threads still wait their turn.
+TEST(KvErrors, SecondWriterInOneThreadIsRefused) {
+  kv::database db = kv::database::memory();
+  kv::write_tx tx = db.write();
+  tx.put("a", "1");
+  try {
+    db.write();
+    FAIL() << "a second write transaction in the same thread";
+  } catch (const kv::error& e) {
+    EXPECT_EQ(e.kind(), kv::error_kind::busy);
+  }
+  EXPECT_THROW(db.validate(), kv::error);
+  std::atomic<bool> done{false};
+  std::thread other([&] {
+    kv::write_tx t2 = db.write();  // waits for tx
+    t2.put("b", "2");
+    t2.commit();
+    done = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_FALSE(done.load());
+  tx.commit();
+  other.join();
+  EXPECT_TRUE(done.load());
+  db.validate();
+  kv::write_tx again = db.write();  // the thread's earlier transaction has ended
+  EXPECT_EQ(again.get("b"), "2");
 }
 
 TEST(KvBulk, BuildsFromSortedInput) {
