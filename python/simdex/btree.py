@@ -108,6 +108,13 @@ def _stored_array(a: np.ndarray, want: np.dtype) -> np.ndarray:
             raise ValueError(f"key {a[i]} is not exactly representable as float64 at position {i}")
         return a.astype(want)
     if kind == "f" and want.kind == "f":
+        if a.dtype.itemsize > 8:  # longdouble: refused where float64 would round it, as add() does
+            conv = a.astype(want)
+            bad = (conv.astype(a.dtype) != a) & ~np.isnan(a)
+            if bad.any():
+                i = int(np.argmax(bad))
+                raise ValueError(f"key {a[i]!r} is not exactly representable as float64 at position {i}")
+            return conv
         return a.astype(want)
     if kind == "f":
         raise TypeError(f"{want.name} keys must be integers, got a {a.dtype.name} array")
@@ -147,7 +154,11 @@ def _lookup_array(a: np.ndarray, want: np.dtype):
     elif kind in "iu":
         ok = _int_exact_in_float(a)
     elif kind == "f" and want.kind == "f":
-        return a.astype(want), None
+        if a.dtype.itemsize <= 8:
+            return a.astype(want), None
+        conv = a.astype(want)  # longdouble: only values float64 holds exactly can equal a key
+        ok = conv.astype(a.dtype) == a
+        return conv[ok], ok
     elif kind == "f":
         lo, hi = (-(2.0**63), 2.0**63) if want == np.int64 else (0.0, 2.0**64)
         with np.errstate(invalid="ignore"):

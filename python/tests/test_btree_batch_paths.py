@@ -134,3 +134,40 @@ def test_dict_update_in_batches(n_old, n_new):
     assert died == replaced | losers
     assert all(seen in (None, len(ref)) for _, seen in Tracked.deaths)
     d.validate()
+
+
+@pytest.mark.parametrize("dtype,top", [("int64", 2**63 - 1), ("uint64", 2**64 - 1)])
+def test_exact_fractions_and_decimals_past_float_precision(dtype, top):
+    """Integers past 2^53 given as Fraction or Decimal went through float64 first: 2^62 + 1 was
+    not found, and 2^63 - 1 rounded past the dtype's range (placed after every key). Found by
+    value now, as sortedcontainers finds them; non-integers fall between their neighbours."""
+    from decimal import Decimal
+    from fractions import Fraction
+
+    import sortedcontainers
+
+    keys = [5, 2**62 + 1, 2**62 + 3, top - 1, top]
+    s, ref = SortedSet(keys, dtype=dtype), sortedcontainers.SortedSet(keys)
+    probes = [Fraction(k) for k in keys] + [Decimal(k) for k in keys]
+    probes += [Fraction(2**62 + 2), Decimal(2**62) + Decimal("2.5"), Fraction(2 * top + 1, 2), Fraction(-1, 3),
+               Decimal(top) + 1, Decimal("4.999"), Fraction(11, 2)]
+    for v in probes:
+        assert (v in s) == (v in ref), v
+        assert s.bisect_left(v) == ref.bisect_left(v), v
+        assert s.bisect_right(v) == ref.bisect_right(v), v
+    assert s.index(Decimal(2**62 + 1)) == 1
+    s.discard(Fraction(2**62 + 3))
+    assert 2**62 + 3 not in s and len(s) == 4
+
+
+def test_longdouble_arrays_store_exactly_or_raise():
+    """add() refused a long double float64 cannot hold, but arrays were rounded silently: a set
+    built from one lacked its own input, and contains_many disagreed with `in`."""
+    x = np.longdouble(1) / 3
+    with pytest.raises(ValueError, match="not exactly representable as float64 at position 1"):
+        SortedSet(np.array([np.longdouble(0.5), x]))
+    assert list(SortedSet(np.array([np.longdouble(0.5), np.longdouble(-2)]))) == [-2.0, 0.5]
+    t = SortedSet([1 / 3, 0.5])
+    got = t.contains_many(np.array([x, np.longdouble(0.5), np.longdouble(1) / 3 + 0]))
+    assert got.tolist() == [x in t, True, False] == [False, True, False]
+    assert not t.issuperset(np.array([x]))

@@ -160,8 +160,49 @@ place<K> of_long(PyObject* o) {
 // The place of a number that is neither int nor float but converts to one (numpy scalars,
 // Fraction, Decimal): by its float value, then checked against the candidate key, since the
 // conversion may have rounded.
+//
+// For integer K, first by floor(o) as a Python int: o == floor(o) is that integer's place, else
+// o lies strictly between floor(o) and floor(o) + 1, just before the latter. False (and no
+// error) when o has no __floor__.
+template <class K>
+bool of_integral_real(PyObject* o, place<K>& out) {
+  PyObject* fl = PyObject_CallMethod(o, "__floor__", nullptr);
+  if (fl == nullptr || !PyLong_Check(fl)) {
+    Py_XDECREF(fl);
+    PyErr_Clear();
+    return false;
+  }
+  int eq = PyObject_RichCompareBool(o, fl, Py_EQ);
+  if (eq < 0) {
+    Py_DECREF(fl);
+    out = {spot::error};
+    return true;
+  }
+  if (eq) {
+    out = of_long<K>(fl);
+    Py_DECREF(fl);
+    return true;
+  }
+  PyObject* one = PyLong_FromLong(1);
+  PyObject* up = one ? PyNumber_Add(fl, one) : nullptr;
+  Py_XDECREF(one);
+  Py_DECREF(fl);
+  if (up == nullptr) {
+    out = {spot::error};
+    return true;
+  }
+  place<K> c = of_long<K>(up);
+  Py_DECREF(up);
+  out = c.where == spot::exact ? place<K>{spot::before, c.at} : c;
+  return true;
+}
 template <class K>
 place<K> of_other_real(PyObject* o, double d) {
+  if constexpr (!std::is_same_v<K, double>) {
+    // Integer keys: by the value's floor, exactly (a float holds integers only to 2^53, and
+    // 2^63 - 1 rounds up past int64's range).
+    if (place<K> p; of_integral_real<K>(o, p)) return p;
+  }
   place<K> p = of_double<K>(d);
   if (p.where != spot::exact) return p;
   PyObject* k = key_object(p.at);
