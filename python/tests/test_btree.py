@@ -218,3 +218,25 @@ def test_dict_init_and_ranges():
     assert d.bisect_left(2) == 1
     assert d.popitem() == (3, "c")
     assert d.contains_many([1, 3]).tolist() == [True, False]
+
+
+def test_pop_arguments_like_sortedcontainers():
+    """SortedDict.pop takes default= by keyword; an index past Py_ssize_t is an IndexError (it
+    was the binding's TypeError), as sortedcontainers' list index is."""
+    import sortedcontainers
+
+    d, r = SortedDict({1: 2, 3: 4}), sortedcontainers.SortedDict({1: 2, 3: 4})
+    assert d.pop(5, default=7) == r.pop(5, default=7) == 7
+    assert d.pop(5, 8) == 8 and d.pop(1) == 2 and 1 not in d
+    with pytest.raises(KeyError):
+        d.pop(9)
+    with pytest.raises(TypeError):
+        d.pop(5, 1, default=2)
+    with pytest.raises(TypeError):
+        d.pop(5, fallback=2)
+    for call in (lambda: SortedSet([1]).pop(2**70), lambda: d.popitem(2**70), lambda: d.peekitem(-(2**70)),
+                 lambda: SortedSet([1]).pop(5)):
+        with pytest.raises(IndexError):
+            call()
+    with pytest.raises(IndexError):
+        sortedcontainers.SortedSet([1]).pop(2**70)

@@ -322,3 +322,24 @@ def test_second_write_transaction_in_one_thread_is_refused():
     tx.commit()
     with db.write() as tx2:
         assert tx2[b"a"] == b"1"
+
+
+def test_paths_and_cursors_do_not_trap_the_file(tmp_path):
+    """A NUL in the path looped forever creating the file; a cursor of a closed snapshot kept
+    the database open after close() (reopen: busy; compact: busy with nothing open)."""
+    with pytest.raises(kv.KvError, match="NUL"):
+        kv.open(str(tmp_path / "a\0b.kv"))
+    p = str(tmp_path / "c.kv")
+    db = kv.open(p)
+    with db.write() as tx:
+        tx[b"a"] = b"1"
+    with db.read() as snap:
+        c = snap.cursor()
+        assert c.first()
+    db.compact()  # no snapshot or transaction is open
+    db.close()
+    db2 = kv.open(p)
+    assert db2.read()[b"a"] == b"1"
+    with pytest.raises(kv.KvError, match="make a new cursor"):
+        _ = c.key
+    db2.close()

@@ -84,7 +84,9 @@ namespace simdex::kv {
 using namespace detail;
 
 struct cursor::state {
-  std::shared_ptr<db_impl> db;
+  // Not owned: a cursor reads only while its view is unchanged (check()), and the view holds
+  // the database; owning it kept a closed database's file open and locked for the cursor.
+  db_impl* db = nullptr;
   std::uint32_t root = 0;
   std::shared_ptr<const std::uint64_t> epoch;  // the view's, and its value when made
   std::uint64_t made = 0;
@@ -310,7 +312,7 @@ cursor view::make_cursor() const {
   check_open();
   cursor c;
   c.s_ = std::make_unique<cursor::state>();
-  c.s_->db = db_;
+  c.s_->db = db_.get();
   c.s_->epoch = epoch_;
   c.s_->made = epoch_ ? *epoch_ : 0;
   c.s_->root = tr_->root;

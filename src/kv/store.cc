@@ -868,6 +868,9 @@ void open_file(db_impl& db, const std::string& path, const options& o) {
 }  // namespace
 
 database database::open(const std::string& path, options opts) {
+  if (path.find('\0') != std::string::npos)  // the system would cut it there
+    throw error(error_kind::invalid_argument, "path holds a NUL byte");
+  if (path.empty()) throw error(error_kind::invalid_argument, "path is empty");
   database d;
   auto db = new_impl(false, opts);
   open_file(*db, path, opts);

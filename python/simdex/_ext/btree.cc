@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <numeric>
+#include <optional>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -204,6 +205,14 @@ Py_ssize_t position(Py_ssize_t i, std::size_t n, const char* what) {
     return -1;
   }
   return i;
+}
+
+// An index argument as Py_ssize_t: an int too large for one is an IndexError (as for a list),
+// not the binding's TypeError.
+Py_ssize_t index_arg(nb::handle i) {
+  Py_ssize_t v = PyNumber_AsSsize_t(i.ptr(), PyExc_IndexError);
+  if (v == -1 && PyErr_Occurred()) throw nb::python_error();
+  return v;
 }
 
 void raise_key_error(PyObject* key) {
@@ -878,7 +887,8 @@ void bind_set(nb::module_& m) {
           nb::arg("value").none(), "Remove value; KeyError if absent.")
       .def(
           "pop",
-          [](py_set& h, Py_ssize_t i) {
+          [](py_set& h, nb::handle index) {
+            const Py_ssize_t i = index_arg(index);
             return h.visit([&](auto& t) {
               if (t.size() == 0) throw nb::index_error("pop from an empty SortedSet");
               if (position(i, t.size(), "pop") < 0) throw nb::python_error();
@@ -889,7 +899,8 @@ void bind_set(nb::module_& m) {
               return key_obj(k);
             });
           },
-          nb::arg("index") = -1, "Remove and return the key at index (default: the largest).")
+          nb::arg("index") = -1, nb::sig("def pop(self, index: int = -1) -> object"),
+          "Remove and return the key at index (default: the largest).")
       .def(
           "clear",
           [](py_set& h) {
@@ -966,14 +977,22 @@ void bind_map(nb::module_& m) {
          "The value of key, or default when key is absent (or cannot be a key).")
       .def(
           "pop",
-          [](py_map& h, nb::handle key, nb::args dflt) {
-            if (dflt.size() > 1) throw nb::type_error("pop expected at most 2 arguments");
+          [](py_map& h, nb::handle key, nb::args args, nb::kwargs kw) {
+            // default= by keyword too, as sortedcontainers and dict.pop's docs name it.
+            std::optional<nb::object> dflt;
+            if (args.size() == 1) dflt = nb::borrow(args[0]);
+            for (auto [name, v] : kw) {
+              if (nb::cast<std::string>(name) != "default" || dflt)
+                throw nb::type_error("pop() takes key and an optional default");
+              dflt = nb::borrow(v);
+            }
+            if (args.size() > 1) throw nb::type_error("pop expected at most 2 arguments");
             return h.visit([&](auto& t) -> nb::object {
               typename std::decay_t<decltype(t)>::iterator it;
               int r = find_key(t, key.ptr(), it);
               if (r < 0) throw nb::python_error();
               if (r == 0) {
-                if (dflt.size() == 1) return dflt[0];
+                if (dflt) return *dflt;
                 raise_key_error(key.ptr());
                 throw nb::python_error();
               }
@@ -983,12 +1002,13 @@ void bind_map(nb::module_& m) {
               return h.take(s);
             });
           },
-          nb::arg("key").none(), nb::arg("default"),
-          nb::sig("def pop(self, key: object, default: object = ..., /) -> object"),
+          nb::arg("key").none(), nb::arg("args"), nb::arg("kwargs"),
+          nb::sig("def pop(self, key: object, default: object = ...) -> object"),
           "Remove key and return its value; default (if given) when absent, else KeyError.")
       .def(
           "popitem",
-          [](py_map& h, Py_ssize_t i) {
+          [](py_map& h, nb::handle index) {
+            const Py_ssize_t i = index_arg(index);
             return h.visit([&](auto& t) {
               if (t.size() == 0) throw nb::key_error("popitem(): SortedDict is empty");
               if (position(i, t.size(), "popitem") < 0) throw nb::python_error();
@@ -1001,11 +1021,13 @@ void bind_map(nb::module_& m) {
             });
           },
           nb::arg("index") = -1,
+          nb::sig("def popitem(self, index: int = -1) -> tuple[object, object]"),
           "Remove and return the (key, value) pair at index (default: the largest key); "
           "KeyError when empty, IndexError when index is out of range.")
       .def(
           "peekitem",
-          [](py_map& h, Py_ssize_t i) {
+          [](py_map& h, nb::handle index) {
+            const Py_ssize_t i = index_arg(index);
             return h.visit([&](auto& t) {
               if (position(i, t.size(), "SortedDict") < 0) throw nb::python_error();
               auto it = t.nth(static_cast<std::size_t>(i < 0 ? i + Py_ssize_t(t.size()) : i));
@@ -1013,6 +1035,7 @@ void bind_map(nb::module_& m) {
             });
           },
           nb::arg("index") = -1,
+          nb::sig("def peekitem(self, index: int = -1) -> tuple[object, object]"),
           "The (key, value) pair at index (default: the largest key); IndexError if out of "
           "range.")
       .def(
