@@ -301,13 +301,13 @@ class suite {
           static_cast<double>(n_), [&](runner<K>& x, std::size_t) { return build(x); });
     for (runner<K>* x : everyone)
       if (!huge.count(x)) build(*x);
-    record_bytes(l, everyone, "bytes_per_key", ref);
-    for (std::size_t i = 0; i < everyone.size(); ++i)
+    if (s_.opts().wants("bytes_per_key")) record_bytes(l, everyone, "bytes_per_key", ref);
+    for (std::size_t i = 0; i < everyone.size() && s_.opts().wants("huge_page_share"); ++i)
       s_.record("huge_page_share", base_, everyone[i]->name(), everyone[i]->version(), "fraction",
                 better::higher,
                 {std::min(1.0, huge[everyone[i]] / static_cast<double>(std::max<std::size_t>(
                                                        1, everyone[i]->bytes())))});
-    if (l.judy_own_bytes)
+    if (l.judy_own_bytes && s_.opts().wants("bytes_per_key"))
       s_.record("bytes_per_key", base_, "JudyL (JudyLMemUsed)", "own count", "B/key", better::lower,
                 {static_cast<double>(l.judy_own_bytes()) / static_cast<double>(n_)});
 

@@ -26,11 +26,17 @@ with the wheel (``find_package(simdex)``).
 from __future__ import annotations
 
 import importlib
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ._simdex import components as _built
 from ._simdex import cpu_info, primitives
+
+# The native submodule under its public name, so that `import simdex.primitives` and
+# `from simdex.primitives import lower_bound` work as for the Python-level components.
+primitives.__name__ = f"{__name__}.primitives"
+sys.modules.setdefault(primitives.__name__, primitives)
 
 __version__ = "0.1.0"
 

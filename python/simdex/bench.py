@@ -65,13 +65,35 @@ def _run_native(component: str, args: list[str], log_path: Path, progress, task)
         return proc.wait()
 
 
-def _run_python_side(component: str, json_path: Path, mode: str, reps: int) -> None:
+def _run_python_side(component: str, json_path: Path, mode: str, reps: int, only=()) -> None:
     mod = _components.part("benchmarks", component)
     if mod is None or not hasattr(mod, "run"):
         return
+    from . import benchmarks
+
     doc = json.loads(json_path.read_text())
-    mod.run(doc, mode, reps or (5 if mode == "quick" else 10))
+    benchmarks.ONLY = tuple(only)
+    try:
+        mod.run(doc, mode, reps or (5 if mode == "quick" else 10))
+    finally:
+        benchmarks.ONLY = ()
     json_path.write_text(json.dumps(doc, indent=1) + "\n")
+
+
+def _has_results(path: Path) -> bool:
+    try:
+        return bool(json.loads(path.read_text()).get("results"))
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def _log_tail(path: Path, lines: int = 3) -> str:
+    """The last lines of a failed program's log: usually what went wrong."""
+    try:
+        text = [ln for ln in path.read_text(errors="replace").splitlines() if ln.strip()]
+    except OSError:
+        return ""
+    return "\n".join(text[-lines:])
 
 
 def run(components: list[str], mode: str = "quick", out: str = "bench-results", only=(), reps: int = 0,
@@ -108,7 +130,11 @@ def run(components: list[str], mode: str = "quick", out: str = "bench-results", 
         console.print("[red]nothing to run[/]")
         return 2
     outdir = Path(out)
-    outdir.mkdir(parents=True, exist_ok=True)
+    try:
+        outdir.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        console.print(f"[red]cannot create {outdir}: {e.strerror or e}[/]", highlight=False)
+        return 2
     args = [f"--{mode}", "--out", str(outdir)]
     for o in only:
         args += ["--only", o]
@@ -128,10 +154,13 @@ def run(components: list[str], mode: str = "quick", out: str = "bench-results", 
             if rc != 0 or not json_path.exists():
                 failed.append(c)
                 progress.update(task, description=f"[red]{c}: failed (exit {rc}), see {outdir / (c + '.log')}")
+                tail = _log_tail(outdir / f"{c}.log")
+                if tail:
+                    console.print(tail, highlight=False, markup=False)
                 continue
             progress.update(task, description=f"{c}: python-side peers")
             try:
-                _run_python_side(c, json_path, mode, reps)
+                _run_python_side(c, json_path, mode, reps, only)
             except Exception as e:  # a Python peer failing must not lose the native figures
                 failed.append(c)
                 console.print(f"[red]{c}: python-side benchmark failed: {e!r}")
@@ -144,13 +173,26 @@ def run(components: list[str], mode: str = "quick", out: str = "bench-results", 
                     outdir, mode, reps, log=lambda msg, c=c, task=task: progress.update(task, description=f"{c}: {msg}"))
             except Exception as e:  # one benchmark failing must not lose the others' figures
                 failed.append(c)
-                console.print(f"[red]{c}: benchmark failed: {e!r}")
+                console.print(f"[red]{c}: benchmark failed: {e}[/]", highlight=False)
+                progress.update(task, description=f"[red]{c}: failed", total=1, completed=1)
+                continue
             progress.update(task, description=f"{c}: done in {time.monotonic() - t0:.0f} s", total=1, completed=1)
-    if report:
+    if only:
+        ran = [c for c in wanted if c in have and c not in failed] + [c for c in python_only if c not in failed]
+        empty = [c for c in ran if not _has_results(outdir / f"{c}.json")]
+        if empty:
+            console.print(f"[yellow]{', '.join(empty)}: no workload matches --only {' '.join(only)}[/]", highlight=False)
+    if report and any(outdir.glob("*.json")):
         from . import report as rep
 
-        md, html = rep.render(outdir)
-        console.print(f"wrote {md} and {html}")
+        try:
+            md, html = rep.render(outdir)
+            console.print(f"wrote {md} and {html}")
+        except (ValueError, OSError) as e:
+            console.print(f"[red]no report: {e}[/]", highlight=False)
+            failed.append("report")
+    elif report:
+        console.print("[yellow]no report: no benchmark wrote its JSON[/]")
     if failed:
         console.print(f"[red]failed: {', '.join(failed)}")
         return 1

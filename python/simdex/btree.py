@@ -309,6 +309,9 @@ class SortedSet(_native._Set):
     __hash__ = None  # mutable
 
     def __init__(self, iterable=None, key=None, *, dtype=None, pages: str = "auto"):
+        """A set of the keys of iterable (None: empty). dtype: "int64", "uint64" or "float64"
+        (None: inferred from the keys, int64 for none); pages: "auto", "2m" or "4k"; key must
+        be None (keys are ordered by value)."""
         if key is not None:
             raise TypeError("simdex SortedSet orders keys by value; key functions are not supported")
         if iterable is not None and not isinstance(iterable, (np.ndarray, list, tuple, range, SortedSet, SortedDict)):
@@ -538,6 +541,9 @@ class SortedDict(_native._Map):
     __hash__ = None  # mutable
 
     def __init__(self, *args, dtype=None, pages: str = "auto", **kwargs):
+        """A dict sorted by key, from a mapping or (key, value) pairs and keyword items, as
+        dict() takes them; a leading None (sortedcontainers' key function) is accepted, a key
+        function is not. dtype and pages as for SortedSet."""
         if args and (args[0] is None or callable(args[0])):
             if args[0] is not None:
                 raise TypeError("simdex SortedDict orders keys by value; key functions are not supported")

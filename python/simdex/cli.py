@@ -6,6 +6,8 @@ import argparse
 import re
 import sys
 
+from .commands import repetitions
+
 
 def _cmd_info(args: argparse.Namespace) -> int:
     from . import cpu_info
@@ -119,7 +121,7 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--full", action="store_true", help="every regime, 1 GiB working sets included, 10 repetitions")
     bench.add_argument("--out", default="bench-results", help="directory for the JSON files and report (default: %(default)s)")
     bench.add_argument("--only", action="append", default=[], help="only workloads whose name contains this (repeatable)")
-    bench.add_argument("--reps", type=int, default=0, help="repetitions per figure (default: 5 quick, 10 full)")
+    bench.add_argument("--reps", type=repetitions, default=0, help="repetitions per figure, 1 to 1000 (default: 5 quick, 10 full)")
     bench.add_argument("--no-probe", action="store_true", help="skip the machine-limits probe")
     bench.add_argument("--no-report", action="store_true", help="do not render REPORT.md / report.html")
     bench.set_defaults(func=_cmd_bench)
@@ -144,26 +146,46 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _silence_stdout() -> None:
+    """After stdout failed (a closed pipe, a full disk): nothing more goes there, so the
+    interpreter's final flush does not fail again."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    if args.include_dir or args.cmake_dir:
-        from . import get_cmake_dir, get_include
-
-        try:
-            print(get_include() if args.include_dir else get_cmake_dir())
-        except FileNotFoundError as e:
-            print(f"simdex: {e}", file=sys.stderr)
-            return 1
-        return 0
-    if args.command is None:
-        parser.print_help()
-        return 0
     try:
-        return int(args.func(args) or 0)
+        if args.include_dir or args.cmake_dir:
+            from . import get_cmake_dir, get_include
+
+            try:
+                print(get_include() if args.include_dir else get_cmake_dir(), flush=True)
+            except FileNotFoundError as e:
+                print(f"simdex: {e}", file=sys.stderr)
+                return 1
+            return 0
+        if args.command is None:
+            parser.print_help()
+            return 0
+        code = int(args.func(args) or 0)
+        sys.stdout.flush()  # a write error surfaces here, not in the interpreter's exit
+        return code
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
+        _silence_stdout()
+        return 1
+    except OSError as e:  # what no command caught: a message, not a traceback
+        if e.filename is None and e.errno is not None:
+            _silence_stdout()  # most likely stdout itself (a full disk)
+        print(f"simdex: {e.strerror or e}" + (f": {e.filename}" if e.filename else ""), file=sys.stderr)
         return 1
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import html
 import json
+import math
 import re
 from collections import OrderedDict
 from pathlib import Path
@@ -21,18 +22,41 @@ def load(directory: str | Path) -> list[dict]:
     d = Path(directory)
     if not d.is_dir():
         raise OSError(f"{d}: not a directory")
-    docs = []
+    docs, seen = [], {}
     for p in sorted(d.glob("*.json")):
         try:
             doc = json.loads(p.read_text())
-        except json.JSONDecodeError as e:
+        except (json.JSONDecodeError, UnicodeDecodeError) as e:
             raise ValueError(f"{p}: not valid JSON ({e})") from None
         if isinstance(doc, dict) and doc.get("schema") == SCHEMA:
+            _check(p, doc)
+            if doc["component"] in seen:
+                raise ValueError(f"{d}: two runs of {doc['component']} ({seen[doc['component']].name} and "
+                                 f"{p.name}); a report shows one per component")
+            seen[doc["component"]] = p
             docs.append(doc)
     if not docs:
         raise ValueError(f"{d}: no benchmark JSON files (schema {SCHEMA})")
     docs.sort(key=lambda doc: (ORDER.index(doc["component"]) if doc["component"] in ORDER else len(ORDER), doc["component"]))
     return docs
+
+
+def _check(path: Path, doc: dict) -> None:
+    """What rendering relies on, so that a damaged file is named instead of failing deep inside."""
+    def bad(what: str):
+        raise ValueError(f"{path}: {what}")
+
+    if not isinstance(doc.get("component"), str) or not doc["component"]:
+        bad('no "component" name')
+    results = doc.get("results", [])
+    if not isinstance(results, list):
+        bad('"results" is not a list')
+    for i, r in enumerate(results):
+        if not isinstance(r, dict) or not isinstance(r.get("workload"), str) or not isinstance(r.get("contender"), str):
+            bad(f"result {i} lacks its workload or contender name")
+        m = r.get("median")
+        if isinstance(m, bool) or not isinstance(m, (int, float)) or not math.isfinite(m):
+            bad(f"result {i} ({r['workload']}, {r['contender']}): median {m!r} is not a finite number")
 
 
 def fmt(x) -> str:

@@ -14,6 +14,15 @@ import time
 from collections.abc import Mapping
 from typing import Callable
 
+# Workload-name filters of this run (`simdex bench --only`): a group whose workload contains
+# none of them is not measured. Empty: every workload.
+ONLY: tuple[str, ...] = ()
+
+
+def wanted(*workloads: str) -> bool:
+    """Whether --only leaves any of these workloads in (to skip a whole setup when not)."""
+    return not ONLY or any(o in w for w in workloads for o in ONLY)
+
 
 def summarize(samples: list[float]) -> dict:
     s = sorted(samples)
@@ -29,7 +38,10 @@ def summarize(samples: list[float]) -> dict:
 def group(doc: dict, workload: str, params: Mapping, unit: str, better: str,
           contenders: Mapping[str, tuple[str, Callable[[], float]]], reference: str, reps: int) -> None:
     """Measure ``contenders`` (name -> (version, sample_fn)) ``reps`` times, interleaved, and
-    append one result each to ``doc["results"]`` with the ratio against ``reference``."""
+    append one result each to ``doc["results"]`` with the ratio against ``reference``; nothing
+    when --only leaves the workload out."""
+    if not wanted(workload):
+        return
     samples: dict[str, list[float]] = {name: [] for name in contenders}
     for _ in range(reps):
         for name, (_, fn) in contenders.items():

@@ -7,13 +7,16 @@ import base64
 import platform
 import random
 
-from . import group, timed
+from . import group, timed, wanted
 
 _GIB = float(1 << 30)
 
 
 def run(doc: dict, mode: str, reps: int) -> None:
     from .. import base85 as ours
+
+    if not wanted(*(f"python_{c}{op}" for c in ("b85", "a85", "z85") for op in ("encode", "decode"))):
+        return
 
     sizes = [1 << 20] if mode == "quick" else [1 << 10, 1 << 16, 1 << 20]
     cpy = f"CPython {platform.python_version()}"

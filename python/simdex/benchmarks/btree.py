@@ -21,7 +21,7 @@ import time
 
 import numpy as np
 
-from . import group, print_from_json
+from . import group, print_from_json, wanted
 
 # Keys per structure, by mode; per-call and batched operation counts per sample.
 SIZES = {"quick": [1 << 20], "full": [1 << 20, 16 << 20]}
@@ -64,7 +64,13 @@ def _seconds_contains(container, items) -> float:
     return t
 
 
+WORKLOADS = ("py_add", "py_contains_hit", "py_contains_miss", "py_add_batched", "py_contains_hit_batched",
+             "py_contains_miss_batched", "py_bisect_left_batched")
+
+
 def run(doc: dict, mode: str, reps: int) -> None:
+    if not wanted(*WORKLOADS):
+        return
     try:
         from simdex.btree import SortedSet
     except ImportError as e:  # the extension was built without btree

@@ -37,7 +37,8 @@ def _cmd_stat(args) -> int:
             print(f"tree {tree!r}: {s['keys']} keys, depth {s['depth']}, {s['inner_nodes']} inner / "
                   f"{s['leaf_nodes']} leaf / {s['value_nodes']} value nodes")
             print(f"  nodes {s['node_bytes']} B, file used {s['file_bytes']} B, free {s['free_bytes']} B, "
-                  f"{s['bytes_per_key']} B/key, commit {s['seq']}")
+                  + (f"{s['bytes_per_key']} B/key, " if s["bytes_per_key"] is not None else "")
+                  + f"commit {s['seq']}")
     return 0
 
 

@@ -20,6 +20,8 @@ import json
 import subprocess
 import sys
 
+from . import repetitions
+
 
 def registry() -> dict:
     """The experiments bench_lab knows (``bench_lab --list --json``)."""
@@ -61,7 +63,18 @@ def _cmd_list(args) -> int:
 
 
 def _cmd_lab(args) -> int:
-    if args.experiments[:1] == ["list"]:
+    listing = args.experiments[:1] == ["list"]
+    if listing and len(args.experiments) > 1:
+        print(f"simdex lab: 'list' takes no experiment names, got {' '.join(args.experiments[1:])}", file=sys.stderr)
+        return 2
+    misplaced = [f for f, on in (("--markdown", args.markdown), ("--json", args.json), ("--update", args.update)) if on]
+    if not listing and misplaced:
+        print(f"simdex lab: {', '.join(misplaced)} go with 'list' (simdex lab list {misplaced[0]} ...)", file=sys.stderr)
+        return 2
+    if args.update and not args.markdown:
+        print("simdex lab: --update replaces the Markdown table: give 'list --markdown --update FILE'", file=sys.stderr)
+        return 2
+    if listing:
         return _cmd_list(args)
     from .. import bench
 
@@ -87,7 +100,7 @@ def register(subparsers) -> None:
     g.add_argument("--quick", action="store_true", help="small working sets, 5 repetitions (default)")
     g.add_argument("--full", action="store_true", help="working sets to 1 GiB, 10 repetitions")
     p.add_argument("--out", default="lab-results", help="directory for lab.json and the report (default: %(default)s)")
-    p.add_argument("--reps", type=int, default=0, help="repetitions per figure (default: 5 quick, 10 full)")
+    p.add_argument("--reps", type=repetitions, default=0, help="repetitions per figure, 1 to 1000 (default: 5 quick, 10 full)")
     p.add_argument("--no-report", action="store_true", help="do not render REPORT.md / report.html")
     p.add_argument("--no-probe", action="store_true",
                    help="skip the machine limits (quicker; bandwidth checks then have no memcpy figure to compare with)")

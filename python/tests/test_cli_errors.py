@@ -1,0 +1,92 @@
+"""The command line's answers to mistakes: a message and an exit code, never a traceback
+(found by an audit of the CLI, 2026-11-28)."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+
+def _simdex(*args, env=None, stdout=subprocess.PIPE):
+    return subprocess.run([sys.executable, "-m", "simdex", *args], stdout=stdout, stderr=subprocess.PIPE,
+                          text=True, env={**os.environ, **(env or {})}, timeout=300)
+
+
+@pytest.mark.parametrize("args,code,message", [
+    (["bench", "--reps", "0", "primitives"], 2, "--reps: wants 1 to 1000, got 0"),
+    (["bench", "--reps", "x", "primitives"], 2, "--reps: wants a whole number"),
+    (["lab", "--reps", "-3", "branch"], 2, "--reps: wants 1 to 1000, got -3"),
+    (["lab", "--markdown"], 2, "--markdown go with 'list'"),
+    (["lab", "--json", "branch"], 2, "--json go with 'list'"),
+    (["lab", "list", "nosuch"], 2, "'list' takes no experiment names"),
+    (["lab", "list", "--update", "README.md"], 2, "give 'list --markdown --update FILE'"),
+    (["bench", "primitives", "--out", "/proc/no/such", "--no-probe"], 2, "cannot create /proc/no/such"),
+])
+def test_argument_mistakes(args, code, message):
+    r = _simdex(*args)
+    assert r.returncode == code, r.stderr
+    assert message in r.stderr and "Traceback" not in r.stderr
+
+
+def test_a_failing_benchmark_is_reported_without_a_traceback(tmp_path):
+    """datasets refuses a shape too small: the run says so, writes no report, exits 1."""
+    r = _simdex("bench", "datasets", "--out", str(tmp_path / "out"),
+                env={"SIMDEX_DATASETS_SHAPE": "2,2,1000", "SIMDEX_DATASETS_DIR": str(tmp_path / "data")})
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+    assert "datasets: benchmark failed" in r.stderr and "no report" in r.stderr
+    assert not (tmp_path / "out" / "REPORT.md").exists()
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+@pytest.mark.parametrize("args", [["--include-dir"], ["info"]])
+def test_a_full_disk_on_stdout_is_a_message(args):
+    with open("/dev/full", "w") as full:
+        r = _simdex(*args, stdout=full)
+    assert r.returncode == 1 and "No space left on device" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_report_names_the_damaged_file(tmp_path):
+    import json
+
+    good = {"schema": "simdex-bench/1", "component": "base85",
+            "results": [{"workload": "w", "contender": "c", "median": 1.0, "unit": "ns"}]}
+    for name, doc, message in [
+        ("nocomp", {**good, "component": None}, 'no "component" name'),
+        ("inf", {**good, "results": [{**good["results"][0], "median": float("inf")}]}, "median inf is not a finite"),
+        ("str", {**good, "results": [{**good["results"][0], "median": "fast"}]}, "median 'fast' is not a finite"),
+    ]:
+        d = tmp_path / name
+        d.mkdir()
+        (d / "base85.json").write_text(json.dumps(doc))
+        r = _simdex("report", str(d))
+        assert r.returncode == 1 and message in r.stderr and "base85.json" in r.stderr, r.stderr
+    d = tmp_path / "two"
+    d.mkdir()
+    for n in ("base85.json", "base85-copy.json"):
+        (d / n).write_text(json.dumps(good))
+    r = _simdex("report", str(d))
+    assert r.returncode == 1 and "two runs of base85" in r.stderr
+
+
+def test_primitives_imports_as_a_module():
+    r = subprocess.run([sys.executable, "-c", "import simdex.primitives as p; from simdex.primitives import lower_bound;"
+                        " print(p.__name__)"], capture_output=True, text=True)
+    assert r.returncode == 0 and r.stdout.strip() == "simdex.primitives", r.stderr
+
+
+def test_only_reaches_the_python_side_peers():
+    """--only named no Python-side workload, yet every py_* row was measured."""
+    from simdex import benchmarks
+
+    doc = {}
+    try:
+        benchmarks.ONLY = ("py_contains",)
+        benchmarks.group(doc, "py_add", {}, "ns", "lower", {"a": ("", lambda: 1.0)}, "a", 2)
+        assert "results" not in doc
+        benchmarks.group(doc, "py_contains_hit", {}, "ns", "lower", {"a": ("", lambda: 1.0)}, "a", 2)
+        assert [r["workload"] for r in doc["results"]] == ["py_contains_hit"]
+        assert benchmarks.wanted("py_add", "py_contains_miss") and not benchmarks.wanted("python_b85encode")
+    finally:
+        benchmarks.ONLY = ()
+    assert benchmarks.wanted("anything")
