@@ -89,6 +89,7 @@ def _bench_epilog() -> str:
         lines.append(f"  {c}{state}")
         for what, why in missing.get(c, []):
             lines.append(f"      without {what}: {why}")
+    lines.append("  datasets  (Python only: Parquet datasets with filters against pyarrow and DuckDB; named, never by default)")
     lines += ["", "datasets reads the environment (docs/bloom.md, 'Dataset benchmark'):",
               "  SIMDEX_DATASETS_SHAPE=files,row_groups,rows   another size than quick's or full's",
               "  SIMDEX_DATASETS_PHASES=lookups,add_filters,dask_add,dask_lookup   a subset of the phases",
@@ -130,7 +131,7 @@ def build_parser() -> argparse.ArgumentParser:
                             description="Renders REPORT.md and report.html (a summary table per component, the machine's "
                                         "limits, then every workload's table and chart) from the JSON files that "
                                         "`simdex bench` wrote into DIR. Every figure printed comes from those files.")
-    report.add_argument("dir", metavar="DIR", help="the folder given to `simdex bench --out` (default there: bench-results)")
+    report.add_argument("dir", metavar="DIR", help="the folder `simdex bench --out` wrote (its default: bench-results)")
     report.add_argument("--readme", metavar="FILE", help="also replace the generated results table in FILE (README.md)")
     report.add_argument("--command-text", default="bash scripts/bench.sh",
                         help="the command that produced DIR, quoted in the README table (default: %(default)s)")

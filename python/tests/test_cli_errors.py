@@ -90,3 +90,14 @@ def test_only_reaches_the_python_side_peers():
     finally:
         benchmarks.ONLY = ()
     assert benchmarks.wanted("anything")
+
+
+def test_probe_of_a_parquet_file_points_to_inspect(tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    p = tmp_path / "d.parquet"
+    pq.write_table(pa.table({"x": [1, 2]}), p)
+    r = _simdex("bloom", "probe", str(p), "1")
+    assert r.returncode == 1 and "is a Parquet file" in r.stderr and "bloom inspect" in r.stderr
+    r = _simdex("bloom")
+    assert r.returncode == 2 and "required: COMMAND" in r.stderr

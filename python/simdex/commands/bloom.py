@@ -1,4 +1,4 @@
-"""``simdex bloom build|probe|inspect``: Parquet split-block bloom filters from the shell.
+"""``simdex bloom build|probe|inspect|add|lookup``: Parquet split-block bloom filters from the shell.
 
   simdex bloom build --type INT64 --ndv 100000 --fpp 0.01 -o ids.bloom < ids.txt
   simdex bloom probe ids.bloom --type INT64 42 43
@@ -121,6 +121,9 @@ def _cmd_probe(args) -> int:
 
     with open(args.filter, "rb") as fh:
         data = fh.read()
+    if data[:4] == b"PAR1":
+        raise ValueError(f"{args.filter} is a Parquet file, not a filter file: `simdex bloom inspect "
+                         f"{args.filter} --column C --value V` probes the filters inside it")
     f = BloomFilter.from_bytes(data)
     note = _type_note(data, f.num_bytes)
     if note is not None:
@@ -238,7 +241,7 @@ def _run(fn):
 def register(subparsers) -> None:
     p = subparsers.add_parser("bloom", help="Parquet split-block bloom filters: build, probe, inspect, add, lookup",
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = p.add_subparsers(dest="bloom_command", required=True)
+    sub = p.add_subparsers(dest="bloom_command", required=True, metavar="COMMAND")
 
     def values_start_with_minus(sp):
         # argparse takes "-5" for a value but "-1e5", "-inf" or "-abc" for unknown options; these

@@ -58,7 +58,7 @@ def _cmd_check(args) -> int:
 def register(subparsers) -> None:
     p = subparsers.add_parser("kv", help="kv database files: stat, check",
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = p.add_subparsers(dest="kv_command", required=True)
+    sub = p.add_subparsers(dest="kv_command", required=True, metavar="COMMAND")
     s = sub.add_parser("stat", help="keys, depth, node counts, bytes per key, free space")
     s.add_argument("path")
     s.add_argument("--json", action="store_true", help="print JSON")

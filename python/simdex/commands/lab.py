@@ -56,7 +56,7 @@ def _cmd_list(args) -> int:
     else:
         names = {s["number"]: s["name"] for s in reg["study"]}
         for e in reg["experiments"]:
-            print(f"{e['study']:>2}  {e['id']:<24} {e['group']:<12} {e['title']}  (study: {names.get(e['study'], '?')})")
+            print(f"{e['study']:>2}  {e['id']:<24} {e['group']:<12} {e['question']}")
         covered = {e["study"] for e in reg["experiments"]}
         print(f"{len(covered)} of {len(names)} study experiments covered by {len(reg['experiments'])} lab experiments")
     return 0
