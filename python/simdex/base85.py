@@ -130,6 +130,12 @@ def a85decode(b, *, foldspaces=False, adobe=False, ignorechars=_A85_WHITESPACE):
                    adobe=bool(adobe))
 
 
+def _not_finished(codec) -> None:
+    # Data after finish() went on silently: after an adobe "~>", or after a final partial group.
+    if codec._done:
+        raise ValueError(f"the {type(codec).__name__.lower()} has finished: make a new one for more data")
+
+
 class Encoder:
     """Streaming encoder: ``update(chunk)`` returns the text so far, ``finish()`` the rest.
 
@@ -139,14 +145,18 @@ class Encoder:
     def __init__(self, variant="b85", *, pad=False, foldspaces=False, adobe=False, wrapcol=0):
         self._e = _native.Encoder(variant, pad=bool(pad), fold_spaces=bool(foldspaces),
                                   adobe=bool(adobe), wrap=_wrap(wrapcol))
+        self._done = False
 
     def update(self, data) -> bytes:
         """Encode the next chunk (bytes-like); returns the text complete so far."""
+        _not_finished(self)
         return self._e.update(_bytes_like(data))
 
     def finish(self) -> bytes:
         """Encode what is left (the final partial group, and the framing with adobe=True);
-        call once, last."""
+        call once, last: the encoder then refuses more (ValueError)."""
+        _not_finished(self)
+        self._done = True
         return self._e.finish()
 
 
@@ -164,10 +174,12 @@ class Decoder:
         ignore, self._deferred = _ignore_set(ignorechars)
         self._d = _native.Decoder(variant, fold_spaces=bool(foldspaces), adobe=bool(adobe),
                                   ignore=ignore)
+        self._done = False
 
     def update(self, data) -> bytes:
         """Decode the next chunk (bytes-like or ASCII str); returns the bytes complete so far.
         Raises ValueError naming the position of bad input in the whole stream."""
+        _not_finished(self)
         try:
             return self._d.update(_decode_input(data))
         except ValueError as e:
@@ -175,7 +187,10 @@ class Decoder:
 
     def finish(self) -> bytes:
         """Decode what is left and check that the stream ended cleanly (ValueError with the
-        position otherwise, e.g. a single trailing character). Call once, last."""
+        position otherwise, e.g. a single trailing character). Call once, last: the decoder
+        then refuses more (ValueError)."""
+        _not_finished(self)
+        self._done = True
         return self._d.finish()
 
     @property
@@ -189,6 +204,9 @@ _CHUNK = 1 << 20
 
 
 def _pump(codec, src: _File, dst: _File, chunk_size: int) -> int:
+    if int(chunk_size) < 1:  # read(0) is b"", which reads as the end: nothing would be written
+        raise ValueError(f"chunk_size must be at least 1, got {chunk_size}")
+
     def opened(f, mode):
         return open(f, mode) if isinstance(f, (str, os.PathLike)) else None
 

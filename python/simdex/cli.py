@@ -176,7 +176,8 @@ def main(argv: list[str] | None = None) -> int:
             parser.print_help()
             return 0
         code = int(args.func(args) or 0)
-        sys.stdout.flush()  # a write error surfaces here, not in the interpreter's exit
+        if sys.stdout is not None:
+            sys.stdout.flush()  # a write error surfaces here, not in the interpreter's exit
         return code
     except KeyboardInterrupt:
         return 130

@@ -331,3 +331,59 @@ def test_cli_adobe_allows_trailing_whitespace(tmp_path):
     assert r.returncode == 0 and r.stdout == data, r.stderr
     r = run_cli("decode", "--variant", "a85", "--adobe", input=text + b"x")
     assert r.returncode == 1 and b"digit found: ~ at position" in r.stderr  # not the end
+
+
+def test_cli_output_on_error_is_never_removed_unless_its_own(tmp_path):
+    """A decode error unlinked whatever -o named: a device node (run as root, /dev/null itself),
+    a symlink (its target left empty). Now a regular file is written beside its name and
+    renamed into place only when complete, so an error leaves the old file as it was; anything
+    else is written in place and kept."""
+    import os
+    import stat
+
+    old = tmp_path / "old.txt"
+    old.write_bytes(b"previous")
+    os.chmod(old, 0o640)
+    assert run_cli("decode", "-o", str(old), input=b'ab"cd').returncode == 1
+    assert old.read_bytes() == b"previous"
+    assert run_cli("encode", "-o", str(old), input=b"hello").returncode == 0
+    assert b85.b85decode(old.read_bytes()) == b"hello" and stat.S_IMODE(old.stat().st_mode) == 0o640
+    target, link = tmp_path / "target", tmp_path / "link"
+    target.write_bytes(b"keep")
+    link.symlink_to(target)
+    assert run_cli("decode", "-o", str(link), input=b'ab"cd').returncode == 1
+    assert link.is_symlink() and target.read_bytes() == b"keep"
+    assert run_cli("encode", "-o", str(link), input=b"hi").returncode == 0
+    assert link.is_symlink() and b85.b85decode(target.read_bytes()) == b"hi"
+    assert not [p for p in os.listdir(tmp_path) if p.startswith(".simdex-base85-")]
+    new = tmp_path / "new.txt"
+    assert run_cli("decode", "-o", str(new), input=b'ab"cd').returncode == 1 and not new.exists()
+    if os.geteuid() == 0:
+        node = tmp_path / "null"
+        os.mknod(node, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+        assert run_cli("decode", "-o", str(node), input=b'ab"cd').returncode == 1
+        assert stat.S_ISCHR(node.lstat().st_mode)
+
+
+def test_cli_full_disk_and_closed_descriptors_are_messages():
+    r = run_cli("encode", "-o", "/dev/full", input=b"x" * 100000)
+    assert r.returncode == 1 and b"No space left" in r.stderr and b"Traceback" not in r.stderr
+    r = subprocess.run(f"{sys.executable} -m simdex base85 encode <&-", shell=True, capture_output=True)
+    assert r.returncode == 2 and b"stdin is closed" in r.stderr, r.stderr
+    r = subprocess.run(f"echo hi | {sys.executable} -m simdex base85 encode >&-", shell=True, capture_output=True)
+    assert r.returncode == 2 and b"stdout is closed" in r.stderr, r.stderr
+
+
+def test_streams_refuse_data_after_finish_and_empty_chunks(tmp_path):
+    import io
+
+    for codec in (b85.Encoder("a85", adobe=True), b85.Encoder("b85"), b85.Decoder("b85")):
+        codec.update(b"VPazW" if isinstance(codec, b85.Decoder) else b"data")
+        codec.finish()
+        with pytest.raises(ValueError, match="has finished"):
+            codec.update(b"more")
+        with pytest.raises(ValueError, match="has finished"):
+            codec.finish()
+    for fn in (b85.encode_file, b85.decode_file):
+        with pytest.raises(ValueError, match="chunk_size must be at least 1"):
+            fn(io.BytesIO(b"abc"), io.BytesIO(), chunk_size=0)

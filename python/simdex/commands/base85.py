@@ -8,6 +8,7 @@ import os
 import signal
 import stat
 import sys
+import tempfile
 
 _CHUNK = 1 << 20
 _WS = b" \t\n\r\v\f"  # skipped on decode, for every variant
@@ -86,6 +87,10 @@ def _run(args: argparse.Namespace) -> int:
     else:
         codec = base85.Encoder(args.variant, pad=args.pad, foldspaces=args.foldspaces,
                                adobe=args.adobe, wrapcol=args.wrap)
+    if args.input in (None, "-") and sys.stdin is None:
+        return _error("stdin is closed: give the input with -i FILE", 2)
+    if args.output in (None, "-") and sys.stdout is None:
+        return _error("stdout is closed: give the output with -o FILE", 2)
     try:
         src = open(args.input, "rb") if args.input not in (None, "-") else sys.stdin.buffer
     except OSError as e:
@@ -95,38 +100,86 @@ def _run(args: argparse.Namespace) -> int:
         # Writing a file we read would truncate it first (or grow it forever): refuse, as cat.
         if _same_file(os.fstat(src.fileno()), _output_stat(args)):
             return _error(f"{_printable(args.input or 'stdin')}: input file is output file")
-        try:
-            dst = open(args.output, "wb") if to_file else sys.stdout.buffer
-        except OSError as e:
-            return _error(str(e))
-        wrote_any = False
-        try:
-            for block in _blocks(src, decode):
-                out = codec.update(block)
-                wrote_any |= bool(out)
-                dst.write(out)
-            out = codec.finish()
-            wrote_any |= bool(out)
-            dst.write(out)
-            if not decode and args.wrap and wrote_any:
-                dst.write(b"\n")
-            dst.flush()
-        except ValueError as e:
-            if to_file:
-                dst.close()
-                os.unlink(args.output)  # never leave a truncated result behind
-            return _error(f"{args.action} failed: {e}")
-        except BrokenPipeError as e:
-            return _error(str(e)) if to_file else _closed_pipe()
-        except OSError as e:
-            return _error(str(e))
-        finally:
-            if to_file and not dst.closed:
-                dst.close()
+        return _stream(args, codec, src, decode, to_file)
     finally:
         if src is not sys.stdin.buffer:
             src.close()
-    return 0
+
+
+def _regular_target(path: str) -> bool:
+    """Whether -o names (through any symlinks) a regular file or nothing yet, not a device or
+    a pipe: only then is the result written beside it and renamed into place."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    return stat.S_ISREG(st.st_mode)
+
+
+def _stream(args: argparse.Namespace, codec, src, decode: bool, to_file: bool) -> int:
+    # A regular file appears only complete: the result goes to a temporary file beside it,
+    # renamed over it at the end and removed on error. Anything else (/dev/null, a pipe, a
+    # symlink) is written in place and never removed (it was unlinked on a decode error).
+    staged = to_file and _regular_target(args.output)
+    target = os.path.realpath(args.output) if staged else args.output  # a symlink stays a symlink
+    tmp = None
+    try:
+        if staged:
+            d = os.path.dirname(target)
+            fd, tmp = tempfile.mkstemp(prefix=".simdex-base85-", dir=d)
+            dst = os.fdopen(fd, "wb")
+        else:
+            dst = open(args.output, "wb") if to_file else sys.stdout.buffer
+    except OSError as e:
+        return _error(str(e))
+    failure = None
+    try:
+        wrote_any = False
+        for block in _blocks(src, decode):
+            out = codec.update(block)
+            wrote_any |= bool(out)
+            dst.write(out)
+        out = codec.finish()
+        wrote_any |= bool(out)
+        dst.write(out)
+        if not decode and args.wrap and wrote_any:
+            dst.write(b"\n")
+        dst.flush()
+        if to_file:
+            dst.close()  # a write error of the last buffered bytes surfaces here, once
+            if staged:
+                try:
+                    os.chmod(tmp, stat.S_IMODE(os.stat(target).st_mode))
+                except FileNotFoundError:
+                    os.chmod(tmp, 0o666 & ~_umask())
+                os.replace(tmp, target)
+                tmp = None
+    except ValueError as e:
+        failure = _error(f"{args.action} failed: {e}")
+    except BrokenPipeError as e:
+        failure = _error(str(e)) if to_file else _closed_pipe()
+    except OSError as e:
+        failure = _error(str(e))
+    finally:
+        if to_file and not dst.closed:
+            try:
+                dst.close()
+            except OSError:
+                pass  # already reported
+        if tmp is not None:
+            try:
+                os.unlink(tmp)  # never leave a partial result behind
+            except OSError:
+                pass
+    return failure if failure is not None else 0
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def register(subparsers) -> None:
