@@ -260,7 +260,7 @@ def _copy_prefix(src, dst, n: int) -> None:
 
 def add_filters(source, columns, *, out=None, in_place: bool = False, fpp: float = 0.01,
                 ndv: int | None = None, sizing: str = "arrow", replace: bool = False,
-                threads: int | None = None, progress=None) -> list:
+                threads: int | None = None, progress=None, on_file=None) -> list:
     """Adds bloom filters for ``columns`` to Parquet files that lack them.
 
     source: a file, a directory, a list of them, or a pyarrow.dataset.Dataset. Each row group's
@@ -269,7 +269,9 @@ def add_filters(source, columns, *, out=None, in_place: bool = False, fpp: float
     pages are copied byte for byte. out: the new file (one source file) or a directory; or
     in_place=True to replace the originals (atomically). Chunks that already have a filter keep
     it unless replace=True. ``threads`` (default: the CPU count) read and hash row groups in
-    parallel. Returns one dict per file: path, out, filters_added, filter_bytes."""
+    parallel. Returns one dict per file: path, out, filters_added, filter_bytes; ``on_file``, if
+    given, gets each one as its file is complete (so a caller can report the finished files of a
+    run that fails or is interrupted later)."""
     from ._bloom_dataset import resolve
 
     files, _ = resolve(source)
@@ -283,6 +285,8 @@ def add_filters(source, columns, *, out=None, in_place: bool = False, fpp: float
     for i, (f, o) in enumerate(zip(files, outs)):
         results.append(add_filters_file(f, columns, o, fpp=fpp, ndv=ndv, sizing=sizing, replace=replace,
                                         threads=threads))
+        if on_file:
+            on_file(results[-1])
         if progress:
             progress(i + 1, len(files))
     return results

@@ -112,18 +112,21 @@ def cmd_add(args) -> int:
     from .. import bloom
 
     kw = dict(fpp=args.fpp, ndv=args.ndv, sizing=args.sizing, replace=args.replace)
+
+    def done(r) -> None:  # each file as it is complete: a later failure or Ctrl-C keeps these lines
+        kept = f", {r['filters_kept']} kept" if r["filters_kept"] else ""
+        print(f"{r['out']}: {r['filters_added']} filters added ({r['filter_bytes']} bytes){kept}", flush=True)
+
     if args.dask is not None or args.scheduler:
         from .. import _bloom_dask
 
-        results = _bloom_dask.add_filters(args.files, args.column, out=args.out, in_place=args.in_place,
-                                          scheduler=args.scheduler, n_workers=args.dask or None, **kw)
+        for r in _bloom_dask.add_filters(args.files, args.column, out=args.out, in_place=args.in_place,
+                                         scheduler=args.scheduler, n_workers=args.dask or None, **kw):
+            done(r)
     else:
         with _progress(not args.no_progress and sys.stderr.isatty(), "adding filters") as progress:
-            results = bloom.add_filters(args.files, args.column, out=args.out, in_place=args.in_place,
-                                        progress=progress, **kw)
-    for r in results:
-        kept = f", {r['filters_kept']} kept" if r["filters_kept"] else ""
-        print(f"{r['out']}: {r['filters_added']} filters added ({r['filter_bytes']} bytes){kept}")
+            bloom.add_filters(args.files, args.column, out=args.out, in_place=args.in_place,
+                              progress=progress, on_file=done, **kw)
     return 0
 
 
