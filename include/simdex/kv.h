@@ -132,7 +132,7 @@ class view {
   // Many lookups in flight: keys are walked level by level in groups with prefetches.
   void get_many(std::span<const std::string_view> keys,
                 std::span<std::optional<std::string_view>> out) const;
-  // Keys in [lo, hi); an empty hi means no upper bound.
+  // Keys in [lo, hi); no hi (std::nullopt) means no upper bound (an empty hi is a bound: 0 keys).
   std::uint64_t count(std::string_view lo = {}, std::optional<std::string_view> hi = {}) const;
   std::uint64_t size() const;
   cursor make_cursor() const;
@@ -166,9 +166,10 @@ class snapshot : public view {
   std::shared_ptr<detail::reader> reader_;
 };
 
-// A write transaction on one tree. The destructor aborts what was not committed. A nested
-// transaction from sub() works on the parent's current state; while it is open the parent must
-// not be used; its commit folds into the parent, its abort restores the parent's state.
+// A write transaction on one tree. The destructor aborts what was not committed, together with
+// any sub-transaction of it still open (which then reports !active()). A nested transaction
+// from sub() works on the parent's current state; while it is open the parent must not be
+// used; its commit folds into the parent, its abort restores the parent's state.
 class write_tx : public view {
  public:
   write_tx(write_tx&&) noexcept;
@@ -194,7 +195,8 @@ class write_tx : public view {
   write_tx sub();
   void commit();
   void abort();
-  bool active() const noexcept { return state_ != nullptr; }
+  // False once committed or aborted, or once the transaction it was nested in ended.
+  bool active() const noexcept;
 
  private:
   friend class database;
@@ -202,6 +204,7 @@ class write_tx : public view {
   detail::txn_state& st() const;   // the innermost open level's state, buffered puts applied
   detail::txn_state& raw() const;  // the same without applying them
   void detach() noexcept;
+  void abort_open_subs() noexcept;  // the destructor's: sub-transactions still open go first
   std::shared_ptr<detail::txn_state> state_;
   std::size_t level_ = 0;
 };

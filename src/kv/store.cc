@@ -382,6 +382,7 @@ write_tx::write_tx(write_tx&& o) noexcept
 write_tx& write_tx::operator=(write_tx&& o) noexcept {
   if (this != &o) {
     if (state_) {
+      abort_open_subs();
       try {
         abort();
       } catch (...) {
@@ -399,6 +400,7 @@ write_tx& write_tx::operator=(write_tx&& o) noexcept {
 }
 write_tx::~write_tx() {
   if (state_) {
+    abort_open_subs();
     try {
       abort();
     } catch (...) {
@@ -415,8 +417,31 @@ void release_writer(db_impl& db) {
   db.cv.notify_all();
 }
 
+bool write_tx::active() const noexcept { return state_ && state_->levels.size() > level_; }
+
+// A sub-transaction outliving its parent kept the writer slot forever (the parent's abort
+// refused while the sub was open, and only a level-0 end releases the slot): the parent's
+// destructor undoes the open levels above it, innermost first, as their aborts would.
+void write_tx::abort_open_subs() noexcept {
+  txn_state& t = *state_;
+  while (t.levels.size() > level_ + 1) {
+    ++*t.epoch;
+    t.buf.clear();
+    t.buf_bytes.clear();
+    try {
+      t.free_new(t.cur.root, t.base());
+    } catch (...) {  // out of memory: the level's new nodes leak, the state still unwinds
+    }
+    t.cur = t.levels.back().saved;
+    t.levels.pop_back();
+  }
+}
+
 txn_state& write_tx::raw() const {
   if (!state_) throw error(error_kind::invalid_argument, "transaction is no longer active");
+  if (state_->levels.size() <= level_)
+    throw error(error_kind::invalid_argument,
+                "transaction is no longer active (the transaction it was nested in ended)");
   if (state_->levels.size() != level_ + 1)
     throw error(error_kind::invalid_argument, "transaction used while its sub-transaction is open");
   return *state_;

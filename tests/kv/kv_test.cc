@@ -658,6 +658,35 @@ TEST(KvErrors, SecondWriterInOneThreadIsRefused) {
   EXPECT_EQ(again.get("b"), "2");
 }
 
+// A sub-transaction that outlived its parent: the parent's destructor refused to abort while
+// the sub was open, and the writer slot stayed taken for good (every later write() busy).
+TEST(KvErrors, SubTransactionOutlivingItsParent) {
+  kv::database db = kv::database::memory();
+  std::optional<kv::write_tx> sub;
+  {
+    kv::write_tx w = db.write();
+    w.put("parent", "1");
+    sub.emplace(w.sub());
+    sub->put("child", "1");
+    kv::write_tx inner = sub->sub();  // two levels open above w
+    inner.put("grandchild", "1");
+    sub.emplace(std::move(inner));
+  }
+  EXPECT_FALSE(sub->active());
+  EXPECT_THROW(sub->put("x", "y"), kv::error);
+  EXPECT_THROW(sub->commit(), kv::error);
+  {
+    kv::write_tx w2 = db.write();  // the slot is free
+    w2.put("after", "1");
+    w2.commit();
+  }
+  sub.reset();
+  kv::snapshot s = db.read();
+  EXPECT_EQ(s.size(), 1u);
+  EXPECT_TRUE(s.contains("after"));
+  db.validate();
+}
+
 TEST(KvBulk, BuildsFromSortedInput) {
   for (int shape = 0; shape < 3; ++shape) {
     kv::database db = kv::database::memory();
