@@ -31,6 +31,7 @@
 #include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <memory>
 #include <optional>
 #include <span>
@@ -47,8 +48,10 @@
 namespace simdex {
 
 struct btree_options {
-  page_size pages = page_size::huge;        // arena backing: 2 MiB THP or 4 KiB pages
-  std::optional<isa> level = std::nullopt;  // force one ISA level's code (tests); default: best
+  page_size pages = page_size::huge;  // arena backing: 2 MiB THP or 4 KiB pages
+  // Force one ISA level's code (tests): scalar, avx2 or avx512, the levels the tree has code
+  // for (another, or one this CPU lacks, throws std::invalid_argument); default: the best.
+  std::optional<isa> level = std::nullopt;
 };
 
 template <class K, class V>
@@ -170,6 +173,19 @@ class basic_btree {
   iterator successor(K k) const { return upper_bound(k); }
   iterator begin() const noexcept { return {&t_, {t_.first, 0, 0}}; }
   iterator end() const noexcept { return {&t_, {}}; }
+  iterator cbegin() const noexcept { return begin(); }
+  iterator cend() const noexcept { return end(); }
+  using reverse_iterator = std::reverse_iterator<iterator>;
+  reverse_iterator rbegin() const noexcept { return reverse_iterator(end()); }
+  reverse_iterator rend() const noexcept { return reverse_iterator(begin()); }
+  // As std::set / std::map: keys are unique, so 0 or 1, and [lower_bound, upper_bound).
+  std::size_t count(K k) const { return contains(k) ? 1 : 0; }
+  std::pair<iterator, iterator> equal_range(K k) const {
+    iterator lo = lower_bound(k);
+    iterator hi = lo;
+    if (hi != end() && codec::encode(hi.key()) == codec::encode(k)) ++hi;  // -0.0 is not 0.0
+    return {lo, hi};
+  }
 
   // Number of keys < k, and the i-th smallest key (end() when i >= size()).
   std::size_t rank(K k) const { return kernels_->rank(t_, codec::encode(k)); }

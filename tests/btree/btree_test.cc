@@ -780,6 +780,39 @@ void check_memory_follows_erases(isa l, std::size_t n) {
   EXPECT_EQ(t.reserved_bytes(), 0u);
 }
 
+// The std::set / std::map members a C++ user reaches for: count, equal_range, reverse and
+// const iteration, against std::set (found missing by an audit of the API).
+TEST(BtreeMisc, StdLikeMembers) {
+  std::mt19937_64 rng(7);
+  simdex::btree_set<std::int64_t> t;
+  std::set<std::int64_t> ref;
+  for (int i = 0; i < 5000; ++i) {
+    std::int64_t k = static_cast<std::int64_t>(rng() % 20000);
+    t.insert(k);
+    ref.insert(k);
+  }
+  for (std::int64_t k = -5; k < 20005; k += 3) {
+    EXPECT_EQ(t.count(k), ref.count(k));
+    auto [lo, hi] = t.equal_range(k);
+    auto [rlo, rhi] = ref.equal_range(k);
+    EXPECT_EQ(std::distance(lo, hi), std::distance(rlo, rhi));
+    if (rlo != ref.end()) {
+      EXPECT_EQ(lo.key(), *rlo);
+    }
+  }
+  std::vector<std::int64_t> back(t.rbegin(), t.rend());
+  EXPECT_TRUE(std::equal(back.begin(), back.end(), ref.rbegin(), ref.rend()));
+  EXPECT_EQ(std::distance(t.cbegin(), t.cend()), static_cast<std::ptrdiff_t>(ref.size()));
+  simdex::btree_set<double> d;
+  d.insert(-0.0);
+  d.insert(1.0);
+  EXPECT_EQ(d.count(0.0), 0u);  // -0.0 and 0.0 are two keys, as everywhere in the tree
+  auto [z0, z1] = d.equal_range(0.0);
+  EXPECT_EQ(z0, z1);
+  auto [m0, m1] = d.equal_range(-0.0);
+  EXPECT_EQ(std::distance(m0, m1), 1);
+}
+
 TEST(BtreeMisc, MemoryUsageFollowsErases) {
   for (isa l : levels<std::uint64_t, void>())
     check_memory_follows_erases<simdex::btree_set<std::uint64_t>>(l, 200000 / kScale);
