@@ -208,9 +208,9 @@ def _ticks(v, lt: Logical, unit: str) -> int:
     else:
         raise ValueError(f"expected a datetime for {lt.kind or 'a timestamp'}, got {type(v).__name__}")
     if ns % (10**9 // per):
-        shown = _dt.datetime(1970, 1, 1) + _dt.timedelta(microseconds=ns // 1000) if isinstance(v, _Ns) else v
-        raise ValueError(f"{shown} (+{ns % 1000} ns) is finer than the column's unit ({unit})"
-                         if isinstance(v, _Ns) else f"{v} is finer than the column's unit ({unit})")
+        if isinstance(v, _Ns):  # parsed text: shown as a datetime and its nanoseconds
+            v = f"{_EPOCH + _dt.timedelta(microseconds=ns // 1000)} (+{ns % 1000} ns)"
+        raise ValueError(f"{v} is finer than the column's unit ({unit})")
     return ns // (10**9 // per)
 
 

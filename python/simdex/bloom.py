@@ -246,16 +246,20 @@ class BloomFilter:
         return f"BloomFilter(num_bytes={self.num_bytes}{t}, fill={self.fill():.4f})"
 
 
-def _by_column_type(fs, physical_type):
-    """Index lists of filters that hash a value alike: one list when physical_type is given (it
-    applies to every filter) or all filters share a column type, else one per type (an INT32
-    column's filter and an INT64 one's hold different hashes of 7)."""
-    if physical_type is not None:
-        return [list(range(len(fs)))]
+def _hashes_by_column_type(fs, values, physical_type, type_length, logical_type):
+    """(filter indexes, hashes, NaN mask) per group of filters that hash a value alike: one
+    group when physical_type is given (it applies to every filter) or all filters share a
+    column type, else one per type (an INT32 column's filter and an INT64 one's hold different
+    hashes of 7)."""
     groups: dict = {}
     for i, f in enumerate(fs):
-        groups.setdefault((f.physical_type, f.type_length, f.logical_type), []).append(i)
-    return list(groups.values())
+        key = None if physical_type is not None else (f.physical_type, f.type_length, f.logical_type)
+        groups.setdefault(key, []).append(i)
+    for idx in groups.values():
+        f0 = fs[idx[0]]
+        lt = logical_type if (logical_type or physical_type) else f0.logical_type
+        h, nan = _typed_hashes(values, physical_type or f0.physical_type, type_length or f0.type_length, lt)
+        yield idx, h, nan
 
 
 def check_filters(filters, value, physical_type=None, type_length=None, logical_type=None) -> np.ndarray:
@@ -263,15 +267,8 @@ def check_filters(filters, value, physical_type=None, type_length=None, logical_
     typed by each filter's own column type unless physical_type says otherwise."""
     fs = list(filters)
     out = np.zeros(len(fs), dtype=bool)
-    for idx in _by_column_type(fs, physical_type):
-        f0 = fs[idx[0]]
-        t = physical_type or f0.physical_type
-        lt = logical_type if (logical_type or physical_type) else f0.logical_type
-        h, nan = _typed_hashes(_as_values(value), t, type_length or f0.type_length, lt)
-        if nan is not None and nan[0]:
-            out[idx] = True
-        else:
-            out[idx] = _native.check_filters([fs[i]._f for i in idx], int(h[0]))
+    for idx, h, nan in _hashes_by_column_type(fs, _as_values(value), physical_type, type_length, logical_type):
+        out[idx] = True if nan is not None and nan[0] else _native.check_filters([fs[i]._f for i in idx], int(h[0]))
     return out
 
 
@@ -288,11 +285,7 @@ def check_filters_many(filters, values, physical_type=None, type_length=None,
         h, _ = _typed_hashes(vals, physical_type, type_length, logical_type)
         return np.zeros((0, len(h)), dtype=bool)
     out = None
-    for idx in _by_column_type(fs, physical_type):
-        f0 = fs[idx[0]]
-        t = physical_type or f0.physical_type
-        lt = logical_type if (logical_type or physical_type) else f0.logical_type
-        h, nan = _typed_hashes(vals, t, type_length or f0.type_length, lt)
+    for idx, h, nan in _hashes_by_column_type(fs, vals, physical_type, type_length, logical_type):
         part = _native.check_filters_many([fs[i]._f for i in idx], np.ascontiguousarray(h, dtype=np.uint64))
         part = part.reshape(len(idx), len(h))
         if nan is not None and np.any(nan):

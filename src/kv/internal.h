@@ -279,6 +279,9 @@ struct txn_state {
   void release(std::uint32_t ref);
   void release_blobs_of_leaf(std::uint32_t ref, std::uint64_t min_txn);
   void free_new(std::uint32_t ref, std::uint64_t min_txn);  // abort: frees nodes >= min_txn
+  // Undoes the innermost open level (an abort's work): its buffered puts, its new nodes, its
+  // tree state.
+  void undo_level() noexcept;
 };
 
 struct reader {

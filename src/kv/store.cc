@@ -423,18 +423,7 @@ bool write_tx::active() const noexcept { return state_ && state_->levels.size() 
 // refused while the sub was open, and only a level-0 end releases the slot): the parent's
 // destructor undoes the open levels above it, innermost first, as their aborts would.
 void write_tx::abort_open_subs() noexcept {
-  txn_state& t = *state_;
-  while (t.levels.size() > level_ + 1) {
-    ++*t.epoch;
-    t.buf.clear();
-    t.buf_bytes.clear();
-    try {
-      t.free_new(t.cur.root, t.base());
-    } catch (...) {  // out of memory: the level's new nodes leak, the state still unwinds
-    }
-    t.cur = t.levels.back().saved;
-    t.levels.pop_back();
-  }
+  while (state_->levels.size() > level_ + 1) state_->undo_level();
 }
 
 txn_state& write_tx::raw() const {
@@ -579,15 +568,22 @@ void write_tx::commit() {
   detach();
 }
 
+void txn_state::undo_level() noexcept {
+  ++*epoch;
+  buf.clear();  // buffered puts were never applied
+  buf_bytes.clear();
+  try {
+    free_new(cur.root, base());
+  } catch (...) {  // out of memory: the level's new nodes leak, the state still unwinds
+  }
+  cur = levels.back().saved;
+  levels.pop_back();
+}
+
 void write_tx::abort() {
   txn_state& t = raw();
-  ++*t.epoch;
-  t.buf.clear();  // buffered puts were never applied
-  t.buf_bytes.clear();
   db_impl& db = *t.db;
-  t.free_new(t.cur.root, t.base());
-  t.cur = t.levels.back().saved;
-  t.levels.pop_back();
+  t.undo_level();
   if (level_ == 0) release_writer(db);
   detach();
 }

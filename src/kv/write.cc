@@ -724,8 +724,7 @@ bool tree_write(txn_state& t, wmode mode, std::string_view key, std::string_view
 // node a write will read or copy, the leaf whole), then the writes run on warm caches. Buffer
 // order is kept, so a key put twice ends with its last value.
 void txn_state::flush() {
-  if (buf.empty()) return;
-  ++*epoch;
+  if (buf.empty()) return;  // each tree_write below changes the epoch
   std::vector<buffered_put> items;
   std::string bytes;
   items.swap(buf);
