@@ -138,7 +138,10 @@ class decoder {
   std::size_t max_output(std::size_t n) const;
   result update(const char* in, std::size_t n, std::uint8_t* out);
   result finish(std::uint8_t* out);
-  std::uint64_t consumed() const { return pos_; }  // input bytes seen so far
+  // Input bytes taken so far: every byte given to update(), with adobe the opening "<~" and the
+  // last two chars held back for a possible "~>" included, so after a clean finish() it is the
+  // stream's length. After an error, the bytes before the one where decoding stopped.
+  std::uint64_t consumed() const { return pos_ + nheld_; }
 
  private:
   // stopped: the kernel has just stopped at in[0] (a group it did not decode).
@@ -174,8 +177,8 @@ class decoder {
   std::uint64_t group_start_ = 0;          // absolute offset of the pending group's first char
   std::uint8_t digits_[5] = {};
   std::uint8_t ndigits_ = 0;
-  char held_[2] = {};  // adobe: the last chars seen, not yet decoded
-  std::uint8_t nheld_ = 0;
+  char held_[2] = {};        // adobe: the last chars seen, not yet decoded
+  std::uint8_t nheld_ = 0;   // after an error: 0 (consumed() is pos_)
   bool lt_pending_ = false;  // adobe: a leading '<' that may open "<~"
   error_kind error_ = error_kind::none;
   std::uint64_t error_pos_ = 0;

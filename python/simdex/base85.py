@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import operator
 import os
+import re
 from typing import BinaryIO, Union
 
 from ._simdex import base85 as _native
@@ -67,6 +68,41 @@ def _lookup_error(e: ValueError, deferred) -> BaseException:
     if deferred is not None and (msg.startswith("Non-Ascii85 digit") or msg.startswith("bad ")):
         return deferred
     return e
+
+
+_TILDE_AT = re.compile(r"Non-Ascii85 digit found: ~ at position (\d+)$")
+
+
+def _blank_prefix(data, blank: bytes) -> int:
+    """How many leading bytes of ``data`` are in ``blank`` (read a page at a time)."""
+    view = memoryview(data)
+    n = 0
+    while n < len(view):
+        piece = bytes(view[n:n + 4096])
+        k = len(piece) - len(piece.lstrip(blank))
+        n += k
+        if k < len(piece):
+            break
+    return n
+
+
+def _misplaced_opening(e: ValueError, lt_at) -> ValueError:
+    """With adobe, ``e`` with a hint when its '~' is the one of a "<~" that skipped chars
+    (whitespace) come before: as in CPython, "<~" opens the data only as its very first bytes,
+    so there the '<' is a digit and the '~' an error. ``lt_at``: where the first char that is
+    not skipped sits, if it is a '<'."""
+    m = _TILDE_AT.match(str(e))
+    if m is None or lt_at is None or lt_at == 0 or int(m.group(1)) != lt_at + 1:
+        return e
+    return ValueError(f"{e}: the '<~' at position {lt_at} opens adobe input only as its first "
+                      f"two bytes, as in base64.a85decode (remove the {lt_at} "
+                      f"byte{'s' if lt_at > 1 else ''} before it)")
+
+
+def _lt_after_blanks(data, ignore: bytes):
+    """Where the first byte of ``data`` that is not in ``ignore`` sits, if it is a '<'."""
+    n = _blank_prefix(data, ignore.replace(b"<", b""))
+    return n if n < len(data) and data[n] == 0x3C else None
 
 
 def _decode(data, variant, ignorechars, **options):
@@ -126,8 +162,16 @@ def a85decode(b, *, foldspaces=False, adobe=False, ignorechars=_A85_WHITESPACE):
     """Ascii85 decode (as ``base64.a85decode``). With ``adobe`` the input must end with
     ``~>`` and a leading ``<~`` is dropped; ``z`` (and ``y`` with ``foldspaces``) decode as
     folds even when listed in ``ignorechars``."""
-    return _decode(_decode_input(b), "a85", ignorechars, fold_spaces=bool(foldspaces),
-                   adobe=bool(adobe))
+    data = _decode_input(b)
+    try:
+        return _decode(data, "a85", ignorechars, fold_spaces=bool(foldspaces), adobe=bool(adobe))
+    except ValueError as e:
+        if not adobe:
+            raise
+        hinted = _misplaced_opening(e, _lt_after_blanks(data, _ignore_set(ignorechars)[0]))
+        if hinted is e:
+            raise
+        raise hinted from None
 
 
 def _not_finished(codec) -> None:
@@ -165,7 +209,8 @@ class Decoder:
 
     ``ignorechars`` defaults to whitespace for a85 and to nothing for b85/z85. A ValueError
     names the position in the whole stream. With ``adobe`` the last two chars seen wait for
-    the next chunk or ``finish()``, which checks that the stream ends with ``~>``.
+    the next chunk or ``finish()``, which checks that the stream ends with ``~>``; as in
+    ``a85decode``, a leading ``<~`` is dropped only as the stream's very first bytes.
     """
 
     def __init__(self, variant="b85", *, foldspaces=False, adobe=False, ignorechars=None):
@@ -175,15 +220,30 @@ class Decoder:
         self._d = _native.Decoder(variant, fold_spaces=bool(foldspaces), adobe=bool(adobe),
                                   ignore=ignore)
         self._done = False
+        # adobe: the skipped chars that open the stream, counted until another char comes
+        # (then _lt_at: where it sits, if a '<'), for the hint on a "<~" after whitespace.
+        self._blank = ignore.replace(b"<", b"") if adobe and variant == "a85" else None
+        self._seen = 0
+        self._lt_at = None
+
+    def _opening(self, data) -> None:
+        n = _blank_prefix(data, self._blank)
+        if n < len(data):
+            self._lt_at = self._seen + n if data[n] == 0x3C else None
+            self._blank = None
+        self._seen += n
 
     def update(self, data) -> bytes:
         """Decode the next chunk (bytes-like or ASCII str); returns the bytes complete so far.
         Raises ValueError naming the position of bad input in the whole stream."""
         _not_finished(self)
+        data = _decode_input(data)
+        if self._blank is not None:
+            self._opening(data)
         try:
-            return self._d.update(_decode_input(data))
+            return self._d.update(data)
         except ValueError as e:
-            raise _lookup_error(e, self._deferred) from None
+            raise _misplaced_opening(_lookup_error(e, self._deferred), self._lt_at) from None
 
     def finish(self) -> bytes:
         """Decode what is left and check that the stream ended cleanly (ValueError with the
@@ -195,7 +255,9 @@ class Decoder:
 
     @property
     def consumed(self) -> int:
-        """Input bytes seen so far."""
+        """Input bytes taken so far: every byte given to ``update()``, with ``adobe`` the ``<~``
+        and the two chars held back for a possible ``~>`` included (after ``finish()``, the
+        stream's length). After an error, the bytes before the one where decoding stopped."""
         return self._d.consumed
 
 

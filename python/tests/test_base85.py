@@ -6,6 +6,7 @@ from __future__ import annotations
 import array
 import base64
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -247,6 +248,67 @@ def test_streaming_adobe_finish_names_what_is_wrong():
         d = b85.Decoder("a85", adobe=True)
         assert d.update(text[:split]) + d.update(text[split:]) + d.finish() == \
             base64.a85decode(text, adobe=True)
+
+
+def test_adobe_whitespace_before_the_opening_is_an_error_as_in_cpython():
+    """CPython drops "<~" only as the input's first bytes, so whitespace before it makes the '<'
+    a digit and the '~' an error. simdex raises there too, on every path, naming both
+    positions and why, never a silent answer."""
+    text = base64.a85encode(b"Hello World!", adobe=True)
+    for lead in (b" ", b"\n", b"\t\r\n  "):
+        data = lead + text
+        with pytest.raises(ValueError, match="Non-Ascii85 digit found: ~"):
+            base64.a85decode(data, adobe=True)
+        want = (f"Non-Ascii85 digit found: ~ at position {len(lead) + 1}: the '<~' at position "
+                f"{len(lead)} opens adobe input only as its first two bytes")
+        with pytest.raises(ValueError, match=re.escape(want)):
+            b85.a85decode(data, adobe=True)
+        with pytest.raises(ValueError, match=re.escape(want)):
+            b85.a85decode(data.decode(), adobe=True)  # str input too
+        for i in range(len(data) + 1):
+            for j in range(i, len(data) + 1):  # wherever the chunks split
+                d = b85.Decoder("a85", adobe=True)
+                with pytest.raises(ValueError, match=re.escape(want)):
+                    d.update(data[:i]), d.update(data[i:j]), d.update(data[j:]), d.finish()
+        r = run_cli("decode", "--variant", "a85", "--adobe", input=data)
+        assert r.returncode == 1 and want.encode() in r.stderr, r.stderr
+    # No hint where the '<~' is not the first thing after whitespace, and none without adobe.
+    with pytest.raises(ValueError, match=r"position 3$"):
+        b85.a85decode(b"<~" + text, adobe=True)
+    with pytest.raises(ValueError, match=r"position 2$"):
+        b85.a85decode(b" " + text)
+    assert b85.a85decode(text, adobe=True) == base64.a85decode(text, adobe=True) == b"Hello World!"
+
+
+def test_streaming_consumed_counts_the_frame_and_what_follows():
+    """consumed left out the closing "~>" (held back until finish()): 17 of 19 bytes."""
+    text = base64.a85encode(b"Hello World!", adobe=True)  # 19 bytes
+    for split in range(len(text) + 1):
+        d = b85.Decoder("a85", adobe=True)
+        d.update(text[:split])
+        assert d.consumed == split
+        d.update(text[split:])
+        assert d.consumed == len(text)
+        assert d.finish() == b"" and d.consumed == len(text)
+    d = b85.Decoder("a85", adobe=True)
+    d.update(text)
+    with pytest.raises(ValueError, match=f"~ at position {len(text) - 2}"):
+        d.update(b"more")  # after "~>": the pair was body, and its '~' no digit
+    assert d.consumed == len(text) - 2  # the bytes before the one where decoding stopped
+    d = b85.Decoder("b85")
+    d.update(b"Xk~0{Zv")
+    assert d.consumed == 7
+
+
+@pytest.mark.parametrize("options,named", [(["--wrap", "76"], "--wrap applies"), (["--wrap", "0"], "--wrap applies"),
+                                           (["--pad"], "--pad applies"), (["--pad", "--wrap", "5"], "--wrap and --pad apply")])
+def test_cli_decode_refuses_encode_options(options, named):
+    """decode took --wrap and --pad and ignored them; now a usage error, before any output."""
+    r = run_cli("decode", *options, input=b"Xk~0{Zv")
+    assert r.returncode == 2 and r.stdout == b"", r
+    assert f"simdex base85: {named} to encode only".encode() in r.stderr and b"Traceback" not in r.stderr
+    r = run_cli("encode", *options, input=b"hello")
+    assert r.returncode == 0 and r.stdout.startswith(b"Xk~0"), r.stderr
 
 
 def test_a85_folds_and_frames_as_cpython():

@@ -332,6 +332,10 @@ result decoder::update_held(const char* in, std::size_t n, std::uint8_t* out) {
   std::size_t from_held = std::min<std::size_t>(nheld_, body);
   std::size_t w = run(held_, from_held, out);
   if (error_ == error_kind::none) w += run(in, body - from_held, out + w);
+  if (error_ != error_kind::none) {  // decoding stopped at pos_: nothing after it is held
+    nheld_ = 0;
+    return state(w);
+  }
   if (n >= 2) {
     std::memcpy(held_, in + n - 2, 2);
   } else {  // n == 1 after two held chars

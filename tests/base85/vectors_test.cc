@@ -173,6 +173,49 @@ TEST(Base85Errors, StreamingReportsTheByte) {
   }
 }
 
+// consumed() counts every input byte taken, the adobe "<~" and "~>" included: the closing
+// pair is held back until finish(), and used to be left out of the count (9 of 11 here).
+TEST(Base85Streaming, ConsumedCountsEveryInputByte) {
+  decode_options d = doo(variant::a85);
+  d.adobe = true;
+  std::vector<std::uint8_t> out(64);
+  const std::string_view t = "<~BOu!rDZ~>";
+  for (std::size_t split = 0; split <= t.size(); ++split) {
+    decoder dd(d);
+    EXPECT_TRUE(dd.update(t.data(), split, out.data()).ok());
+    EXPECT_EQ(dd.consumed(), split);
+    EXPECT_TRUE(dd.update(t.data() + split, t.size() - split, out.data()).ok());
+    EXPECT_EQ(dd.consumed(), t.size()) << split;
+    EXPECT_TRUE(dd.finish(out.data()).ok());
+    EXPECT_EQ(dd.consumed(), t.size()) << split;
+  }
+  // Bytes after "~>": the pair is body then, and decoding stops at its '~' (as CPython's).
+  for (std::string_view more : {"xy", "\n", "  "}) {
+    decoder dd(d);
+    EXPECT_TRUE(dd.update(t.data(), t.size(), out.data()).ok());
+    result r = dd.update(more.data(), more.size(), out.data());
+    EXPECT_EQ(r.error, error_kind::invalid_char);
+    EXPECT_EQ(r.position, 9u);
+    EXPECT_EQ(dd.consumed(), 9u);  // the bytes before the one where decoding stopped
+    EXPECT_FALSE(dd.finish(out.data()).ok());
+    EXPECT_EQ(dd.consumed(), 9u);
+  }
+  // An error inside the held chars, and a stream that never closes.
+  decoder bad(d);
+  EXPECT_TRUE(bad.update("<~9jqo~", 7, out.data()).ok());
+  EXPECT_EQ(bad.consumed(), 7u);
+  EXPECT_EQ(bad.update("x~>", 3, out.data()).position, 6u);
+  EXPECT_EQ(bad.consumed(), 6u);
+  decoder open(d);
+  EXPECT_TRUE(open.update("<~BOu!rDZ", 9, out.data()).ok());
+  EXPECT_EQ(open.finish(out.data()).error, error_kind::unterminated);
+  EXPECT_EQ(open.consumed(), 9u);
+  // Without adobe nothing is held back.
+  decoder plain(doo(variant::a85));
+  EXPECT_TRUE(plain.update("BOu!rDZ", 7, out.data()).ok());
+  EXPECT_EQ(plain.consumed(), 7u);
+}
+
 TEST(Base85Sizes, Bounds) {
   for (variant v : {variant::b85, variant::z85, variant::a85})
     for (std::size_t n = 0; n < 64; ++n) {

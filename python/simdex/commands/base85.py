@@ -74,11 +74,17 @@ def _blocks(src, decode: bool):
 def _run(args: argparse.Namespace) -> int:
     from .. import base85
 
-    if args.wrap < 0:
+    decode = args.action == "decode"
+    # Encode-only options were silently ignored on decode: a "decode --wrap 76" did not check
+    # line widths, and "decode --pad" did not ask for whole groups.
+    encode_only = [f for f, given in (("--wrap", args.wrap is not None), ("--pad", args.pad)) if given]
+    if decode and encode_only:
+        return _error(f"{' and '.join(encode_only)} {'apply' if len(encode_only) > 1 else 'applies'} "
+                      "to encode only (decode takes any line width and any final group)", 2)
+    if args.wrap is not None and args.wrap < 0:
         return _error("--wrap wants N >= 0", 2)
     if args.variant != "a85" and (args.adobe or args.foldspaces):
         return _error("--adobe and --foldspaces apply to --variant a85 only", 2)
-    decode = args.action == "decode"
     if decode:
         # Whitespace is skipped for every variant, so wrapped output (ours or another tool's)
         # decodes as is.
@@ -86,7 +92,7 @@ def _run(args: argparse.Namespace) -> int:
                                ignorechars=_WS)
     else:
         codec = base85.Encoder(args.variant, pad=args.pad, foldspaces=args.foldspaces,
-                               adobe=args.adobe, wrapcol=args.wrap)
+                               adobe=args.adobe, wrapcol=args.wrap or 0)
     if args.input in (None, "-") and sys.stdin is None:
         return _error("stdin is closed: give the input with -i FILE", 2)
     if args.output in (None, "-") and sys.stdout is None:
@@ -191,9 +197,9 @@ def register(subparsers) -> None:
     p.add_argument("-i", "--input", metavar="FILE", help="read FILE (default: stdin)")
     p.add_argument("-o", "--output", metavar="FILE",
                    help="write FILE (default: stdout); never the input file")
-    p.add_argument("--wrap", type=int, default=0, metavar="N",
-                   help="encode: break lines after N chars, end with a newline (default: no breaks)")
-    p.add_argument("--pad", action="store_true", help="encode: whole 5-char final group")
+    p.add_argument("--wrap", type=int, default=None, metavar="N",
+                   help="encode only: break lines after N chars, end with a newline (default: no breaks)")
+    p.add_argument("--pad", action="store_true", help="encode only: whole 5-char final group")
     p.add_argument("--adobe", action="store_true",
                    help="a85: <~ ~> framing (decode: whitespace after ~> is allowed)")
     p.add_argument("--foldspaces", action="store_true", help="a85: 'y' for four spaces")
