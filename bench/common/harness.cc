@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <stdexcept>
 
 #include "json.h"
 #include "machine.h"
@@ -75,6 +76,14 @@ options parse_options(int argc, char** argv, const std::string& component) {
       std::fprintf(stderr, "%s: unknown argument '%s'\n", argv[0], a.c_str());
       usage(2);
     }
+  }
+  // An unknown SIMDEX_ISA is a usage error, reported before any work: it used to escape the
+  // first kernel call, or the JSON's kernel report after the whole run, and abort the program.
+  try {
+    (void)active_isa();
+  } catch (const std::invalid_argument& e) {
+    std::fprintf(stderr, "%s: %s\n", argv[0], e.what());
+    std::exit(2);
   }
   return o;
 }

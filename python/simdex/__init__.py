@@ -1,7 +1,9 @@
 """simdex: SIMD-accelerated building blocks for data systems.
 
 The native core picks the fastest code path for this CPU at import; ``SIMDEX_ISA`` caps it
-(scalar, sse4.2, avx2, avx512, avx512vbmi).
+(scalar, sse4.2, avx2, avx512, avx512vbmi). Any other value makes the first kernel call raise
+``ValueError`` naming it and the accepted ones (every ``simdex`` command checks it first and
+stops with that message).
 
 Main classes, here and in their modules:
 

@@ -162,6 +162,17 @@ def _silence_stdout() -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.command is not None:
+        # A bad SIMDEX_ISA is a usage error of every command, reported before any work (it
+        # used to surface as a traceback at a command's first kernel call, or as a benchmark
+        # program killed after its run).
+        from ._simdex import active_isa
+
+        try:
+            active_isa()
+        except ValueError as e:
+            print(f"simdex: {e}", file=sys.stderr)
+            return 2
     try:
         if args.include_dir or args.cmake_dir:
             from . import get_cmake_dir, get_include

@@ -11,6 +11,17 @@ namespace simdex::py {
 
 void bind_cpu(nb::module_& m) {
   m.def(
+      "active_isa",
+      [] {
+        try {
+          return std::string(isa_name(active_isa()));
+        } catch (const std::invalid_argument& e) {
+          throw nb::value_error(e.what());
+        }
+      },
+      "The ISA level in use (SIMDEX_ISA caps it). Raises ValueError naming the accepted values "
+      "for an unknown SIMDEX_ISA; `import simdex` calls it, so such a value fails at once.");
+  m.def(
       "cpu_info",
       [] {
         const auto& f = features();
