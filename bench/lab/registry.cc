@@ -125,6 +125,15 @@ void trial::figure(double value, const std::string& label) {
   figure_label = label;
 }
 
+void trial::no_figure(const std::string& label, const std::string& why,
+                      std::vector<std::pair<std::string, lab::summary>> from) {
+  has_figure = false;
+  figure_unmeasured = true;
+  figure_label = label;
+  figure_why = why;
+  figure_from = std::move(from);
+}
+
 void trial::add(lab::check c) { checks.push_back(std::move(c)); }
 
 std::vector<lab::reading> trial::count(const std::string& label, const std::function<void()>& fn,
@@ -218,10 +227,23 @@ std::string run_experiment(bench::session& s, const experiment& e,
   }
   for (const auto& c : t.curves) curves.push_back(curve_json(c));
   std::string figure = "null";
-  if (t.has_figure)
+  if (t.has_figure) {
     figure = json::object({{"value", json::num(t.figure_value)},
                            {"unit", json::str(e.range.unit)},
                            {"label", json::str(t.figure_label)}});
+  } else if (t.figure_unmeasured) {
+    std::vector<std::string> from;
+    for (const auto& [label, m] : t.figure_from)
+      from.push_back(json::object({{"label", json::str(label)},
+                                   {"median", json::num(m.median)},
+                                   {"min", json::num(m.min)},
+                                   {"max", json::num(m.max)}}));
+    figure = json::object({{"value", "null"},
+                           {"unit", json::str(e.range.unit)},
+                           {"label", json::str(t.figure_label)},
+                           {"not_measured", json::str(t.figure_why)},
+                           {"measurements", json::array(from)}});
+  }
   auto fields = declaration(e);
   fields.insert(fields.end(), {{"figure", figure},
                                {"verdict", json::str(verdict_name(v.kind))},

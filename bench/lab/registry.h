@@ -118,6 +118,11 @@ class trial {
   std::vector<lab::summary> sample(const std::vector<contender>& cs);
 
   void figure(double value, const std::string& label);  // the headline, in range.unit
+  // The headline could not be measured (a difference within the noise, or negative): no value
+  // is printed or judged; `why` and the measurements it would have come from (in range.unit)
+  // go to the JSON and the report instead.
+  void no_figure(const std::string& label, const std::string& why,
+                 std::vector<std::pair<std::string, lab::summary>> from);
   void add(lab::check c);
   // Runs fn once under the counters; keeps the readings under `label` and returns them.
   std::vector<lab::reading> count(const std::string& label, const std::function<void()>& fn,
@@ -140,6 +145,9 @@ class trial {
   bool has_figure = false;
   double figure_value = 0;
   std::string figure_label;
+  bool figure_unmeasured = false;  // no_figure(): figure_label, figure_why and figure_from
+  std::string figure_why;
+  std::vector<std::pair<std::string, lab::summary>> figure_from;
   std::vector<lab::check> checks;
   std::vector<std::pair<std::string, std::vector<lab::reading>>> readings;
   std::vector<curve> curves;

@@ -122,6 +122,28 @@ def test_report_has_the_verdict_table(lab_run):
         assert title in page
 
 
+def test_an_unmeasured_difference_is_never_printed_as_a_figure():
+    """tlb's TLB-miss cost is 4 KiB minus 2 MiB pages; on a busy guest it came out -39.3 ns and
+    was printed as the figure. bench_lab now writes no value for a difference the samples do not
+    show, and the report says so with the two measurements."""
+    e = {"id": "tlb", "study": 22, "group": "memory", "title": "TLB pressure", "question": "q", "study_figure": "f",
+         "range": {"lo": 5, "hi": 150, "unit": "ns", "basis": "b"}, "checks": [], "verdict": "inconclusive",
+         "reason": "the TLB cost is not measurable here", "validity": [], "counters": [], "curves": [], "notes": [],
+         "figure": {"value": None, "unit": "ns", "label": "4 KiB minus 2 MiB pages at 256 MiB span",
+                    "not_measured": "2 MiB pages measured slower than 4 KiB pages (-39.3 ns): a negative difference is no cost",
+                    "measurements": [{"label": "4 KiB pages", "median": 101.2, "min": 98, "max": 104},
+                                     {"label": "2 MiB pages", "median": 140.5, "min": 139, "max": 150}]}}
+    doc = {"lab": {"study": [{"number": n, "name": str(n), "group": "memory"} for n in range(1, 38)], "experiments": [e]}}
+    assert lab.validate(doc) == []
+    row = next(r for r in lab.verdict_rows(doc) if r[3] == "tlb")
+    assert row[4] == "not measurable (4 KiB pages 101 ns, 2 MiB pages 140 ns)"
+    for text in (lab.markdown_section(doc), lab.html_section(doc)):
+        assert "not measurable (4 KiB pages 101 ns, 2 MiB pages 140 ns)" in text and "-39.3 ns |" not in text
+    measured = copy.deepcopy(e)
+    measured["figure"] = {"value": 12.5, "unit": "ns", "label": "l"}
+    assert next(r for r in lab.verdict_rows({"lab": {**doc["lab"], "experiments": [measured]}}) if r[3] == "tlb")[4] == "12.5 ns"
+
+
 def test_validate_catches_a_bad_document():
     good = {"lab": {"study": [{"number": n, "name": str(n), "group": "memory"} for n in range(1, 38)], "experiments": [{
         "id": "x", "study": 1, "group": "memory", "title": "t", "question": "q", "study_figure": "f",

@@ -32,6 +32,17 @@ spread_info spread_of(std::vector<double> xs) {
   return s;
 }
 
+difference difference_of(const summary& a, const summary& b) {
+  difference d;
+  d.value = a.median - b.median;
+  if (a.samples.empty() || b.samples.empty()) return d;  // nothing measured: within noise
+  if (d.value < 0)
+    d.kind = difference_kind::negative;
+  else if (a.min > b.max)
+    d.kind = difference_kind::measured;
+  return d;
+}
+
 std::vector<summary> interleaved(int reps, const std::vector<std::function<double()>>& contenders) {
   std::vector<std::vector<double>> samples(contenders.size());
   for (int r = 0; r < reps; ++r)

@@ -26,6 +26,19 @@ struct spread_info {
 };
 spread_info spread_of(std::vector<double> xs);
 
+// A cost found as the difference of two interleaved measurements, a - b of their medians (a
+// load to a 4 KiB page minus one to a 2 MiB page). It is measured only where the samples show
+// it: every sample of a above every sample of b, which noise alone does 1 time in 252 with 5
+// repetitions each. Otherwise there is no figure: a negative difference is not a cost, and one
+// whose samples overlap is within the noise.
+enum class difference_kind { measured, within_noise, negative };
+struct difference {
+  double value = 0;  // a.median - b.median, whatever the kind
+  difference_kind kind = difference_kind::within_noise;
+  bool measured() const { return kind == difference_kind::measured; }
+};
+difference difference_of(const summary& a, const summary& b);
+
 // Takes `reps` samples of each contender, interleaved (A B C A B C ...), so slow drift in the
 // machine (another tenant, frequency) spreads over all of them instead of biasing one.
 std::vector<summary> interleaved(int reps, const std::vector<std::function<double()>>& contenders);

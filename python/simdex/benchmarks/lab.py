@@ -62,6 +62,11 @@ def validate(doc: dict) -> list[str]:
 
 def _figure(e: dict) -> str:
     f = e.get("figure")
+    if f and f.get("value") is None and f.get("not_measured"):
+        # A difference the samples did not show (negative, or within the noise): the two
+        # measurements it would have come from, never the difference as a figure.
+        parts = [f"{m['label']} {report.fmt(m.get('median'))} {f['unit']}" for m in f.get("measurements", [])]
+        return "not measurable" + (f" ({', '.join(parts)})" if parts else "")
     if not f or f.get("value") is None:
         return "–"
     return f"{report.fmt(f['value'])} {f['unit']}"
