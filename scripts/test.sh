@@ -57,12 +57,13 @@ done
 log "kv crash test: 120 SIGKILLs of a writing child (once, not per level)"
 SIMDEX_KV_CRASH_ROUNDS=120 build/test/tests/test_kv --gtest_filter='KvCrash.*'
 
-log "kv concurrency tests under TSan (clang 14, the kv test program only)"
+log "kv and btree concurrency tests under TSan (clang 14, those two test programs only)"
 cmake -S . -B build/tsan -G Ninja -DCMAKE_CXX_COMPILER=clang++-14 -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DSIMDEX_SANITIZE=thread -DSIMDEX_BUILD_TESTS=ON -DSIMDEX_WERROR=ON \
-  -DSIMDEX_ONLY_COMPONENTS=kv >/dev/null
-ninja -C build/tsan test_kv
+  -DSIMDEX_ONLY_COMPONENTS="kv;btree" >/dev/null
+ninja -C build/tsan test_kv test_btree
 TSAN_OPTIONS=halt_on_error=1 build/tsan/tests/test_kv --gtest_filter='KvConcurrency.*:KvSpace.*:KvFile.ThreadsCreatingOneFileRace:KvErrors.SecondWriterInOneThreadIsRefused'
+TSAN_OPTIONS=halt_on_error=1 build/tsan/tests/test_btree --gtest_filter='BtreeFilter.ThreadsRaceToBuildIt'
 
 log "install + find_package(simdex) from a separate project"
 {

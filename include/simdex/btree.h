@@ -14,7 +14,8 @@
 //   rank(k) (#keys < k) / nth(i), size, clear,
 //   build_sorted(span) (strictly ascending, else std::invalid_argument with the position),
 //   build(span) (any order, duplicates dropped), batch insert / erase / contains /
-//   lower_bound / rank over spans, memory_usage(), reserved_bytes(), huge_bytes(), validate().
+//   lower_bound / rank over spans, memory_usage(), reserved_bytes(), huge_bytes(), validate(),
+//   filter_bytes() (the membership filter that large batches of absent keys build).
 // Floats are ordered by IEEE totalOrder (-0.0 and +0.0 are two distinct keys, -0.0 first);
 // a NaN key throws std::invalid_argument.
 //
@@ -28,11 +29,14 @@
 // level (scalar, AVX2, AVX-512) and chosen once when the tree is constructed.
 #pragma once
 
+#include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
 #include <memory>
+#include <new>
 #include <optional>
 #include <span>
 #include <stdexcept>
@@ -42,6 +46,7 @@
 #include <vector>
 
 #include "simdex/btree/detail.h"
+#include "simdex/btree/membership.h"
 #include "simdex/cpu.h"
 #include "simdex/memory.h"
 
@@ -52,6 +57,9 @@ struct btree_options {
   // Force one ISA level's code (tests): scalar, avx2 or avx512, the levels the tree has code
   // for (another, or one this CPU lacks, throws std::invalid_argument); default: the best.
   std::optional<isa> level = std::nullopt;
+  // Large batch lookups that find most keys absent build a membership filter (about 1.5
+  // bytes a key) that later such batches consult before the tree; false: never.
+  bool batch_filter = true;
 };
 
 template <class K, class V>
@@ -139,26 +147,37 @@ class basic_btree {
   };
   using const_iterator = iterator;
 
-  explicit basic_btree(btree_options o = {}) : t_(o.pages), kernels_(&pick(o)) {}
-  basic_btree(basic_btree&& o) noexcept : t_(std::move(o.t_)), kernels_(o.kernels_) {
+  explicit basic_btree(btree_options o = {})
+      : t_(o.pages), kernels_(&pick(o)), batch_filter_(o.batch_filter) {}
+  basic_btree(basic_btree&& o) noexcept
+      : t_(std::move(o.t_)),
+        kernels_(o.kernels_),
+        batch_filter_(o.batch_filter_),
+        filter_(o.filter_.exchange(nullptr, std::memory_order_relaxed)) {
     o.reset_moved();
   }
   basic_btree& operator=(basic_btree&& o) noexcept {
     if (this != &o) {
-      btree_detail::destroy(t_);
+      clear();
       t_ = std::move(o.t_);
       kernels_ = o.kernels_;
+      batch_filter_ = o.batch_filter_;
+      filter_.store(o.filter_.exchange(nullptr, std::memory_order_relaxed),
+                    std::memory_order_relaxed);
       o.reset_moved();
     }
     return *this;
   }
   basic_btree(const basic_btree&) = delete;
   basic_btree& operator=(const basic_btree&) = delete;
-  ~basic_btree() { btree_detail::destroy(t_); }
+  ~basic_btree() { clear(); }
 
   std::size_t size() const noexcept { return t_.size; }
   bool empty() const noexcept { return t_.size == 0; }
-  void clear() noexcept { btree_detail::destroy(t_); }
+  void clear() noexcept {
+    btree_detail::destroy(t_);
+    drop_filter();
+  }
 
   bool contains(K k) const { return kernels_->contains(t_, codec::encode(k)); }
   iterator find(K k) const { return {&t_, kernels_->find(t_, codec::encode(k))}; }
@@ -191,11 +210,15 @@ class basic_btree {
   std::size_t rank(K k) const { return kernels_->rank(t_, codec::encode(k)); }
   iterator nth(std::size_t i) const { return {&t_, kernels_->select(t_, i)}; }
 
-  bool erase(K k) { return kernels_->erase(t_, codec::encode(k)); }
+  bool erase(K k) {
+    bool r = kernels_->erase(t_, codec::encode(k));
+    if (r) filter_erased(1);
+    return r;
+  }
   // Erases the key at `it` (which must be dereferenceable); returns the next position.
   iterator erase(iterator it) {
     K k = it.key();
-    kernels_->erase(t_, codec::encode(k));
+    erase(k);
     return upper_bound(k);
   }
   // Erases [first, last); returns the position after the last erased key.
@@ -206,14 +229,14 @@ class basic_btree {
       std::vector<S> ks;
       for (iterator it = first; it != last; ++it)
         ks.push_back(L::keys(it.p_.page, it.p_.block)[it.p_.slot]);
-      kernels_->erase_sorted(t_, ks.data(), ks.size());
+      filter_erased(kernels_->erase_sorted(t_, ks.data(), ks.size()));
       return end();
     }
     K stop = last.key();
     std::vector<S> ks;
     for (iterator it = first; it != last; ++it)
       ks.push_back(L::keys(it.p_.page, it.p_.block)[it.p_.slot]);
-    kernels_->erase_sorted(t_, ks.data(), ks.size());
+    filter_erased(kernels_->erase_sorted(t_, ks.data(), ks.size()));
     return lower_bound(stop);
   }
 
@@ -222,13 +245,17 @@ class basic_btree {
   std::size_t erase_batch(std::span<const K> keys) {
     std::vector<S> ks = encode_all(keys);
     std::size_t n = kernels_->sort_unique(ks.data(), nullptr, ks.size(), false);
-    return kernels_->erase_sorted(t_, ks.data(), n);
+    std::size_t r = kernels_->erase_sorted(t_, ks.data(), n);
+    filter_erased(r);
+    return r;
   }
   void contains_batch(std::span<const K> keys, bool* out) const {
     std::vector<S> buf;
     std::span<const S> ks = encoded(keys, buf);
-    if (use_sweep(ks.size())) return sweep(ks, out, nullptr);
-    kernels_->contains_batch(t_, ks.data(), ks.size(), out);
+    if (!use_sweep(ks.size())) return kernels_->contains_batch(t_, ks.data(), ks.size(), out);
+    if (filtered(ks, out)) return;
+    sweep(ks, out, nullptr);
+    build_filter_if_absent_mostly(ks.size(), out);
   }
   void lower_bound_batch(std::span<const K> keys, iterator* out) const {
     std::vector<S> ks = encode_all(keys);
@@ -248,8 +275,14 @@ class basic_btree {
   // erases merge nodes away; ~sizeof(*this) when empty. Like an allocator-level count, it
   // leaves out freed nodes kept for reuse and the uncarved rest of the last region.
   std::size_t memory_usage() const noexcept {
+    const btree_detail::membership* m = filter_.load(std::memory_order_acquire);
     return t_.leaves * btree_detail::kPageBytes + t_.inners * btree_detail::kInnerBytes +
-           sizeof(*this);
+           sizeof(*this) + (m != nullptr ? m->bytes() : 0);
+  }
+  // Bytes of the membership filter (0 when there is none); memory_usage() counts them.
+  std::size_t filter_bytes() const noexcept {
+    const btree_detail::membership* m = filter_.load(std::memory_order_acquire);
+    return m != nullptr ? m->bytes() : 0;
   }
   // Bytes the arena has mapped (whole 2 MiB regions): memory_usage()'s nodes plus free-listed
   // ones and slack. Only clear(), a move-from or destruction gives regions back.
@@ -317,6 +350,89 @@ class basic_btree {
                                     at.get());
     kernels_->lookup_sorted(t_, grouped.get(), at.get(), n, found, ranks);
   }
+  // The membership filter (simdex/btree/membership.h). Batch lookups are const and may run
+  // in several threads at once, so the one that builds it publishes it atomically; writers
+  // (never concurrent with readers) add their keys to it, count their erases, and drop it
+  // once worn. Large batches of mostly absent keys go through it; false when not used.
+  bool filtered(std::span<const S> ks, bool* out) const {
+    const btree_detail::membership* m = filter_.load(std::memory_order_acquire);
+    if (m == nullptr) return false;
+    std::size_t n = ks.size();
+    std::unique_ptr<std::uint64_t[]> maybe(new std::uint64_t[(n + 63) / 64]);
+    constexpr std::size_t kSample = 256;  // use_sweep's batches are longer; a multiple of 64
+    if (m->check(ks.data(), kSample, maybe.get()) * 4 > kSample) return false;
+    std::size_t count = m->check(ks.data() + kSample, n - kSample, maybe.get() + kSample / 64);
+    std::vector<S> ask;
+    std::vector<std::uint32_t> at;
+    ask.reserve(count + kSample);
+    at.reserve(count + kSample);
+    std::fill(out, out + n, false);
+    for (std::size_t w = 0; w < (n + 63) / 64; ++w)
+      for (std::uint64_t bits = maybe[w]; bits != 0; bits &= bits - 1) {
+        std::size_t i = w * 64 + static_cast<std::size_t>(std::countr_zero(bits));
+        ask.push_back(ks[i]);
+        at.push_back(static_cast<std::uint32_t>(i));
+      }
+    if (ask.empty()) return true;
+    std::unique_ptr<bool[]> got(new bool[ask.size()]);
+    if (use_sweep(ask.size()))
+      sweep(ask, got.get(), nullptr);
+    else
+      kernels_->contains_batch(t_, ask.data(), ask.size(), got.get());
+    for (std::size_t j = 0; j < ask.size(); ++j) out[at[j]] = got[j];
+    return true;
+  }
+  // After a large batch answered by the tree found at most a quarter of its keys: expect more
+  // such batches and build the filter (about a third of a sweep's time per tree key).
+  void build_filter_if_absent_mostly(std::size_t n, const bool* found) const {
+    if (!batch_filter_ || t_.size < btree_detail::membership::kMinKeys ||
+        filter_.load(std::memory_order_acquire) != nullptr)
+      return;
+    std::size_t hits = 0;
+    for (std::size_t i = 0; i < n; ++i) hits += found[i];
+    if (hits * 4 > n) return;
+    std::unique_ptr<btree_detail::membership> m;
+    try {
+      m = std::make_unique<btree_detail::membership>(t_.size, sizeof(S), t_.mem.pages());
+    } catch (const std::bad_alloc&) {
+      return;  // the lookups were answered; batches go on without a filter
+    }
+    constexpr std::size_t kBuf = 1024;  // a page's keys and more: one hash call per page
+    S buf[kBuf];
+    std::size_t used = 0;
+    for (const std::byte* p = t_.first; p != nullptr; p = L::hdr(p)->next)
+      for (unsigned b = 0; b < L::hdr(p)->nb; ++b) {
+        unsigned c = L::cnt(p)[b];
+        if (used + c > kBuf) {
+          m->add(buf, used);
+          used = 0;
+        }
+        std::copy_n(L::keys(p, b), c, buf + used);
+        used += c;
+      }
+    m->add(buf, used);
+    btree_detail::membership* none = nullptr;
+    if (filter_.compare_exchange_strong(none, m.get(), std::memory_order_acq_rel)) m.release();
+  }
+  void filter_added(const S* ks, std::size_t n, std::size_t fresh) {
+    btree_detail::membership* m = filter_.load(std::memory_order_relaxed);
+    if (m == nullptr) return;
+    m->add(ks, n);
+    m->added(fresh);
+    if (m->worn()) drop_filter();
+  }
+  void filter_added_one(btree_detail::membership* m, std::uint64_t h) noexcept {
+    m->add_hash(h);
+    m->added(1);
+    if (m->worn()) drop_filter();
+  }
+  void filter_erased(std::size_t n) noexcept {
+    btree_detail::membership* m = filter_.load(std::memory_order_relaxed);
+    if (m == nullptr) return;
+    m->erased(n);
+    if (m->worn()) drop_filter();
+  }
+  void drop_filter() noexcept { delete filter_.exchange(nullptr, std::memory_order_acq_rel); }
   void reset_moved() noexcept {
     t_.root = 0;
     t_.height = 0;
@@ -327,6 +443,8 @@ class basic_btree {
 
   tree_t t_;
   const kernels_t* kernels_;
+  bool batch_filter_;
+  mutable std::atomic<btree_detail::membership*> filter_{nullptr};
 };
 
 template <class K>
@@ -341,12 +459,21 @@ class btree_set : public basic_btree<K, void> {
   using base::base;
 
   // True when k was not present.
-  bool insert(K k) { return kernels_->insert(t_, base::codec::encode(k), nullptr, false); }
+  bool insert(K k) {
+    S s = base::codec::encode(k);
+    auto* m = this->filter_.load(std::memory_order_relaxed);
+    std::uint64_t h = m != nullptr ? m->hash(&s) : 0;
+    bool r = kernels_->insert(t_, s, nullptr, false);
+    if (r && m != nullptr) this->filter_added_one(m, h);
+    return r;
+  }
   // Returns how many keys were new.
   std::size_t insert_batch(std::span<const K> keys) {
     std::vector<S> ks = base::encode_all(keys);
     std::size_t n = kernels_->sort_unique(ks.data(), nullptr, ks.size(), false);
-    return kernels_->insert_sorted(t_, ks.data(), nullptr, n, false);
+    std::size_t r = kernels_->insert_sorted(t_, ks.data(), nullptr, n, false);
+    this->filter_added(ks.data(), n, r);
+    return r;
   }
   // Replace the contents. build_sorted wants strictly ascending keys.
   void build_sorted(std::span<const K> keys) {
@@ -392,7 +519,9 @@ class btree_map : public basic_btree<K, V> {
     std::vector<S> ks = base::encode_all(keys);
     std::vector<std::byte> vs = pack_values(values);
     std::size_t n = kernels_->sort_unique(ks.data(), vs.data(), ks.size(), assign);
-    return kernels_->insert_sorted(t_, ks.data(), vs.data(), n, assign);
+    std::size_t r = kernels_->insert_sorted(t_, ks.data(), vs.data(), n, assign);
+    this->filter_added(ks.data(), n, r);
+    return r;
   }
   void build_sorted(std::span<const K> keys, std::span<const V> values) {
     if (keys.size() != values.size())
@@ -419,7 +548,11 @@ class btree_map : public basic_btree<K, V> {
     S s = base::codec::encode(k);
     alignas(16) std::byte slot[VS] = {};  // the tree copies whole VS-byte slots
     std::memcpy(slot, &v, sizeof(V));
-    return kernels_->insert(t_, s, slot, assign);
+    auto* m = this->filter_.load(std::memory_order_relaxed);
+    std::uint64_t h = m != nullptr ? m->hash(&s) : 0;
+    bool r = kernels_->insert(t_, s, slot, assign);
+    if (r && m != nullptr) this->filter_added_one(m, h);
+    return r;
   }
   static std::vector<std::byte> pack_values(std::span<const V> values) {
     std::vector<std::byte> vs(values.size() * VS);

@@ -171,3 +171,63 @@ def test_longdouble_arrays_store_exactly_or_raise():
     got = t.contains_many(np.array([x, np.longdouble(0.5), np.longdouble(1) / 3 + 0]))
     assert got.tolist() == [x in t, True, False] == [False, True, False]
     assert not t.issuperset(np.array([x]))
+
+
+
+@pytest.mark.parametrize("dtype", ["int64", "uint64", "float64"])
+def test_membership_filter_follows_every_write(dtype):
+    """A large batch of absent keys builds the set's membership filter (memory_usage grows by
+    it); after every kind of Python write, contains_many must still answer as a set does (a
+    key added and not put in the filter would be answered absent)."""
+    rng = np.random.default_rng(7)
+    n = 70_000
+    evens = np.arange(0, 2 * n, 2).astype(dtype)
+    odd = np.arange(1, 2 * n, 2).astype(dtype)
+    s = SortedSet(evens, dtype=dtype)
+    ref = set(evens.tolist())
+
+    def check(present_share=0.0):
+        pick = rng.random(8192) < present_share
+        q = np.where(pick, rng.choice(evens, 8192), rng.choice(odd, 8192)).astype(dtype)
+        want = np.array([x in ref for x in q.tolist()])
+        assert np.array_equal(s.contains_many(q), want)
+
+    before = s.memory_usage()
+    check()
+    assert s.memory_usage() >= before + n  # the filter: 1.5 bytes a key
+    fresh = iter(odd.tolist())
+
+    def take(count):
+        return [next(fresh) for _ in range(count)]
+
+    for k in take(20):
+        s.add(k)
+        ref.add(k)
+    check()
+    batch = take(500)
+    s.add_many(np.array(batch, dtype=dtype))
+    ref.update(batch)
+    check()
+    more, other = take(300), take(10)
+    s.update(more)
+    s |= other
+    ref.update(more + other)
+    check()
+    gone = rng.choice(np.array(sorted(ref), dtype=dtype), 2000, replace=False).tolist()
+    s.discard_many(np.array(gone, dtype=dtype))
+    ref.difference_update(gone)
+    head = list(s)[:100]
+    del s[:100]
+    ref.difference_update(head)
+    flip = take(50) + list(s)[:50]
+    s.symmetric_difference_update(flip)
+    ref.symmetric_difference_update(flip)
+    drop = list(s)[::97]
+    s.difference_update(drop)
+    ref.difference_update(drop)
+    assert set(s) == ref
+    check(0.05)
+    check()
+    s.clear()
+    ref.clear()
+    assert not s.contains_many(odd).any()
