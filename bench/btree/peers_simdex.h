@@ -108,7 +108,7 @@ class simdex_adapter {
   }
   page_size pages_;
   std::optional<tree> t_;
-  mutable std::vector<typename tree::iterator> its_;
+  mutable std::vector<typename tree::const_iterator> its_;  // lower_bound_batch is const
 };
 
 }  // namespace simdex::bench::btree

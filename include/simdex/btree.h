@@ -19,6 +19,16 @@
 // Floats are ordered by IEEE totalOrder (-0.0 and +0.0 are two distinct keys, -0.0 first);
 // a NaN key throws std::invalid_argument.
 //
+// Iterators: iterator and const_iterator, as std::map: the lookups and begin/end/rbegin/rend/
+// nth/equal_range of a const tree (and cbegin/cend always) give const_iterators, whose
+// value() is a const V&; an iterator's value() is a V& and it converts to a const_iterator,
+// and the two compare with each other. erase(it) and erase(first, last) take either. Both
+// are std::bidirectional_iterators (std::ranges algorithms work on a tree), but operator*
+// returns the value_type (K, or std::pair<K, V>) by value, since keys are stored encoded and
+// apart from the values: `for (auto [k, v] : m)` works, `for (auto& [k, v] : m)` cannot.
+// operator-> returns a proxy holding that value (it->first, it->second); through a map's
+// mutable iterator it->second is the V& in the tree. key() and value() read in place.
+//
 // Iterator invalidation: any insert or erase (single, batch, range, build, clear) invalidates
 // every iterator, except the iterator that erase(it) / erase(first, last) returns. Iterators
 // are (page, block, slot) positions; they never copy keys out of the tree.
@@ -62,6 +72,30 @@ struct btree_options {
   bool batch_filter = true;
 };
 
+namespace btree_detail {
+// What a btree iterator yields: K for a set, std::pair<K, V> for a map; and what its
+// operator-> points at: the same by value, except through a map's mutable iterator, where
+// second is the V& in the tree (it->second = v writes, as with std::map).
+template <class K, class V, bool Const>
+struct iter_types {
+  using value_type = std::pair<K, V>;
+  using value_ref = std::conditional_t<Const, const V&, V&>;
+  using arrow = std::conditional_t<Const, std::pair<K, V>, std::pair<const K, V&>>;
+};
+template <class K, bool Const>
+struct iter_types<K, void, Const> {
+  using value_type = K;
+  using value_ref = void;  // sets have no value()
+  using arrow = K;
+};
+// The "arrow proxy": holds a value built on the fly and lends its address to ->.
+template <class T>
+struct arrow_proxy {
+  T v;
+  const T* operator->() const noexcept { return &v; }
+};
+}  // namespace btree_detail
+
 template <class K, class V>
 class basic_btree {
   static_assert(btree_detail::is_key_type<K>, "key must be u32, i32, u64, i64, float or double");
@@ -80,16 +114,30 @@ class basic_btree {
   using key_type = K;
   using size_type = std::size_t;
 
-  class iterator {
+  // One iterator class for both constnesses (Const: const_iterator). operator* yields the
+  // value_type by value (keys are stored encoded and apart from the values, so there is no
+  // pair in the tree to refer to); operator-> returns an arrow proxy holding that value.
+  template <bool Const>
+  class basic_iterator {
+    using types = btree_detail::iter_types<K, V, Const>;
+
    public:
+    using iterator_concept = std::bidirectional_iterator_tag;
     using iterator_category = std::bidirectional_iterator_tag;
     using difference_type = std::ptrdiff_t;
-    using value_type = std::conditional_t<std::is_void_v<V>, K, std::pair<K, V>>;
-    iterator() = default;
+    using value_type = typename types::value_type;
+    using reference = value_type;  // by value: operator* builds it
+    using pointer = btree_detail::arrow_proxy<typename types::arrow>;
+    basic_iterator() = default;
+    // iterator -> const_iterator (not back).
+    template <bool C>
+    basic_iterator(const basic_iterator<C>& o) noexcept requires(Const && !C)
+        : t_(o.t_), p_(o.p_) {}
 
     K key() const noexcept { return codec::decode(L::keys(p_.page, p_.block)[p_.slot]); }
+    // The value in the tree: V& from an iterator, const V& from a const_iterator.
     template <class W = V>
-    requires(!std::is_void_v<W>) W& value() const noexcept {
+    requires(!std::is_void_v<W>) typename types::value_ref value() const noexcept {
       return *reinterpret_cast<W*>(L::vals(p_.page, p_.block) + p_.slot * VS);
     }
     value_type operator*() const noexcept {
@@ -98,7 +146,14 @@ class basic_btree {
       else
         return {key(), value()};
     }
-    iterator& operator++() noexcept {
+    // it->first / it->second (a map's iterator: second is the V& in the tree), *it's members.
+    pointer operator->() const noexcept {
+      if constexpr (std::is_void_v<V>)
+        return {key()};
+      else
+        return {{key(), value()}};
+    }
+    basic_iterator& operator++() noexcept {
       const auto* h = L::hdr(p_.page);
       if (++p_.slot < L::cnt(p_.page)[p_.block]) return *this;
       p_.slot = 0;
@@ -107,7 +162,7 @@ class basic_btree {
       p_.page = h->next;
       return *this;
     }
-    iterator& operator--() noexcept {  // --begin() gives end()
+    basic_iterator& operator--() noexcept {  // --begin() gives end()
       if (p_.page == nullptr) {
         p_.page = t_->last;
       } else if (p_.slot > 0) {
@@ -125,27 +180,33 @@ class basic_btree {
       p_.slot = L::cnt(p_.page)[p_.block] - 1u;
       return *this;
     }
-    iterator operator++(int) noexcept {
-      iterator r = *this;
+    basic_iterator operator++(int) noexcept {
+      basic_iterator r = *this;
       ++*this;
       return r;
     }
-    iterator operator--(int) noexcept {
-      iterator r = *this;
+    basic_iterator operator--(int) noexcept {
+      basic_iterator r = *this;
       --*this;
       return r;
     }
-    friend bool operator==(const iterator& a, const iterator& b) noexcept {
+    // An iterator and a const_iterator compare through the conversion.
+    friend bool operator==(const basic_iterator& a, const basic_iterator& b) noexcept {
       return a.p_.page == b.p_.page && a.p_.block == b.p_.block && a.p_.slot == b.p_.slot;
     }
 
    private:
     friend class basic_btree;
-    iterator(const tree_t* t, btree_detail::pos p) noexcept : t_(t), p_(p) {}
+    template <bool>
+    friend class basic_iterator;
+    basic_iterator(const tree_t* t, btree_detail::pos p) noexcept : t_(t), p_(p) {}
     const tree_t* t_ = nullptr;
     btree_detail::pos p_;
   };
-  using const_iterator = iterator;
+  using iterator = basic_iterator<false>;
+  using const_iterator = basic_iterator<true>;
+  using reverse_iterator = std::reverse_iterator<iterator>;
+  using const_reverse_iterator = std::reverse_iterator<const_iterator>;
 
   explicit basic_btree(btree_options o = {})
       : t_(o.pages), kernels_(&pick(o)), batch_filter_(o.batch_filter) {}
@@ -180,35 +241,56 @@ class basic_btree {
   }
 
   bool contains(K k) const { return kernels_->contains(t_, codec::encode(k)); }
-  iterator find(K k) const { return {&t_, kernels_->find(t_, codec::encode(k))}; }
-  iterator lower_bound(K k) const { return {&t_, kernels_->lower_bound(t_, codec::encode(k))}; }
-  iterator upper_bound(K k) const { return {&t_, kernels_->upper_bound(t_, codec::encode(k))}; }
+  // Lookups and positions: a const_iterator from a const tree, an iterator otherwise (each
+  // non-const overload forwards to the const one), as std::map.
+  const_iterator find(K k) const { return {&t_, kernels_->find(t_, codec::encode(k))}; }
+  iterator find(K k) { return unconst(std::as_const(*this).find(k)); }
+  const_iterator lower_bound(K k) const {
+    return {&t_, kernels_->lower_bound(t_, codec::encode(k))};
+  }
+  iterator lower_bound(K k) { return unconst(std::as_const(*this).lower_bound(k)); }
+  const_iterator upper_bound(K k) const {
+    return {&t_, kernels_->upper_bound(t_, codec::encode(k))};
+  }
+  iterator upper_bound(K k) { return unconst(std::as_const(*this).upper_bound(k)); }
   // Largest key < k / smallest key > k; end() when there is none.
-  iterator predecessor(K k) const {
-    iterator it = lower_bound(k);
+  const_iterator predecessor(K k) const {
+    const_iterator it = lower_bound(k);
     if (it == begin()) return end();
     return --it;
   }
-  iterator successor(K k) const { return upper_bound(k); }
-  iterator begin() const noexcept { return {&t_, {t_.first, 0, 0}}; }
-  iterator end() const noexcept { return {&t_, {}}; }
-  iterator cbegin() const noexcept { return begin(); }
-  iterator cend() const noexcept { return end(); }
-  using reverse_iterator = std::reverse_iterator<iterator>;
-  reverse_iterator rbegin() const noexcept { return reverse_iterator(end()); }
-  reverse_iterator rend() const noexcept { return reverse_iterator(begin()); }
+  iterator predecessor(K k) { return unconst(std::as_const(*this).predecessor(k)); }
+  const_iterator successor(K k) const { return upper_bound(k); }
+  iterator successor(K k) { return upper_bound(k); }
+  const_iterator begin() const noexcept { return {&t_, {t_.first, 0, 0}}; }
+  iterator begin() noexcept { return unconst(std::as_const(*this).begin()); }
+  const_iterator end() const noexcept { return {&t_, {}}; }
+  iterator end() noexcept { return unconst(std::as_const(*this).end()); }
+  const_iterator cbegin() const noexcept { return begin(); }
+  const_iterator cend() const noexcept { return end(); }
+  const_reverse_iterator rbegin() const noexcept { return const_reverse_iterator(end()); }
+  reverse_iterator rbegin() noexcept { return reverse_iterator(end()); }
+  const_reverse_iterator rend() const noexcept { return const_reverse_iterator(begin()); }
+  reverse_iterator rend() noexcept { return reverse_iterator(begin()); }
+  const_reverse_iterator crbegin() const noexcept { return rbegin(); }
+  const_reverse_iterator crend() const noexcept { return rend(); }
   // As std::set / std::map: keys are unique, so 0 or 1, and [lower_bound, upper_bound).
   std::size_t count(K k) const { return contains(k) ? 1 : 0; }
-  std::pair<iterator, iterator> equal_range(K k) const {
-    iterator lo = lower_bound(k);
-    iterator hi = lo;
+  std::pair<const_iterator, const_iterator> equal_range(K k) const {
+    const_iterator lo = lower_bound(k);
+    const_iterator hi = lo;
     if (hi != end() && codec::encode(hi.key()) == codec::encode(k)) ++hi;  // -0.0 is not 0.0
     return {lo, hi};
+  }
+  std::pair<iterator, iterator> equal_range(K k) {
+    auto [lo, hi] = std::as_const(*this).equal_range(k);
+    return {unconst(lo), unconst(hi)};
   }
 
   // Number of keys < k, and the i-th smallest key (end() when i >= size()).
   std::size_t rank(K k) const { return kernels_->rank(t_, codec::encode(k)); }
-  iterator nth(std::size_t i) const { return {&t_, kernels_->select(t_, i)}; }
+  const_iterator nth(std::size_t i) const { return {&t_, kernels_->select(t_, i)}; }
+  iterator nth(std::size_t i) { return unconst(std::as_const(*this).nth(i)); }
 
   bool erase(K k) {
     bool r = kernels_->erase(t_, codec::encode(k));
@@ -216,25 +298,25 @@ class basic_btree {
     return r;
   }
   // Erases the key at `it` (which must be dereferenceable); returns the next position.
-  iterator erase(iterator it) {
+  iterator erase(const_iterator it) {
     K k = it.key();
     erase(k);
     return upper_bound(k);
   }
   // Erases [first, last); returns the position after the last erased key.
-  iterator erase(iterator first, iterator last) {
-    if (first == last) return last;
+  iterator erase(const_iterator first, const_iterator last) {
+    if (first == last) return unconst(last);
     if (last == end()) {
       // Erase the tail [first, end) as a sorted batch.
       std::vector<S> ks;
-      for (iterator it = first; it != last; ++it)
+      for (const_iterator it = first; it != last; ++it)
         ks.push_back(L::keys(it.p_.page, it.p_.block)[it.p_.slot]);
       filter_erased(kernels_->erase_sorted(t_, ks.data(), ks.size()));
       return end();
     }
     K stop = last.key();
     std::vector<S> ks;
-    for (iterator it = first; it != last; ++it)
+    for (const_iterator it = first; it != last; ++it)
       ks.push_back(L::keys(it.p_.page, it.p_.block)[it.p_.slot]);
     filter_erased(kernels_->erase_sorted(t_, ks.data(), ks.size()));
     return lower_bound(stop);
@@ -257,11 +339,12 @@ class basic_btree {
     sweep(ks, out, nullptr);
     build_filter_if_absent_mostly(ks.size(), out);
   }
-  void lower_bound_batch(std::span<const K> keys, iterator* out) const {
-    std::vector<S> ks = encode_all(keys);
-    std::vector<btree_detail::pos> ps(ks.size());
-    kernels_->lower_bound_batch(t_, ks.data(), ks.size(), ps.data(), nullptr);
-    for (std::size_t i = 0; i < ps.size(); ++i) out[i] = iterator(&t_, ps[i]);
+  // out[i]: lower_bound(keys[i]); const_iterators from a const tree, as lower_bound.
+  void lower_bound_batch(std::span<const K> keys, const_iterator* out) const {
+    lower_bound_batch_into(keys, out);
+  }
+  void lower_bound_batch(std::span<const K> keys, iterator* out) {
+    lower_bound_batch_into(keys, out);
   }
   void rank_batch(std::span<const K> keys, std::uint64_t* out) const {
     std::vector<S> buf;
@@ -297,6 +380,15 @@ class basic_btree {
   std::string validate() const { return btree_detail::validate(t_); }
 
  protected:
+  // The iterator at a const_iterator's position (the non-const overloads' one conversion).
+  static iterator unconst(const_iterator it) noexcept { return {it.t_, it.p_}; }
+  template <class It>
+  void lower_bound_batch_into(std::span<const K> keys, It* out) const {
+    std::vector<S> ks = encode_all(keys);
+    std::vector<btree_detail::pos> ps(ks.size());
+    kernels_->lower_bound_batch(t_, ks.data(), ks.size(), ps.data(), nullptr);
+    for (std::size_t i = 0; i < ps.size(); ++i) out[i] = It(&t_, ps[i]);
+  }
   static const kernels_t& pick(const btree_options& o) {
     if (!o.level) return btree_detail::active_kernels<S, VS>();
     const kernels_t* t = dispatch::exact(btree_detail::kernel_tables<S, VS>(), *o.level);
@@ -561,5 +653,12 @@ class btree_map : public basic_btree<K, V> {
     return vs;
   }
 };
+
+// operator* returns by value, which the C++20 iterator concepts allow (std::bidirectional_iterator
+// asks nothing of the reference type); the C++17 iterator requirements would want a reference.
+static_assert(std::bidirectional_iterator<btree_set<std::uint64_t>::iterator>);
+static_assert(std::bidirectional_iterator<btree_set<std::uint64_t>::const_iterator>);
+static_assert(std::bidirectional_iterator<btree_map<std::int64_t, double>::iterator>);
+static_assert(std::bidirectional_iterator<btree_map<std::int64_t, double>::const_iterator>);
 
 }  // namespace simdex

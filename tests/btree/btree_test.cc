@@ -8,11 +8,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <random>
+#include <ranges>
 #include <set>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "isa_levels.h"
@@ -811,6 +814,105 @@ TEST(BtreeMisc, StdLikeMembers) {
   EXPECT_EQ(z0, z1);
   auto [m0, m1] = d.equal_range(-0.0);
   EXPECT_EQ(std::distance(m0, m1), 1);
+}
+
+// const_iterator: a const tree hands out const_iterators, whose value() cannot be written.
+template <class It>
+constexpr bool value_writable = requires(It it) {
+  it.value() = typename It::value_type::second_type{};
+};
+template <class It>
+constexpr bool arrow_second_writable = requires(It it) {
+  it->second = typename It::value_type::second_type{};
+};
+using imap = simdex::btree_map<std::int64_t, double>;
+using iset = simdex::btree_set<std::uint64_t>;
+static_assert(std::is_same_v<decltype(std::declval<const imap&>().find(1)), imap::const_iterator>);
+static_assert(std::is_same_v<decltype(std::declval<imap&>().find(1)), imap::iterator>);
+static_assert(std::is_same_v<decltype(std::declval<const imap&>().find(1).value()), const double&>);
+static_assert(std::is_same_v<decltype(std::declval<imap&>().find(1).value()), double&>);
+static_assert(!value_writable<imap::const_iterator> && value_writable<imap::iterator>);
+static_assert(!arrow_second_writable<imap::const_iterator> &&
+              arrow_second_writable<imap::iterator>);
+static_assert(std::is_convertible_v<imap::iterator, imap::const_iterator>);
+static_assert(!std::is_convertible_v<imap::const_iterator, imap::iterator>);
+static_assert(std::is_same_v<decltype(std::declval<const iset&>().begin()), iset::const_iterator>);
+static_assert(std::is_same_v<decltype(std::declval<iset&>().cbegin()), iset::const_iterator>);
+static_assert(std::is_same_v<decltype(std::declval<iset&>().end()), iset::iterator>);
+static_assert(
+    std::is_same_v<decltype(std::declval<const iset&>().rbegin()), iset::const_reverse_iterator>);
+static_assert(std::is_same_v<decltype(std::declval<const iset&>().equal_range(1)),
+                             std::pair<iset::const_iterator, iset::const_iterator>>);
+static_assert(
+    std::is_same_v<decltype(std::declval<const iset&>().predecessor(1)), iset::const_iterator>);
+static_assert(std::is_same_v<decltype(std::declval<const iset&>().nth(1)), iset::const_iterator>);
+// (std::bidirectional_iterator of both iterators of a set and a map: asserted in btree.h.)
+static_assert(std::ranges::bidirectional_range<const imap> && std::ranges::sized_range<const iset>);
+
+TEST(BtreeMisc, ConstIterators) {
+  imap m;
+  for (std::int64_t k = 0; k < 3000; ++k) m.insert(k, 0.5 * static_cast<double>(k));
+  const imap& cm = m;
+  imap::const_iterator c = cm.find(7);
+  ASSERT_TRUE(c != cm.end());
+  EXPECT_EQ(c.value(), 3.5);
+  // iterator -> const_iterator, and mixed comparisons both ways.
+  imap::iterator i = m.find(7);
+  imap::const_iterator ci = i;
+  EXPECT_TRUE(ci == i && i == ci && c == i && !(c != i) && !(i != c));
+  EXPECT_TRUE(m.begin() != cm.end() && cm.begin() == m.begin() && m.cend() == m.end());
+  ++i;
+  EXPECT_TRUE(c != i && i != c);
+  // Writes go through an iterator, seen through the const_iterator at the same key.
+  i.value() = 99.0;
+  EXPECT_EQ(cm.find(8).value(), 99.0);
+  // operator->: a map's pair (second writable through the iterator only), a set's key.
+  EXPECT_EQ(c->first, 7);
+  EXPECT_EQ(c->second, 3.5);
+  m.find(9)->second = -1.0;
+  EXPECT_EQ(*m.get(9), -1.0);
+  EXPECT_EQ(cm.rbegin()->first, 2999);
+  EXPECT_EQ(m.rbegin()->second, 0.5 * 2999);
+  auto [k0, v0] = *cm.begin();  // by value: auto& [k, v] is impossible
+  EXPECT_EQ(k0, 0);
+  EXPECT_EQ(v0, 0.0);
+  iset s;
+  s.insert(5);
+  s.insert(11);
+  EXPECT_EQ(*s.begin().operator->().operator->(), 5u);
+  EXPECT_EQ(*std::as_const(s).find(11).operator->().operator->(), 11u);
+  // erase with const_iterators returns an iterator.
+  imap::iterator next = m.erase(cm.find(7));
+  EXPECT_EQ(next.key(), 8);
+  EXPECT_FALSE(m.contains(7));
+  imap::iterator after = m.erase(cm.lower_bound(100), cm.lower_bound(200));
+  EXPECT_EQ(after.key(), 200);
+  EXPECT_EQ(m.size(), 3000u - 1 - 100);
+  EXPECT_TRUE(m.erase(cm.find(5), cm.find(5)) == m.find(5));
+  EXPECT_EQ(s.erase(std::as_const(s).begin()).key(), 11u);
+  // lower_bound_batch: const_iterators from a const tree.
+  std::vector<std::int64_t> qs = {-5, 7, 150, 2500, 5000};
+  std::vector<imap::const_iterator> lbs(qs.size());
+  cm.lower_bound_batch(qs, lbs.data());
+  EXPECT_EQ(lbs[0].key(), 0);
+  EXPECT_EQ(lbs[1].key(), 8);
+  EXPECT_EQ(lbs[2].key(), 200);
+  EXPECT_EQ(lbs[3].key(), 2500);
+  EXPECT_TRUE(lbs[4] == cm.end());
+  // std::ranges algorithms over a const tree.
+  EXPECT_EQ(std::ranges::distance(cm), static_cast<std::ptrdiff_t>(cm.size()));
+  EXPECT_EQ(std::ranges::distance(cm.begin(), cm.end()), static_cast<std::ptrdiff_t>(cm.size()));
+  EXPECT_EQ(std::ranges::count_if(cm, [](const auto& kv) { return kv.first % 2 == 0; }),
+            static_cast<std::ptrdiff_t>(1500 - 50));
+  auto f = std::ranges::find(cm, std::pair<std::int64_t, double>(10, 5.0));
+  ASSERT_TRUE(f != cm.end());
+  EXPECT_EQ(f.key(), 10);
+  // (Over cm.rbegin(), cm.rend(): clang 14 cannot build libstdc++ 12's views, any range's.)
+  auto g = std::ranges::find_if(cm.rbegin(), cm.rend(), [](auto kv) { return kv.first < 150; });
+  EXPECT_EQ(g->first, 99);  // through reverse_iterator's operator->
+  const iset& cs = s;
+  EXPECT_TRUE(std::ranges::find(cs, 11u) == cs.begin());
+  EXPECT_EQ(std::ranges::count(cs, 12u), 0);
 }
 
 TEST(BtreeMisc, MemoryUsageFollowsErases) {

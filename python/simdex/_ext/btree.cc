@@ -253,7 +253,7 @@ bool bisect(const T& tree, PyObject* x, bool right, std::size_t& out) {
 
 // The tree's key at a lookup value, if the value can be a key: exact place and present.
 template <class T>
-int find_key(const T& tree, PyObject* x, typename T::iterator& it) {
+int find_key(const T& tree, PyObject* x, typename T::const_iterator& it) {
   using K = key_of<T>;
   place<K> p = locate<K>(x);
   if (p.where == spot::error) return -1;
@@ -280,7 +280,7 @@ std::span<const K> keys_of(const any_array& a) {
 
 template <class T>
 struct span_of {
-  typename T::iterator cur, stop;
+  typename T::const_iterator cur, stop;  // iteration only reads
 };
 
 template <class H>
@@ -492,7 +492,7 @@ PyObject* map_subscript(PyObject* self, PyObject* key) {
   py_map* h = self_of<py_map>(self);
   if (h == nullptr) return nullptr;
   return h->visit([&](auto& t) -> PyObject* {
-    typename std::decay_t<decltype(t)>::iterator it;
+    typename std::decay_t<decltype(t)>::const_iterator it;
     int r = find_key(t, key, it);
     if (r < 0) return nullptr;
     if (r == 0) {
@@ -534,7 +534,7 @@ int map_ass_subscript(PyObject* self, PyObject* key, PyObject* value) {
         map_assign(*h, t, k, nb::borrow(value));
         return 0;
       }
-      typename std::decay_t<decltype(t)>::iterator it;
+      typename std::decay_t<decltype(t)>::const_iterator it;
       int r = find_key(t, key, it);
       if (r <= 0) {
         if (r == 0) raise_key_error(key);
@@ -683,7 +683,7 @@ void bind_common(Cls& cls, const char* kind) {
           "_find",
           [](H& h, nb::handle x) -> Py_ssize_t {
             return h.visit([&](auto& t) -> Py_ssize_t {
-              typename std::decay_t<decltype(t)>::iterator it;
+              typename std::decay_t<decltype(t)>::const_iterator it;
               int r = find_key(t, x.ptr(), it);
               if (r < 0) throw nb::python_error();
               return r ? static_cast<Py_ssize_t>(t.rank(it.key())) : -1;
@@ -967,7 +967,7 @@ void bind_map(nb::module_& m) {
          "get",
          [](py_map& h, nb::handle key, nb::object dflt) {
            return h.visit([&](auto& t) -> nb::object {
-             typename std::decay_t<decltype(t)>::iterator it;
+             typename std::decay_t<decltype(t)>::const_iterator it;
              int r = find_key(t, key.ptr(), it);
              if (r < 0) throw nb::python_error();
              return r ? h.slots[it.value()] : dflt;
@@ -988,7 +988,7 @@ void bind_map(nb::module_& m) {
             }
             if (args.size() > 1) throw nb::type_error("pop expected at most 2 arguments");
             return h.visit([&](auto& t) -> nb::object {
-              typename std::decay_t<decltype(t)>::iterator it;
+              typename std::decay_t<decltype(t)>::const_iterator it;
               int r = find_key(t, key.ptr(), it);
               if (r < 0) throw nb::python_error();
               if (r == 0) {
