@@ -79,10 +79,29 @@ struct stats {
   std::uint64_t seq = 0;         // commit sequence number of the view
 };
 
+// What opening a file found in its two meta pages (the commit records; docs/kv.md, "File
+// format"). Opening uses the newest page that passes its checks (magic, version, checksum); a
+// damaged newest page (a torn or corrupted write of the last commit) makes it fall back to the
+// previous commit. That recovery is correct but loses the last commit, so it is reported here
+// (and by `simdex kv check`, which then fails). All defaults for a memory database, a new file
+// and a file whose pages are both sound. Describes the open, not the file now: the next commit
+// rewrites the damaged page.
+struct recovery_info {
+  std::uint64_t seq = 0;  // the commit the database was opened at
+  int damaged_page = -1;  // the meta page (0 or 1) that failed its checks; -1: none did
+  // The damaged page held a later commit than `seq` (its sequence number reads seq + 1), or may
+  // have (the number is unreadable): the open fell back to the previous commit, and the commit
+  // of the damaged page is lost. False when the damaged page is the older record (nothing lost).
+  bool meta_fallback = false;
+  std::uint64_t lost_seq = 0;  // the lost commit's number when legible (seq + 1), else 0
+  std::string detail;          // the damage and its consequence in words; empty when none
+};
+
 namespace detail {
 struct db_impl;
 struct reader;
 struct txn_state;
+struct view_clock;
 struct tree_root {
   std::uint32_t root = 0;  // node reference (64-byte units), 0 for an empty tree
   std::uint64_t count = 0;
@@ -94,7 +113,10 @@ struct tree_root {
 // cursor moves; value() views stay valid for the snapshot's lifetime. A cursor works only on
 // the view as it was made from: once its snapshot is released, or its transaction writes,
 // commits or aborts, every call throws error(invalid_argument), valid() too (a loop on valid()
-// must not end as if the keys had run out).
+// must not end as if the keys had run out). While its transaction has a sub-transaction open it
+// throws the same (the parent may not be read then); once the sub-transaction ends it works
+// again if the tree is as it was: after an abort, or a commit of a sub-transaction that wrote
+// nothing.
 class cursor {
  public:
   cursor();
@@ -122,7 +144,10 @@ class cursor {
   std::unique_ptr<state> s_;
 };
 
-// Read operations shared by snapshots and write transactions.
+// Read operations shared by snapshots and write transactions. On a write transaction with a
+// sub-transaction open, every one of them throws error(invalid_argument): the parent's tree is
+// the one the sub-transaction is changing, and it is the parent's again only once the
+// sub-transaction commits or aborts.
 class view {
  public:
   // Zero-copy: the bytes live in the map and stay valid while the snapshot lives (for a write
@@ -146,9 +171,10 @@ class view {
   std::shared_ptr<detail::db_impl> db_;
   const detail::tree_root* tr_ = nullptr;  // owned by the reader or the transaction state
   detail::txn_state* txn_ = nullptr;       // a write transaction's state: reads flush its puts
+  std::size_t level_ = 0;                  // a write transaction's nesting level (0: the outermost)
   // Changes when the view's nodes may change (a snapshot released, a transaction's write or
-  // end): cursors made from the view refuse to move once it has.
-  std::shared_ptr<const std::uint64_t> epoch_;
+  // end) and while a sub-transaction is open: cursors made from the view refuse to move then.
+  std::shared_ptr<const detail::view_clock> clock_;
   friend class database;
 };
 
@@ -168,8 +194,11 @@ class snapshot : public view {
 
 // A write transaction on one tree. The destructor aborts what was not committed, together with
 // any sub-transaction of it still open (which then reports !active()). A nested transaction
-// from sub() works on the parent's current state; while it is open the parent must not be
-// used; its commit folds into the parent, its abort restores the parent's state.
+// from sub() works on the parent's current state; its commit folds into the parent, its abort
+// restores the parent's state. While it is open the parent cannot be used at all: every read
+// (get, get_many, count, size, stat, validate, make_cursor, and its cursors), every write,
+// sub(), commit() and abort() throws error(invalid_argument), until the sub-transaction
+// commits or aborts (or is destroyed, which aborts it).
 class write_tx : public view {
  public:
   write_tx(write_tx&&) noexcept;
@@ -206,7 +235,6 @@ class write_tx : public view {
   void detach() noexcept;
   void abort_open_subs() noexcept;  // the destructor's: sub-transactions still open go first
   std::shared_ptr<detail::txn_state> state_;
-  std::size_t level_ = 0;
 };
 
 class database {
@@ -232,6 +260,9 @@ class database {
   void compact();
   stats stat(std::string_view tree = {}) const;
   void validate() const;  // every tree, plus free space against reachable nodes
+  // What the open found in the meta pages: in particular whether it fell back to the previous
+  // commit because the newest commit record was damaged (see recovery_info).
+  const recovery_info& recovery() const;
   const std::string& path() const;
   bool is_open() const noexcept { return db_ != nullptr; }
   void close();

@@ -235,6 +235,7 @@ class Transaction(_Reads):
 
     def __init__(self, native):
         self._v = native
+        self._subs: list[Transaction] = []  # made by sub(), for __exit__ to end them
 
     def __setitem__(self, key: bytes, value: bytes) -> None:
         self._v.put(key, value)
@@ -275,8 +276,21 @@ class Transaction(_Reads):
 
     def sub(self) -> "Transaction":
         """A nested transaction: its commit folds into this one, its abort undoes only itself.
-        This transaction may not be used while it is open."""
-        return Transaction(self._v.sub())
+        While it is open this transaction may not be used at all: reads (get, len, count,
+        items, cursors made before, ...) and writes raise KvError invalid_argument until the
+        nested one commits or aborts."""
+        t = Transaction(self._v.sub())
+        self._subs = [x for x in self._subs if x._v.active()]
+        self._subs.append(t)
+        return t
+
+    def _abort_all(self) -> None:
+        """Aborts the sub-transactions still open (innermost first), then this one."""
+        for t in reversed(self._subs):
+            if t._v.active():
+                t._abort_all()
+        if self._v.active():
+            self._v.abort()
 
     def commit(self) -> None:
         """Makes the writes visible (and, with sync="fsync", durable) at once."""
@@ -295,11 +309,17 @@ class Transaction(_Reads):
         return self
 
     def __exit__(self, exc_type, exc, tb):
-        if self._v.active():
-            if exc_type is None:
+        # An error inside the block aborts the sub-transactions left open too, so the error
+        # that propagates is the block's own. Leaving the block normally with one still open
+        # is refused (commit raises KvError invalid_argument), and nothing is kept.
+        if exc_type is not None:
+            self._abort_all()
+        elif self._v.active():
+            try:
                 self._v.commit()
-            else:
-                self._v.abort()
+            except KvError:
+                self._abort_all()
+                raise
         return False
 
 
@@ -329,6 +349,18 @@ class Database(_Closes):
     def validate(self) -> None:
         """Checks every tree and the free space; raises KvError naming the first problem."""
         self._db.validate()
+
+    def recovery(self) -> dict:
+        """What opening the file found in its two meta pages (the commit records).
+
+        meta_fallback is True when the newest record was damaged (a torn or corrupted write of
+        the last commit) and the open fell back to the previous commit: the database is at
+        commit seq, and the commit of the damaged page (lost_seq, None when its number is
+        unreadable) is lost. damaged_page is the page (0 or 1) that failed its checks (None:
+        neither did; a damaged older record loses nothing), detail says it in words ("" when
+        nothing was wrong). It describes the open: the next commit rewrites the damaged page.
+        """
+        return self._db.recovery()
 
     def compact(self) -> None:
         """Rewrites the live data into a fresh file (no snapshot or transaction may be open:

@@ -343,3 +343,137 @@ def test_paths_and_cursors_do_not_trap_the_file(tmp_path):
     with pytest.raises(kv.KvError, match="make a new cursor"):
         _ = c.key
     db2.close()
+
+
+def test_parent_transaction_is_not_readable_while_a_sub_is_open():
+    """Reads through a parent returned its open sub-transaction's uncommitted writes. Every read
+    of the parent (its cursors and iterations included) now raises until the sub ends, as its
+    writes already did; a cursor made before reads on after an abort."""
+    db = kv.open()
+    with db.write() as tx:
+        for i in range(300):
+            tx[b"k%04d" % i] = b"v"
+        c = tx.cursor()
+        assert c.first() and c.key == b"k0000"
+        sub = tx.sub()
+        sub[b"new"] = b"uncommitted"
+        assert sub[b"new"] == b"uncommitted"
+        reads = [
+            lambda: tx.get(b"new"),
+            lambda: tx[b"k0001"],
+            lambda: b"k0001" in tx,
+            lambda: len(tx),
+            lambda: tx.count(),
+            lambda: tx.get_many([b"k0001", b"new"]),
+            lambda: list(tx.items()),
+            lambda: tx.cursor(),
+            lambda: tx.stat(),
+            lambda: tx.validate(),
+            lambda: c.next(),
+            lambda: c.key,
+            lambda: c.valid,
+            lambda: tx.put(b"p", b"1"),
+            lambda: tx.remove(b"k0001"),
+            lambda: tx.commit(),
+        ]
+        for read in reads:
+            with pytest.raises(kv.KvError, match="sub-transaction") as e:
+                read()
+            assert e.value.kind == "invalid_argument" and isinstance(e.value, ValueError)
+        sub.abort()
+        assert tx.get(b"new") is None and len(tx) == 300
+        assert c.valid and c.next() and c.key == b"k0001"  # the tree is as it was
+        with tx.sub() as sub2:
+            sub2[b"kept"] = b"1"
+        assert tx[b"kept"] == b"1" and len(tx) == 301
+        with pytest.raises(kv.KvError, match="make a new cursor"):
+            c.next()  # the committed sub changed the tree under it
+    assert db.read()[b"kept"] == b"1"
+
+
+def test_damaged_newest_commit_record_is_reported(tmp_path):
+    """A damaged newest meta page made the open fall back to the previous commit silently: the
+    last commit vanished. recovery(), `kv check` (exit 1) and `kv stat` now say so."""
+    path = str(tmp_path / "meta.kv")
+    db = kv.open(path)
+    for i in range(1, 4):
+        with db.write() as tx:
+            tx[b"last"] = b"%d" % i
+            tx[b"n%d" % i] = b"x" * 100
+    db.close()
+    db = kv.open(path, read_only=True)
+    rec = db.recovery()
+    assert rec == {"meta_fallback": False, "seq": 3, "damaged_page": None, "lost_seq": None,
+                   "detail": ""}
+    db.close()
+    assert kv.open().recovery()["meta_fallback"] is False
+    good = open(path, "rb").read()
+
+    def cli(*args):
+        return subprocess.run([sys.executable, "-m", "simdex", "kv", *args, path],
+                              capture_output=True, text=True, cwd=str(tmp_path))
+
+    raw = bytearray(good)
+    raw[(3 % 2) * 4096 + 300] ^= 0x40  # the newest page (commit 3): checksum mismatch
+    open(path, "wb").write(bytes(raw))
+    db = kv.open(path, read_only=True)
+    rec = db.recovery()
+    assert rec["meta_fallback"] is True and rec["seq"] == 2 and rec["lost_seq"] == 3
+    assert rec["damaged_page"] == 1
+    assert "newest commit record (meta page 1, commit 3) is damaged" in rec["detail"]
+    assert "opened the previous commit 2: commit 3 is lost" in rec["detail"]
+    with db.read() as s:
+        assert s[b"last"] == b"2" and b"n3" not in s
+    db.close()
+    bad = cli("check")
+    assert bad.returncode == 1, (bad.stdout, bad.stderr)
+    assert "the newest commit record (meta page 1, commit 3) is damaged" in bad.stderr
+    assert "opened the previous commit 2: commit 3 is lost" in bad.stderr
+    assert "NOT ok: commit 3 is lost; the previous commit 2 is intact" in bad.stdout
+    st = cli("stat")
+    assert st.returncode == 0 and "warning:" in st.stderr and "commit 3 is lost" in st.stderr
+    assert "commit 2" in st.stdout
+    st = cli("stat", "--json")
+    assert st.returncode == 0 and "commit 3 is lost" in st.stderr and '"seq": 2' in st.stdout
+
+    raw = bytearray(good)
+    raw[4096 - (3 % 2) * 4096 + 300] ^= 0x40  # the older page: nothing is lost
+    open(path, "wb").write(bytes(raw))
+    ok = cli("check")
+    assert ok.returncode == 0, ok.stderr
+    assert "older commit record" in ok.stderr and "nothing is lost" in ok.stderr
+    assert ": ok (" in ok.stdout
+    db = kv.open(path)
+    assert db.recovery()["meta_fallback"] is False and db.recovery()["damaged_page"] == 0
+    assert db.read()[b"last"] == b"3"
+    with db.write() as tx:  # the next commit rewrites the damaged page
+        tx[b"last"] = b"4"
+    db.close()
+    assert kv.open(path, read_only=True).recovery()["damaged_page"] is None
+
+
+def test_with_block_ends_open_sub_transactions(tmp_path):
+    """An error in a `with` block that left a sub-transaction open surfaced as the parent's
+    refused abort (KvError invalid_argument) instead of the block's own error, and the writer
+    slot stayed taken; leaving the block normally with a sub open is refused and commits nothing."""
+    db = kv.open(str(tmp_path / "w.db"))
+    with pytest.raises(ZeroDivisionError):
+        with db.write() as tx:
+            tx[b"a"] = b"1"
+            inner = tx.sub()
+            inner[b"b"] = b"2"
+            raise ZeroDivisionError
+    assert not inner.active
+    with db.write() as tx:  # the writer slot is free again
+        assert b"a" not in tx
+        tx[b"c"] = b"3"
+    with pytest.raises(kv.KvError) as e:
+        with db.write() as tx:
+            tx[b"d"] = b"4"
+            tx.sub()[b"e"] = b"5"
+    assert e.value.kind == "invalid_argument"
+    with db.read() as s:
+        assert list(s.keys()) == [b"c"]
+    with db.write() as tx:
+        tx[b"f"] = b"6"
+    db.close()

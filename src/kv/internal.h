@@ -233,6 +233,7 @@ struct db_impl {
   std::vector<std::uint32_t> freelog;  // persisted free space: a full list, then deltas
   std::uint64_t freelist_entries = 0;  // in the full list
   std::uint64_t freelog_entries = 0;   // in the deltas after it
+  recovery_info recovery;              // what opening found in the meta pages
 
   ~db_impl();
   std::uint8_t* at(std::uint32_t ref) const { return base + std::uint64_t{ref} * kUnit; }
@@ -244,6 +245,19 @@ struct db_impl {
   int tree_index(std::string_view name) const;
 };
 
+// What a cursor compares to tell whether its view still holds the nodes it stands on. A change
+// of the tree takes a version number never used before; an aborted sub-transaction restores
+// the version its parent had (the parent's nodes are untouched by it). `level` is the base id of
+// the innermost open transaction level (0 for a snapshot, and once a transaction ended): a
+// cursor reads only while the level it was made on is the innermost one.
+struct view_clock {
+  std::uint64_t version = 0;
+  std::uint64_t last = 0;   // the last version handed out
+  std::uint64_t level = 0;  // base id of the innermost open level
+  std::size_t depth = 0;    // levels open
+  void changed() noexcept { version = ++last; }
+};
+
 struct pending_node {
   std::uint32_t off, units;
   std::uint64_t txn;
@@ -251,6 +265,7 @@ struct pending_node {
 struct level {
   std::uint64_t base;  // nodes with txn >= base were written by this level: mutable in place
   tree_root saved;
+  std::uint64_t saved_version = 0;    // the clock's version when the level began
   std::vector<pending_node> pending;  // nodes older than this level it replaced
 };
 struct txn_state {
@@ -260,9 +275,14 @@ struct txn_state {
   tree_root cur;
   std::vector<level> levels;
   std::uint64_t writes = 0;  // tree writes so far (a large transaction gives copies slack)
-  // Bumped by every change of the tree and by the end of the transaction: a cursor made before
-  // refuses to walk nodes the change may have rewritten or freed.
-  std::shared_ptr<std::uint64_t> epoch = std::make_shared<std::uint64_t>(0);
+  // Changed by every change of the tree, by each level's start and end, and by the end of the
+  // transaction: a cursor made before refuses to walk nodes the change may have rewritten or
+  // freed, and to read a level that is not the innermost.
+  std::shared_ptr<view_clock> clock = std::make_shared<view_clock>();
+  void levels_changed() noexcept {  // after a level was pushed or popped
+    clock->level = levels.empty() ? 0 : levels.back().base;
+    clock->depth = levels.size();
+  }
   // put() with a small value is buffered; flush() applies the buffer in groups whose paths are
   // walked together with prefetches, so their cache misses overlap. Every other operation on
   // the transaction flushes first.
@@ -288,13 +308,17 @@ struct reader {
   std::shared_ptr<db_impl> db;
   tree_root tr;
   bool live = false;
-  // Bumped by release(): the snapshot's cursors compare it and refuse to read freed nodes.
-  std::shared_ptr<std::uint64_t> epoch = std::make_shared<std::uint64_t>(0);
+  // Changed by release(): the snapshot's cursors compare it and refuse to read freed nodes.
+  std::shared_ptr<view_clock> clock = std::make_shared<view_clock>();
   ~reader();
   void release();
 };
 
 [[noreturn]] void fail(error_kind kind, std::string detail);
+// Throws unless `level` is the innermost open level of the transaction: it ended (the
+// transaction it was nested in ended), or a sub-transaction of it is open (`what` says what was
+// refused: "used" or "read").
+void check_level(const txn_state& t, std::size_t level, const char* what);
 
 // Tree operations (tree.cc).
 enum class wmode { upsert, insert, update, remove };

@@ -88,16 +88,21 @@ struct cursor::state {
   // the database; owning it kept a closed database's file open and locked for the cursor.
   db_impl* db = nullptr;
   std::uint32_t root = 0;
-  std::shared_ptr<const std::uint64_t> epoch;  // the view's, and its value when made
-  std::uint64_t made = 0;
-  bool stale() const noexcept { return epoch && *epoch != made; }
+  std::shared_ptr<const view_clock> clock;  // the view's, and its state when made
+  std::uint64_t made = 0, made_level = 0;
+  std::size_t made_depth = 0;
   // Every move and read first: the nodes of a released snapshot or of a transaction that has
-  // written since may be freed and reused.
+  // written since may be freed and reused, and a transaction with a sub-transaction open is
+  // the sub-transaction's to read.
   void check() const {
-    if (stale())
+    if (!clock || (clock->version == made && clock->level == made_level)) return;
+    if (clock->depth > made_depth)
       throw error(error_kind::invalid_argument,
-                  "cursor: its snapshot was released, or its transaction wrote, committed or "
-                  "aborted, since the cursor was made; make a new cursor");
+                  "cursor: its transaction has a sub-transaction open, and a parent cannot be "
+                  "read until its sub-transaction commits or aborts");
+    throw error(error_kind::invalid_argument,
+                "cursor: its snapshot was released, or its transaction wrote, committed or "
+                "aborted, since the cursor was made; make a new cursor");
   }
   struct frame {
     std::uint32_t ref, idx, depth;
@@ -313,8 +318,12 @@ cursor view::make_cursor() const {
   cursor c;
   c.s_ = std::make_unique<cursor::state>();
   c.s_->db = db_.get();
-  c.s_->epoch = epoch_;
-  c.s_->made = epoch_ ? *epoch_ : 0;
+  c.s_->clock = clock_;
+  if (clock_) {
+    c.s_->made = clock_->version;
+    c.s_->made_level = clock_->level;
+    c.s_->made_depth = clock_->depth;
+  }
   c.s_->root = tr_->root;
   return c;
 }

@@ -203,7 +203,7 @@ void txn_state::release(std::uint32_t ref) {
 
 reader::~reader() { release(); }
 void reader::release() {
-  ++*epoch;
+  clock->changed();
   if (!live) return;
   std::lock_guard<std::mutex> g(db->mu);
   db->readers.erase(db->readers.find(tr.seq));
@@ -309,7 +309,12 @@ using namespace detail;
 
 void view::check_open() const {
   if (!db_ || !tr_) throw error(error_kind::invalid_argument, "view is closed");
-  if (txn_ && !txn_->buf.empty()) txn_->flush();
+  if (txn_) {
+    // A parent's tree is the one its open sub-transaction is changing (and an ended nested
+    // transaction's may be freed): only the innermost open level reads.
+    check_level(*txn_, level_, "read");
+    if (!txn_->buf.empty()) txn_->flush();
+  }
 }
 
 std::optional<std::string_view> view::get(std::string_view key) const {
@@ -374,8 +379,7 @@ void check_kv(std::string_view key, std::optional<std::string_view> value) {
 }
 }  // namespace
 
-write_tx::write_tx(write_tx&& o) noexcept
-    : view(std::move(o)), state_(std::move(o.state_)), level_(o.level_) {
+write_tx::write_tx(write_tx&& o) noexcept : view(std::move(o)), state_(std::move(o.state_)) {
   o.tr_ = nullptr;
   o.txn_ = nullptr;
 }
@@ -391,6 +395,7 @@ write_tx& write_tx::operator=(write_tx&& o) noexcept {
     db_ = std::move(o.db_);
     tr_ = o.tr_;
     txn_ = o.txn_;
+    clock_ = std::move(o.clock_);
     state_ = std::move(o.state_);
     level_ = o.level_;
     o.tr_ = nullptr;
@@ -426,13 +431,20 @@ void write_tx::abort_open_subs() noexcept {
   while (state_->levels.size() > level_ + 1) state_->undo_level();
 }
 
-txn_state& write_tx::raw() const {
-  if (!state_) throw error(error_kind::invalid_argument, "transaction is no longer active");
-  if (state_->levels.size() <= level_)
+void detail::check_level(const txn_state& t, std::size_t level, const char* what) {
+  if (t.levels.size() == level + 1) return;
+  if (t.levels.size() <= level)
     throw error(error_kind::invalid_argument,
                 "transaction is no longer active (the transaction it was nested in ended)");
-  if (state_->levels.size() != level_ + 1)
-    throw error(error_kind::invalid_argument, "transaction used while its sub-transaction is open");
+  throw error(error_kind::invalid_argument,
+              std::string("transaction ") + what +
+                  " while its sub-transaction is open: a parent can be neither read nor written "
+                  "until its sub-transaction commits or aborts");
+}
+
+txn_state& write_tx::raw() const {
+  if (!state_) throw error(error_kind::invalid_argument, "transaction is no longer active");
+  check_level(*state_, level_, "used");
   return *state_;
 }
 
@@ -514,12 +526,14 @@ write_tx write_tx::sub() {
   level l;
   l.base = ++t.db->next_id;
   l.saved = t.cur;
+  l.saved_version = t.clock->version;
   t.levels.push_back(std::move(l));
+  t.levels_changed();  // the parent's cursors refuse to read while this level is open
   write_tx w;
   w.db_ = db_;
   w.tr_ = &t.cur;
   w.txn_ = &t;
-  w.epoch_ = t.epoch;
+  w.clock_ = t.clock;
   w.state_ = state_;
   w.level_ = level_ + 1;
   return w;
@@ -527,11 +541,14 @@ write_tx write_tx::sub() {
 
 void write_tx::commit() {
   txn_state& t = st();
-  ++*t.epoch;
   db_impl& db = *t.db;
   if (level_ > 0) {
+    // The tree stays as the level left it: if it wrote, the clock has changed since the parent's
+    // cursors were made (and the nodes given back below are among those it replaced); if not,
+    // those cursors read on.
     level l = std::move(t.levels.back());
     t.levels.pop_back();
+    t.levels_changed();
     for (const pending_node& p : l.pending) {
       if (p.txn >= t.base())
         db.alloc.give(p.off, p.units);
@@ -541,6 +558,7 @@ void write_tx::commit() {
     detach();
     return;
   }
+  t.clock->changed();
   const std::uint64_t seq = db.seq + 1;
   db.commit_ids.emplace_back(t.levels.back().base, seq);
   for (const pending_node& p : t.levels.back().pending) {
@@ -564,12 +582,13 @@ void write_tx::commit() {
     write_meta(db);
     if (db.sync == sync_mode::fsync) sync_file(db);
   }
+  t.clock->level = 0;  // ended
+  t.clock->depth = 0;
   release_writer(db);
   detach();
 }
 
 void txn_state::undo_level() noexcept {
-  ++*epoch;
   buf.clear();  // buffered puts were never applied
   buf_bytes.clear();
   try {
@@ -577,7 +596,11 @@ void txn_state::undo_level() noexcept {
   } catch (...) {  // out of memory: the level's new nodes leak, the state still unwinds
   }
   cur = levels.back().saved;
+  // Only nodes of this level were freed; the parent's are as they were when it began, so its
+  // cursors from then read on. This level's own cursors refuse: its id is never innermost again.
+  clock->version = levels.back().saved_version;
   levels.pop_back();
+  levels_changed();
 }
 
 void write_tx::abort() {
@@ -741,6 +764,42 @@ void load_free_space(db_impl& db, std::uint32_t last, std::uint64_t meta_hwm) {
   db.freelog = std::move(chain);
 }
 
+// One meta page passes its checks and the other (why[i] non-empty) does not: was the damaged one
+// the newer commit record? Commit S writes page S % 2, so the damaged page held commit seq + 1
+// (the last commit, lost: the open fell back to seq) or seq - 1 (the older record: nothing lost,
+// the next commit rewrites it). Its sequence number tells which when it is legible; otherwise
+// the worse case is reported.
+recovery_info note_damaged_meta(const std::uint8_t* base, const std::string why[2],
+                                std::uint64_t seq) {
+  recovery_info r;
+  r.seq = seq;
+  const int d = why[0].empty() ? (why[1].empty() ? -1 : 1) : 0;
+  if (d < 0) return r;
+  r.damaged_page = d;
+  const auto* p = reinterpret_cast<const meta_page*>(base + d * kMetaBytes);
+  const std::string page = "meta page " + std::to_string(d);
+  const std::string n = std::to_string(seq);
+  if (p->magic == kMagic && p->seq <= seq) {
+    r.detail = "the older commit record (" + page + ", commit " + std::to_string(p->seq) +
+               ") is damaged (" + why[d] + "); opened the newest commit " + n +
+               ": nothing is lost, and the next commit rewrites that page";
+    return r;
+  }
+  r.meta_fallback = true;
+  if (p->magic == kMagic && p->seq == seq + 1) {
+    r.lost_seq = p->seq;
+    const std::string lost = std::to_string(p->seq);
+    r.detail = "the newest commit record (" + page + ", commit " + lost + ") is damaged (" +
+               why[d] + "); opened the previous commit " + n + ": commit " + lost + " is lost";
+  } else {
+    r.detail = "the commit record in " + page + " is damaged (" + why[d] +
+               ") and its commit number is unreadable; opened commit " + n +
+               " from the other page: if the damaged page held the newest commit (" +
+               std::to_string(seq + 1) + "), that commit is lost";
+  }
+  return r;
+}
+
 // One writing process per file, and no reading process beside it: snapshots and space reuse are
 // tracked inside the writing process only. Advisory (flock), released when the process dies.
 void lock_file(const db_impl& db, bool read_only) {
@@ -837,13 +896,23 @@ void open_file(db_impl& db, const std::string& path, const options& o) {
   db.mapped = map_len;
   const meta_page* best = nullptr;
   bool any_magic = false, any_version = false;
+  std::string why[2];  // what is wrong with each page, empty when it passes its checks
   for (int i = 0; i < 2; ++i) {
     const auto* m = reinterpret_cast<const meta_page*>(db.base + i * kMetaBytes);
-    if (m->magic != kMagic) continue;
+    if (m->magic != kMagic) {
+      why[i] = "no magic";
+      continue;
+    }
     any_magic = true;
-    if (m->version != kFormatVersion) continue;
+    if (m->version != kFormatVersion) {
+      why[i] = "format version " + std::to_string(m->version);
+      continue;
+    }
     any_version = true;
-    if (m->checksum != meta_sum(*m)) continue;
+    if (m->checksum != meta_sum(*m)) {
+      why[i] = "checksum mismatch";
+      continue;
+    }
     if (!best || m->seq > best->seq) best = m;
   }
   if (!any_magic) fail(error_kind::corrupt, path + " is not a simdex kv file (no magic)");
@@ -852,6 +921,7 @@ void open_file(db_impl& db, const std::string& path, const options& o) {
          path + ": format version is not " + std::to_string(kFormatVersion));
   if (!best) fail(error_kind::bad_checksum, path + ": neither meta page has a valid checksum");
   const meta_page m = *best;
+  db.recovery = note_damaged_meta(db.base, why, m.seq);
   if (m.hwm < kFirstUnit || m.hwm * kUnit > size)
     fail(error_kind::truncated, path + " holds " + std::to_string(size) +
                                     " bytes, its meta page needs " + std::to_string(m.hwm * kUnit));
@@ -929,6 +999,8 @@ void check_tree_name(std::string_view tree) {
 }
 }  // namespace
 
+const recovery_info& database::recovery() const { return need(db_).recovery; }
+
 snapshot database::read(std::string_view tree) const {
   db_impl& db = need(db_);
   check_tree_name(tree);
@@ -948,7 +1020,7 @@ snapshot database::read(std::string_view tree) const {
   }
   s.db_ = db_;
   s.tr_ = &r->tr;
-  s.epoch_ = r->epoch;
+  s.clock_ = r->clock;
   s.reader_ = std::move(r);
   return s;
 }
@@ -986,11 +1058,12 @@ write_tx database::write(std::string_view tree) {
   l.base = ++db.next_id;
   l.saved = t->cur;
   t->levels.push_back(std::move(l));
+  t->levels_changed();
   write_tx w;
   w.db_ = db_;
   w.tr_ = &t->cur;
   w.txn_ = t.get();
-  w.epoch_ = t->epoch;
+  w.clock_ = t->clock;
   w.state_ = std::move(t);
   w.level_ = 0;
   return w;

@@ -639,7 +639,7 @@ rc rm_range(range_ctx& r, std::uint32_t ref, std::size_t d, bool lo_on, bool hi_
 }  // namespace
 
 void tree_bulk(txn_state& t, const std::vector<std::pair<std::string_view, std::string_view>>& kv) {
-  ++*t.epoch;
+  t.clock->changed();
   std::vector<ent> es;
   es.reserve(kv.size());
   for (const auto& [k, v] : kv) {
@@ -666,7 +666,7 @@ void tree_bulk(txn_state& t, const std::vector<std::pair<std::string_view, std::
 
 std::uint64_t tree_remove_range(txn_state& t, std::string_view lo,
                                 std::optional<std::string_view> hi) {
-  ++*t.epoch;
+  t.clock->changed();
   if (!t.cur.root || (hi && *hi <= lo)) return 0;
   range_ctx r{t,
               *t.db,
@@ -684,7 +684,7 @@ std::uint64_t tree_remove_range(txn_state& t, std::string_view lo,
 
 bool tree_write(txn_state& t, wmode mode, std::string_view key, std::string_view value,
                 bool& changed) {
-  ++*t.epoch;
+  t.clock->changed();
   wctx c{t,          *t.db, mode,          reinterpret_cast<const u8*>(key.data()),
          key.size(), value, key_hash(key), false,
          0,          {}};
@@ -724,7 +724,7 @@ bool tree_write(txn_state& t, wmode mode, std::string_view key, std::string_view
 // node a write will read or copy, the leaf whole), then the writes run on warm caches. Buffer
 // order is kept, so a key put twice ends with its last value.
 void txn_state::flush() {
-  if (buf.empty()) return;  // each tree_write below changes the epoch
+  if (buf.empty()) return;  // each tree_write below changes the clock
   std::vector<buffered_put> items;
   std::string bytes;
   items.swap(buf);

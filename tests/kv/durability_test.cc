@@ -8,6 +8,8 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <random>
 #include <thread>
@@ -238,5 +240,112 @@ TEST(KvSpace, FreedSpaceIsReused) {
   db.validate();
   EXPECT_LE(db.stat().file_bytes, before_compact);
   EXPECT_EQ(db.read().size(), 20000u);
+  std::remove(path.c_str());
+}
+
+namespace {
+std::string read_file(const std::string& p) {
+  std::ifstream f(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(f), {}};
+}
+void write_file(const std::string& p, const std::string& bytes) {
+  std::ofstream f(p, std::ios::binary | std::ios::trunc);
+  f << bytes;
+}
+}  // namespace
+
+// A damaged newest meta page (a torn or corrupted write of the last commit record) made the
+// open fall back to the previous commit without a word: the last commit vanished silently. The
+// fallback is still the recovery, and recovery() now says it happened and what was lost.
+TEST(KvRecovery, DamagedNewestMetaIsReported) {
+  const std::string path = tmp_path("recovery");
+  {
+    kv::database db = kv::database::open(path, {kv::sync_mode::fsync, false, std::nullopt});
+    for (int i = 1; i <= 3; ++i) {
+      kv::write_tx tx = db.write();
+      for (int j = 0; j < 300; ++j) tx.put(kvt::numbered("c", i * 1000 + j), "v");
+      tx.put("last", std::to_string(i));
+      tx.commit();
+    }
+  }
+  std::uint64_t seq = 0;
+  {
+    kv::database db = kv::database::open(path);
+    const kv::recovery_info& r = db.recovery();
+    EXPECT_FALSE(r.meta_fallback);
+    EXPECT_EQ(r.damaged_page, -1);
+    EXPECT_EQ(r.detail, "");
+    seq = r.seq;
+    EXPECT_EQ(seq, db.read().seq());
+  }
+  ASSERT_EQ(seq, 3u);
+  const std::string good = read_file(path);
+  const std::size_t newest = (seq % 2) * 4096, older = 4096 - newest;
+  for (bool read_only : {true, false}) {
+    std::string b = good;
+    b[newest + 300] ^= 0x40;  // in the tree table: the checksum no longer matches
+    write_file(path, b);
+    kv::database db = kv::database::open(path, {kv::sync_mode::none, read_only, std::nullopt});
+    const kv::recovery_info& r = db.recovery();
+    EXPECT_TRUE(r.meta_fallback);
+    EXPECT_EQ(r.damaged_page, static_cast<int>(seq % 2));
+    EXPECT_EQ(r.seq, seq - 1);
+    EXPECT_EQ(r.lost_seq, seq);
+    EXPECT_NE(r.detail.find("the newest commit record (meta page 1, commit 3) is damaged "
+                            "(checksum mismatch); opened the previous commit 2: commit 3 is lost"),
+              std::string::npos)
+        << r.detail;
+    // The previous commit, whole and valid.
+    kv::snapshot s = db.read();
+    EXPECT_EQ(s.seq(), seq - 1);
+    EXPECT_EQ(s.get("last"), "2");
+    EXPECT_EQ(s.size(), 601u);
+    s.release();
+    db.validate();
+    if (!read_only) {
+      // The next commit rewrites the damaged page; the file is sound again.
+      kv::write_tx tx = db.write();
+      tx.put("last", "again");
+      tx.commit();
+      db.close();
+      kv::database again = kv::database::open(path);
+      EXPECT_FALSE(again.recovery().meta_fallback);
+      EXPECT_EQ(again.recovery().damaged_page, -1);
+      EXPECT_EQ(again.read().get("last"), "again");
+    }
+  }
+  {
+    // The older page damaged: nothing is lost, but the damage is still named.
+    std::string b = good;
+    b[older + 300] ^= 0x40;
+    write_file(path, b);
+    kv::database db = kv::database::open(path);
+    const kv::recovery_info& r = db.recovery();
+    EXPECT_FALSE(r.meta_fallback);
+    EXPECT_EQ(r.damaged_page, static_cast<int>(1 - seq % 2));
+    EXPECT_EQ(r.seq, seq);
+    EXPECT_EQ(r.lost_seq, 0u);
+    EXPECT_NE(r.detail.find("older commit record"), std::string::npos) << r.detail;
+    EXPECT_NE(r.detail.find("nothing is lost"), std::string::npos) << r.detail;
+    EXPECT_EQ(db.read().get("last"), "3");
+  }
+  {
+    // The newest page's header unreadable (no magic): it may have held the last commit.
+    std::string b = good;
+    std::memset(b.data() + newest, 0, 24);
+    write_file(path, b);
+    kv::database db = kv::database::open(path, {kv::sync_mode::none, true, std::nullopt});
+    const kv::recovery_info& r = db.recovery();
+    EXPECT_TRUE(r.meta_fallback);
+    EXPECT_EQ(r.damaged_page, static_cast<int>(seq % 2));
+    EXPECT_EQ(r.seq, seq - 1);
+    EXPECT_EQ(r.lost_seq, 0u);
+    EXPECT_NE(r.detail.find("no magic"), std::string::npos) << r.detail;
+    EXPECT_NE(r.detail.find("unreadable"), std::string::npos) << r.detail;
+    EXPECT_EQ(db.read().get("last"), "2");
+  }
+  kv::database mem = kv::database::memory();
+  EXPECT_FALSE(mem.recovery().meta_fallback);
+  EXPECT_EQ(mem.recovery().damaged_page, -1);
   std::remove(path.c_str());
 }

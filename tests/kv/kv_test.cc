@@ -475,6 +475,146 @@ TEST(KvCursor, RefusesOnceItsViewChanged) {
   EXPECT_EQ(n, live.size());
 }
 
+// A transaction moved into another write_tx by assignment kept the overwritten one's cursor
+// clock: its cursors never noticed its writes and walked nodes they had freed.
+TEST(KvCursor, MoveAssignedTransactionsCursorsSeeItsWrites) {
+  kv::database db = kv::database::memory();
+  kv::write_tx w = db.write();
+  w.put("a", "1");
+  w.commit();
+  w = db.write();
+  for (int i = 0; i < 300; ++i) w.put(kvt::numbered("k", i), "v");
+  kv::cursor c = w.make_cursor();
+  ASSERT_TRUE(c.first());
+  w.remove_range("", std::nullopt);
+  EXPECT_THROW(c.next(), kv::error);
+  kv::write_tx sub = w.sub();
+  w = std::move(sub);  // aborts the old w with its sub first; w is now the (inactive) sub
+  EXPECT_FALSE(w.active());
+  EXPECT_THROW(w.get("a"), kv::error);
+  EXPECT_EQ(db.read().get("a"), "1");
+}
+
+// While a sub-transaction is open the parent's tree is the one the sub-transaction is changing:
+// reads through the parent returned the sub-transaction's uncommitted writes (and would have
+// kept them had it aborted a moment later). Every read of the parent, its cursors included, is
+// refused with invalid_argument until the sub-transaction ends, as its writes already were;
+// cursors made on the parent before read on afterwards when the tree is as it was.
+TEST(KvNested, ParentIsNotReadableWhileASubIsOpen) {
+  kv::database db = kv::database::memory();
+  kv::write_tx tx = db.write();
+  for (int i = 0; i < 500; ++i) tx.put(kvt::numbered("k", 1000 + i), "v");
+  kv::cursor c = tx.make_cursor();
+  ASSERT_TRUE(c.first());
+  ASSERT_TRUE(c.next());
+  const std::string at = std::string(c.key());
+  auto refused = [](auto&& call, const char* reason) {
+    try {
+      call();
+      ADD_FAILURE() << "not refused (" << reason << ")";
+    } catch (const kv::error& e) {
+      EXPECT_EQ(e.kind(), kv::error_kind::invalid_argument) << e.what();
+      EXPECT_NE(std::string(e.what()).find(reason), std::string::npos) << e.what();
+    }
+  };
+  {
+    kv::write_tx sub = tx.sub();
+    sub.put("new", "uncommitted");
+    EXPECT_EQ(sub.get("new"), "uncommitted");  // the sub-transaction reads its own writes
+    const char* open = "sub-transaction is open";
+    refused([&] { (void)tx.get("new"); }, open);
+    refused([&] { (void)tx.get("k1000"); }, open);
+    refused([&] { (void)tx.contains("k1000"); }, open);
+    refused(
+        [&] {
+          const std::string_view keys[] = {"k1000", "new"};
+          std::optional<std::string_view> out[2];
+          tx.get_many(keys, out);
+        },
+        open);
+    refused([&] { (void)tx.count(); }, open);
+    refused([&] { (void)tx.count("k1", "k2"); }, open);
+    refused([&] { (void)tx.size(); }, open);
+    refused([&] { (void)tx.stat(); }, open);
+    refused([&] { tx.validate(); }, open);
+    refused([&] { (void)tx.make_cursor(); }, open);
+    // Writes and the transaction's own end were refused already, and still are.
+    refused([&] { tx.put("p", "1"); }, open);
+    refused([&] { (void)tx.upsert("p", "1"); }, open);
+    refused([&] { (void)tx.insert("p", "1"); }, open);
+    refused([&] { (void)tx.update("k1000", "1"); }, open);
+    refused([&] { (void)tx.remove("k1000"); }, open);
+    refused([&] { (void)tx.remove_range("k", std::nullopt); }, open);
+    refused(
+        [&] {
+          const std::pair<std::string_view, std::string_view> one[] = {{"zz", "1"}};
+          tx.bulk_load(one);
+        },
+        open);
+    refused([&] { (void)tx.sub(); }, open);
+    refused([&] { tx.commit(); }, open);
+    refused([&] { tx.abort(); }, open);
+    EXPECT_TRUE(tx.active());
+    // The parent's cursor refuses to move or read, valid() too.
+    const char* cur = "has a sub-transaction open";
+    refused([&] { (void)c.valid(); }, cur);
+    refused([&] { (void)c.key(); }, cur);
+    refused([&] { (void)c.value(); }, cur);
+    refused([&] { (void)c.next(); }, cur);
+    refused([&] { (void)c.prev(); }, cur);
+    refused([&] { (void)c.first(); }, cur);
+    refused([&] { (void)c.lower_bound("k1"); }, cur);
+    kv::cursor in_sub = sub.make_cursor();
+    ASSERT_TRUE(in_sub.seek("new"));
+    sub.abort();
+    // The sub-transaction's cursor saw nodes the abort freed: it refuses for good.
+    refused([&] { (void)in_sub.valid(); }, "make a new cursor");
+  }
+  // After the abort the tree is the parent's again, unchanged: its cursor reads on.
+  EXPECT_FALSE(tx.get("new"));
+  EXPECT_EQ(tx.size(), 500u);
+  ASSERT_TRUE(c.valid());
+  EXPECT_EQ(c.key(), at);
+  ASSERT_TRUE(c.next());
+  EXPECT_EQ(c.key(), "k1002");
+  {
+    kv::write_tx idle = tx.sub();  // commits without writing: nothing changed
+    refused([&] { (void)c.next(); }, "has a sub-transaction open");
+    EXPECT_EQ(idle.get("k1000"), "v");
+    idle.commit();
+  }
+  ASSERT_TRUE(c.next());
+  EXPECT_EQ(c.key(), "k1003");
+  // Two levels: only the innermost reads.
+  {
+    kv::write_tx s1 = tx.sub();
+    s1.put("s1", "1");
+    {
+      kv::write_tx s2 = s1.sub();
+      s2.put("s2", "1");
+      refused([&] { (void)s1.get("s2"); }, "sub-transaction is open");
+      refused([&] { (void)tx.get("s1"); }, "sub-transaction is open");
+      EXPECT_EQ(s2.get("s1"), "1");
+      s2.commit();
+    }
+    EXPECT_EQ(s1.get("s2"), "1");
+    refused([&] { (void)tx.count(); }, "sub-transaction is open");
+    s1.commit();
+  }
+  // A sub-transaction that wrote and committed changed the tree under the cursor.
+  refused([&] { (void)c.next(); }, "make a new cursor");
+  EXPECT_EQ(tx.get("s1"), "1");
+  EXPECT_EQ(tx.get("s2"), "1");
+  EXPECT_EQ(tx.count(), 502u);
+  kv::cursor fresh = tx.make_cursor();
+  ASSERT_TRUE(fresh.last());
+  EXPECT_EQ(fresh.key(), "s2");
+  tx.validate();
+  tx.commit();
+  EXPECT_EQ(db.read().size(), 502u);
+  db.validate();
+}
+
 TEST(KvTrees, NamedTreesAreIndependent) {
   const std::string p = kvt::tmp_path("trees");
   {
@@ -674,6 +814,9 @@ TEST(KvErrors, SubTransactionOutlivingItsParent) {
   }
   EXPECT_FALSE(sub->active());
   EXPECT_THROW(sub->put("x", "y"), kv::error);
+  // Its reads too: the tree it saw is the aborted parent's, whose nodes the next writer reuses.
+  EXPECT_THROW(sub->get("parent"), kv::error);
+  EXPECT_THROW(sub->make_cursor(), kv::error);
   EXPECT_THROW(sub->commit(), kv::error);
   {
     kv::write_tx w2 = db.write();  // the slot is free

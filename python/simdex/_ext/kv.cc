@@ -279,6 +279,17 @@ void bind_kv(nb::module_& m) {
           },
           nb::arg("tree") = "")
       .def("validate", &database::validate, nb::call_guard<nb::gil_scoped_release>())
+      .def("recovery",
+           [](const database& d) {
+             const recovery_info& r = d.recovery();
+             nb::dict out;
+             out["meta_fallback"] = r.meta_fallback;
+             out["seq"] = r.seq;
+             out["damaged_page"] = r.damaged_page < 0 ? nb::none() : nb::cast(r.damaged_page);
+             out["lost_seq"] = r.lost_seq ? nb::cast(r.lost_seq) : nb::none();
+             out["detail"] = r.detail;
+             return out;
+           })
       .def("path", &database::path)
       .def("is_open", &database::is_open)
       .def("close", &database::close);

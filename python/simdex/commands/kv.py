@@ -2,6 +2,10 @@
 
   simdex kv stat data.kv        # keys, depth, node counts, bytes per key, free space per tree
   simdex kv check data.kv       # full structural check (exit 1 and the problem if it fails)
+
+Both say so when the newest commit record (meta page) is damaged and the file opened at the
+previous commit (the last commit is lost): check then exits 1, stat warns on stderr. A damaged
+older record loses nothing; both note it, and check still exits 0.
 """
 
 from __future__ import annotations
@@ -17,6 +21,15 @@ def _open(path):
     return kv.open(path, read_only=True)
 
 
+def _recovery_line(path, rec) -> str | None:
+    """The open's fallback to an older commit (or a damaged older record), in words."""
+    if rec["meta_fallback"]:
+        return f"{path}: {rec['detail']}"
+    if rec["detail"]:
+        return f"{path}: note: {rec['detail']}"
+    return None
+
+
 def _cmd_stat(args) -> int:
     from .. import kv
 
@@ -25,6 +38,10 @@ def _cmd_stat(args) -> int:
     except kv.KvError as e:
         print(f"simdex kv: {e}", file=sys.stderr)
         return 1
+    line = _recovery_line(args.path, db.recovery())
+    if line:
+        print(f"simdex kv stat: {'warning: ' if db.recovery()['meta_fallback'] else ''}{line}",
+              file=sys.stderr)
     out = {}
     for tree in db.trees() or [""]:
         s = db.stat(tree)
@@ -47,11 +64,25 @@ def _cmd_check(args) -> int:
 
     try:
         db = _open(args.path)
+    except kv.KvError as e:
+        print(f"simdex kv check: {args.path}: {e}", file=sys.stderr)
+        return 1
+    rec = db.recovery()
+    line = _recovery_line(args.path, rec)
+    if line:  # before validating, so it is said even when the rest fails too
+        print(f"simdex kv check: {line}", file=sys.stderr)
+    try:
         db.validate()
     except kv.KvError as e:
         print(f"simdex kv check: {args.path}: {e}", file=sys.stderr)
         return 1
-    print(f"{args.path}: ok ({', '.join(repr(t) for t in db.trees()) or 'no trees'})")
+    trees = ", ".join(repr(t) for t in db.trees()) or "no trees"
+    if rec["meta_fallback"]:
+        lost = (f"commit {rec['lost_seq']} is lost; the previous commit" if rec["lost_seq"] is not None
+                else f"a commit after {rec['seq']} may be lost; commit")
+        print(f"{args.path}: NOT ok: {lost} {rec['seq']} is intact ({trees})")
+        return 1
+    print(f"{args.path}: ok ({trees})")
     return 0
 
 
@@ -63,6 +94,7 @@ def register(subparsers) -> None:
     s.add_argument("path")
     s.add_argument("--json", action="store_true", help="print JSON")
     s.set_defaults(func=_cmd_stat)
-    c = sub.add_parser("check", help="validate every tree and the free space")
+    c = sub.add_parser("check", help="validate every tree and the free space, and report a "
+                       "damaged newest commit record (exit 1)")
     c.add_argument("path")
     c.set_defaults(func=_cmd_check)
