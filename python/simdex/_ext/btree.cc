@@ -800,8 +800,10 @@ void bind_common(Cls& cls, const char* kind) {
       .def("_validate", [](H& h) { return h.visit([](auto& t) { return t.validate(); }); })
       .def(
           "memory_usage", [](H& h) { return h.visit([](auto& t) { return t.memory_usage(); }); },
-          "Bytes in the tree's live nodes (leaf pages, inner nodes) plus the tree object; "
-          "falls as keys are removed. Freed nodes kept for reuse are in reserved_bytes().")
+          "Bytes in the tree's live nodes (leaf pages, inner nodes) plus the tree object and "
+          "its membership filter, if large contains_many batches of absent keys built one "
+          "(1.5 bytes a key); falls as keys are removed. Freed nodes kept for reuse are in "
+          "reserved_bytes().")
       .def(
           "reserved_bytes",
           [](H& h) { return h.visit([](auto& t) { return t.reserved_bytes(); }); },
