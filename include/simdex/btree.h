@@ -513,10 +513,18 @@ class basic_btree {
     m->added(fresh);
     if (m->worn()) drop_filter();
   }
-  void filter_added_one(btree_detail::membership* m, std::uint64_t h) noexcept {
-    m->add_hash(h);
-    m->added(1);
-    if (m->worn()) drop_filter();
+  // One key into the tree and, when it is new, into the filter: the key's filter line is asked
+  // for before the tree's edit, so the two misses overlap.
+  bool insert_one(S s, const std::byte* slot, bool assign) {
+    btree_detail::membership* m = filter_.load(std::memory_order_relaxed);
+    std::uint64_t h = m != nullptr ? m->hash(&s) : 0;
+    bool r = kernels_->insert(t_, s, slot, assign);
+    if (r && m != nullptr) {
+      m->add_hash(h);
+      m->added(1);
+      if (m->worn()) drop_filter();
+    }
+    return r;
   }
   void filter_erased(std::size_t n) noexcept {
     btree_detail::membership* m = filter_.load(std::memory_order_relaxed);
@@ -551,14 +559,7 @@ class btree_set : public basic_btree<K, void> {
   using base::base;
 
   // True when k was not present.
-  bool insert(K k) {
-    S s = base::codec::encode(k);
-    auto* m = this->filter_.load(std::memory_order_relaxed);
-    std::uint64_t h = m != nullptr ? m->hash(&s) : 0;
-    bool r = kernels_->insert(t_, s, nullptr, false);
-    if (r && m != nullptr) this->filter_added_one(m, h);
-    return r;
-  }
+  bool insert(K k) { return this->insert_one(base::codec::encode(k), nullptr, false); }
   // Returns how many keys were new.
   std::size_t insert_batch(std::span<const K> keys) {
     std::vector<S> ks = base::encode_all(keys);
@@ -640,11 +641,7 @@ class btree_map : public basic_btree<K, V> {
     S s = base::codec::encode(k);
     alignas(16) std::byte slot[VS] = {};  // the tree copies whole VS-byte slots
     std::memcpy(slot, &v, sizeof(V));
-    auto* m = this->filter_.load(std::memory_order_relaxed);
-    std::uint64_t h = m != nullptr ? m->hash(&s) : 0;
-    bool r = kernels_->insert(t_, s, slot, assign);
-    if (r && m != nullptr) this->filter_added_one(m, h);
-    return r;
+    return this->insert_one(s, slot, assign);
   }
   static std::vector<std::byte> pack_values(std::span<const V> values) {
     std::vector<std::byte> vs(values.size() * VS);

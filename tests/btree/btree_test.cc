@@ -18,7 +18,7 @@
 #include <utility>
 #include <vector>
 
-#include "isa_levels.h"
+#include "btree/btree_levels.h"
 
 namespace {
 
@@ -38,16 +38,7 @@ constexpr std::size_t kScale = 1;
 
 using simdex::isa;
 
-// Levels with their own table for this (key, value) shape.
-template <class K, class V>
-std::vector<isa> levels() {
-  using S = typename simdex::btree_detail::codec<K>::stored;
-  constexpr std::size_t VS = simdex::btree_detail::value_slot<V>;
-  std::vector<isa> out;
-  for (auto& [l, t] : simdex::testing::usable_levels(simdex::btree_detail::kernel_tables<S, VS>()))
-    out.push_back(l);
-  return out;
-}
+using simdex::testing::btree_levels;
 
 // Keys from a domain of `domain` values spread over the type's range, plus the extremes.
 template <class K>
@@ -303,19 +294,20 @@ TYPED_TEST_SUITE(BtreeSet, KeyTypes);
 TYPED_TEST(BtreeSet, DifferentialSmallDomain) {
   // Small domains keep the tree a few pages wide: many splits, merges, empty pages.
   std::uint64_t seed = 1;
-  for (isa l : levels<TypeParam, void>())
+  for (isa l : btree_levels<TypeParam, void>())
     for (std::uint64_t domain : {300u, 5000u})
       run_set<TypeParam>(l, seed++, 60000 / kScale, domain);
 }
 
 TYPED_TEST(BtreeSet, DifferentialLargeDomain) {
   std::uint64_t seed = 100;
-  for (isa l : levels<TypeParam, void>()) run_set<TypeParam>(l, seed++, 160000 / kScale, 1u << 30);
+  for (isa l : btree_levels<TypeParam, void>())
+    run_set<TypeParam>(l, seed++, 160000 / kScale, 1u << 30);
 }
 
 TYPED_TEST(BtreeSet, SequentialAndBuild) {
   using K = TypeParam;
-  for (isa l : levels<K, void>()) {
+  for (isa l : btree_levels<K, void>()) {
     SCOPED_TRACE(simdex::isa_name(l));
     std::size_t n = 150000 / kScale;
     std::vector<K> keys;
@@ -373,7 +365,7 @@ TYPED_TEST(BtreeSet, ContainsAroundEveryKey) {
       return static_cast<K>(static_cast<std::make_unsigned_t<K>>(k) +
                             static_cast<std::make_unsigned_t<K>>(d));
   };
-  for (isa l : levels<K, void>()) {
+  for (isa l : btree_levels<K, void>()) {
     SCOPED_TRACE(simdex::isa_name(l));
     simdex::btree_set<K> t({.level = l});
     std::set<K> ref;
@@ -563,7 +555,7 @@ TEST(BtreeBatch, GroupInRangeAndExtremes) {
             (std::vector<std::int64_t>{-3, 1000, -50}));
   for (std::size_t i = 0; i < keys.size(); ++i) EXPECT_EQ(out[i], keys[at[i]]);
   using L = std::numeric_limits<std::uint64_t>;
-  for (isa l : levels<std::uint64_t, void>()) {
+  for (isa l : btree_levels<std::uint64_t, void>()) {
     SCOPED_TRACE(simdex::isa_name(l));
     simdex::btree_set<std::uint64_t> t({.level = l});
     std::vector<std::uint64_t> q(6000);
@@ -586,7 +578,7 @@ TEST(BtreeBatch, GroupInRangeAndExtremes) {
 
 TYPED_TEST(BtreeSet, LargeBatchesGrouped) {
   using K = TypeParam;
-  for (isa l : levels<K, void>()) {
+  for (isa l : btree_levels<K, void>()) {
     SCOPED_TRACE(simdex::isa_name(l));
     std::mt19937_64 rng(31);
     for (std::uint64_t domain : {std::uint64_t{700}, std::uint64_t{1} << 30}) {
@@ -736,7 +728,7 @@ struct v3 {
 };
 
 TEST(BtreeMap, Values) {
-  for (isa l : levels<std::uint32_t, std::uint64_t>()) {
+  for (isa l : btree_levels<std::uint32_t, std::uint64_t>()) {
     run_map<std::uint32_t, std::uint64_t>(l, 1, 100000 / kScale, 20000);
     run_map<std::int64_t, v16>(l, 2, 100000 / kScale, 20000);
     run_map<double, std::uint16_t>(l, 3, 100000 / kScale, 3000);
@@ -916,9 +908,9 @@ TEST(BtreeMisc, ConstIterators) {
 }
 
 TEST(BtreeMisc, MemoryUsageFollowsErases) {
-  for (isa l : levels<std::uint64_t, void>())
+  for (isa l : btree_levels<std::uint64_t, void>())
     check_memory_follows_erases<simdex::btree_set<std::uint64_t>>(l, 200000 / kScale);
-  for (isa l : levels<std::uint64_t, std::uint64_t>())
+  for (isa l : btree_levels<std::uint64_t, std::uint64_t>())
     check_memory_follows_erases<simdex::btree_map<std::uint64_t, std::uint64_t>>(l,
                                                                                  100000 / kScale);
 }
@@ -958,9 +950,9 @@ void check_build_leaves_room(isa l, std::size_t n) {
 }
 
 TEST(BtreeMisc, BuildLeavesRoomForBatches) {
-  for (isa l : levels<std::uint64_t, void>())
+  for (isa l : btree_levels<std::uint64_t, void>())
     check_build_leaves_room<simdex::btree_set<std::uint64_t>>(l, 400000 / kScale);
-  for (isa l : levels<std::uint64_t, std::uint64_t>())
+  for (isa l : btree_levels<std::uint64_t, std::uint64_t>())
     check_build_leaves_room<simdex::btree_map<std::uint64_t, std::uint64_t>>(l, 200000 / kScale);
 }
 

@@ -15,7 +15,7 @@
 #include <thread>
 #include <vector>
 
-#include "isa_levels.h"
+#include "btree/btree_levels.h"
 #include "simdex/btree.h"
 
 namespace {
@@ -23,15 +23,7 @@ namespace {
 using simdex::isa;
 using simdex::btree_detail::membership;
 
-template <class K, class V>
-std::vector<isa> levels() {
-  using S = typename simdex::btree_detail::codec<K>::stored;
-  constexpr std::size_t VS = simdex::btree_detail::value_slot<V>;
-  std::vector<isa> out;
-  for (auto& [l, t] : simdex::testing::usable_levels(simdex::btree_detail::kernel_tables<S, VS>()))
-    out.push_back(l);
-  return out;
-}
+using simdex::testing::btree_levels;
 
 constexpr std::size_t kBase = membership::kMinKeys + 4096;
 constexpr std::size_t kBatch = 8192;  // over use_sweep's 4096 and a thirty-second of the tree
@@ -178,14 +170,15 @@ void check_follows_writes(isa l) {
 }
 
 TEST(BtreeFilter, FollowsEveryWrite) {
-  for (isa l : levels<std::uint64_t, void>())
+  for (isa l : btree_levels<std::uint64_t, void>())
     check_follows_writes<simdex::btree_set<std::uint64_t>>(l);
-  for (isa l : levels<std::int32_t, void>())
+  for (isa l : btree_levels<std::int32_t, void>())
     check_follows_writes<simdex::btree_set<std::int32_t>>(l);
-  for (isa l : levels<double, void>()) check_follows_writes<simdex::btree_set<double>>(l);
-  for (isa l : levels<std::uint32_t, std::uint32_t>())
+  for (isa l : btree_levels<double, void>()) check_follows_writes<simdex::btree_set<double>>(l);
+  for (isa l : btree_levels<std::uint32_t, std::uint32_t>())
     check_follows_writes<simdex::btree_map<std::uint32_t, std::uint32_t>>(l);
-  for (isa l : levels<float, float>()) check_follows_writes<simdex::btree_map<float, float>>(l);
+  for (isa l : btree_levels<float, float>())
+    check_follows_writes<simdex::btree_map<float, float>>(l);
 }
 
 TEST(BtreeFilter, OffSmallAndHits) {

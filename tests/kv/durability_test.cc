@@ -281,16 +281,26 @@ TEST(KvRecovery, DamagedNewestMetaIsReported) {
   ASSERT_EQ(seq, 3u);
   const std::string good = read_file(path);
   const std::size_t newest = (seq % 2) * 4096, older = 4096 - newest;
-  for (bool read_only : {true, false}) {
+  // Writes the good file with `damage` applied, opens it, and checks what recovery() says.
+  auto open_damaged = [&](auto damage, bool read_only, bool fallback, int page,
+                          std::uint64_t opened, std::uint64_t lost) {
     std::string b = good;
-    b[newest + 300] ^= 0x40;  // in the tree table: the checksum no longer matches
+    damage(b);
     write_file(path, b);
     kv::database db = kv::database::open(path, {kv::sync_mode::none, read_only, std::nullopt});
     const kv::recovery_info& r = db.recovery();
-    EXPECT_TRUE(r.meta_fallback);
-    EXPECT_EQ(r.damaged_page, static_cast<int>(seq % 2));
-    EXPECT_EQ(r.seq, seq - 1);
-    EXPECT_EQ(r.lost_seq, seq);
+    EXPECT_EQ(r.meta_fallback, fallback);
+    EXPECT_EQ(r.damaged_page, page);
+    EXPECT_EQ(r.seq, opened);
+    EXPECT_EQ(r.lost_seq, lost);
+    return db;
+  };
+  const int newest_page = static_cast<int>(seq % 2);
+  for (bool read_only : {true, false}) {
+    // A bit flipped in the tree table: the checksum no longer matches.
+    kv::database db = open_damaged([&](std::string& b) { b[newest + 300] ^= 0x40; }, read_only,
+                                   true, newest_page, seq - 1, seq);
+    const kv::recovery_info& r = db.recovery();
     EXPECT_NE(r.detail.find("the newest commit record (meta page 1, commit 3) is damaged "
                             "(checksum mismatch); opened the previous commit 2: commit 3 is lost"),
               std::string::npos)
@@ -316,30 +326,18 @@ TEST(KvRecovery, DamagedNewestMetaIsReported) {
   }
   {
     // The older page damaged: nothing is lost, but the damage is still named.
-    std::string b = good;
-    b[older + 300] ^= 0x40;
-    write_file(path, b);
-    kv::database db = kv::database::open(path);
+    kv::database db = open_damaged([&](std::string& b) { b[older + 300] ^= 0x40; }, false, false,
+                                   1 - newest_page, seq, 0);
     const kv::recovery_info& r = db.recovery();
-    EXPECT_FALSE(r.meta_fallback);
-    EXPECT_EQ(r.damaged_page, static_cast<int>(1 - seq % 2));
-    EXPECT_EQ(r.seq, seq);
-    EXPECT_EQ(r.lost_seq, 0u);
     EXPECT_NE(r.detail.find("older commit record"), std::string::npos) << r.detail;
     EXPECT_NE(r.detail.find("nothing is lost"), std::string::npos) << r.detail;
     EXPECT_EQ(db.read().get("last"), "3");
   }
   {
     // The newest page's header unreadable (no magic): it may have held the last commit.
-    std::string b = good;
-    std::memset(b.data() + newest, 0, 24);
-    write_file(path, b);
-    kv::database db = kv::database::open(path, {kv::sync_mode::none, true, std::nullopt});
+    kv::database db = open_damaged([&](std::string& b) { std::memset(b.data() + newest, 0, 24); },
+                                   true, true, newest_page, seq - 1, 0);
     const kv::recovery_info& r = db.recovery();
-    EXPECT_TRUE(r.meta_fallback);
-    EXPECT_EQ(r.damaged_page, static_cast<int>(seq % 2));
-    EXPECT_EQ(r.seq, seq - 1);
-    EXPECT_EQ(r.lost_seq, 0u);
     EXPECT_NE(r.detail.find("no magic"), std::string::npos) << r.detail;
     EXPECT_NE(r.detail.find("unreadable"), std::string::npos) << r.detail;
     EXPECT_EQ(db.read().get("last"), "2");
