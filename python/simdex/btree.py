@@ -283,6 +283,13 @@ class _Sorted:
         return keys, len(where) == n
 
 
+def _flag(name: str, value) -> bool:
+    """A keyword switch: True or False (numpy's bools too), else TypeError naming it."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    raise TypeError(f"{name} must be True or False, not {type(value).__name__}")
+
+
 def _shared(cls):
     """Gives cls _Sorted's members, as if _Sorted came first among its bases: nanobind before
     3.0 (what CPython 3.9 builds with) lets a Python class have its native base only."""
@@ -297,9 +304,11 @@ class SortedSet(_native._Set):
     """A sorted set of numbers, stored in a B+ tree (a drop-in for sortedcontainers.SortedSet
     with numeric keys and no key function).
 
-    ``SortedSet(iterable=None, key=None, *, dtype=None, pages="auto")``: ``key`` must be None;
-    ``dtype`` is ``"int64"``, ``"uint64"`` or ``"float64"`` (inferred from iterable when not
-    given); ``pages`` is ``"auto"``, ``"2m"`` or ``"4k"``.
+    ``SortedSet(iterable=None, key=None, *, dtype=None, pages="auto", batch_filter=True)``:
+    ``key`` must be None; ``dtype`` is ``"int64"``, ``"uint64"`` or ``"float64"`` (inferred
+    from iterable when not given); ``pages`` is ``"auto"``, ``"2m"`` or ``"4k"``;
+    ``batch_filter=False`` keeps large ``contains_many`` batches of absent keys from building a
+    membership filter (1.5 bytes a key; see ``filter_bytes()``).
 
     It is a set (``in``, ``add``, ``discard``, set algebra and comparisons with any set) and a
     sequence of its keys in order (``s[i]``, ``s[a:b]`` as a list, ``del s[i]``, ``index``,
@@ -308,24 +317,25 @@ class SortedSet(_native._Set):
 
     __hash__ = None  # mutable
 
-    def __init__(self, iterable=None, key=None, *, dtype=None, pages: str = "auto"):
+    def __init__(self, iterable=None, key=None, *, dtype=None, pages: str = "auto", batch_filter: bool = True):
         """A set of the keys of iterable (None: empty). dtype: "int64", "uint64" or "float64"
         (None: inferred from the keys, int64 for none); pages: "auto", "2m" or "4k"; key must
-        be None (keys are ordered by value)."""
+        be None (keys are ordered by value); batch_filter: False keeps large contains_many
+        batches of absent keys from building a membership filter."""
         if key is not None:
             raise TypeError("simdex SortedSet orders keys by value; key functions are not supported")
         if iterable is not None and not isinstance(iterable, (np.ndarray, list, tuple, range, SortedSet, SortedDict)):
             iterable = list(iterable)
         if dtype is None and iterable is not None:
             dtype, iterable = _infer_dtype(iterable)
-        super().__init__(_dtype_name(dtype), pages)
+        super().__init__(_dtype_name(dtype), pages, _flag("batch_filter", batch_filter))
         if iterable is not None:
             self.update(iterable)
 
     def _like(self) -> SortedSet:
-        """An empty set of the same class, dtype and page policy."""
+        """An empty set of the same class, dtype, page policy and filter switch."""
         s = type(self).__new__(type(self))
-        _native._Set.__init__(s, self._dtype_name, self._page_mode)
+        _native._Set.__init__(s, self._dtype_name, self._page_mode, self.batch_filter)
         return s
 
     def count(self, value) -> int:
@@ -348,7 +358,8 @@ class SortedSet(_native._Set):
 
     def __reduce__(self):
         state = getattr(self, "__dict__", None) or None
-        return (_rebuild_set, (type(self), self._dtype_name, self._page_mode, self.to_numpy()), state)
+        args = (type(self), self._dtype_name, self._page_mode, self.to_numpy(), self.batch_filter)
+        return (_rebuild_set, args, state)
 
     def __repr__(self) -> str:
         dtype = "" if self._dtype_name == "int64" else f", dtype='{self._dtype_name}'"
@@ -495,9 +506,9 @@ class SortedSet(_native._Set):
         return len(self) > len(other) and self.issuperset(other)
 
 
-def _rebuild_set(cls, dtype, pages, keys):
+def _rebuild_set(cls, dtype, pages, keys, batch_filter=True):
     s = cls.__new__(cls)
-    _native._Set.__init__(s, dtype, pages)
+    _native._Set.__init__(s, dtype, pages, batch_filter)
     s._add_array(keys)
     return s
 
@@ -533,17 +544,18 @@ class SortedDict(_native._Map):
     """A mapping from numbers to any objects, kept in key order in a B+ tree (a drop-in for
     sortedcontainers.SortedDict with numeric keys and no key function).
 
-    ``SortedDict([None,] [mapping or iterable of pairs], *, dtype=None, pages="auto", **kw)``:
-    a leading key function must be None; ``dtype`` is inferred from the keys when not given.
+    ``SortedDict([None,] [mapping or iterable of pairs], *, dtype=None, pages="auto",
+    batch_filter=True, **kw)``: a leading key function must be None; ``dtype`` is inferred from
+    the keys when not given; ``pages`` and ``batch_filter`` as for ``SortedSet``.
     ``keys()``, ``values()`` and ``items()`` are live views that also index by position.
     """
 
     __hash__ = None  # mutable
 
-    def __init__(self, *args, dtype=None, pages: str = "auto", **kwargs):
+    def __init__(self, *args, dtype=None, pages: str = "auto", batch_filter: bool = True, **kwargs):
         """A dict sorted by key, from a mapping or (key, value) pairs and keyword items, as
         dict() takes them; a leading None (sortedcontainers' key function) is accepted, a key
-        function is not. dtype and pages as for SortedSet."""
+        function is not. dtype, pages and batch_filter as for SortedSet."""
         if args and (args[0] is None or callable(args[0])):
             if args[0] is not None:
                 raise TypeError("simdex SortedDict orders keys by value; key functions are not supported")
@@ -551,13 +563,13 @@ class SortedDict(_native._Map):
         keys, values = _items_of(args, kwargs)
         if dtype is None:
             dtype, keys = _infer_dtype(keys)
-        super().__init__(_dtype_name(dtype), pages)
+        super().__init__(_dtype_name(dtype), pages, _flag("batch_filter", batch_filter))
         if len(keys):
             self._set_many(self._stored(keys), values)
 
     def _like(self) -> SortedDict:
         d = type(self).__new__(type(self))
-        _native._Map.__init__(d, self._dtype_name, self._page_mode)
+        _native._Map.__init__(d, self._dtype_name, self._page_mode, self.batch_filter)
         return d
 
     def keys(self) -> SortedKeysView:
@@ -609,7 +621,8 @@ class SortedDict(_native._Map):
 
     def __reduce__(self):
         state = getattr(self, "__dict__", None) or None
-        args = (type(self), self._dtype_name, self._page_mode, self.to_numpy(), list(self.values()))
+        args = (type(self), self._dtype_name, self._page_mode, self.to_numpy(), list(self.values()),
+                self.batch_filter)
         return (_rebuild_dict, args, state)
 
     def __eq__(self, other):
@@ -650,9 +663,9 @@ class SortedDict(_native._Map):
         return f"{type(self).__name__}({{{body}}}{dtype})"
 
 
-def _rebuild_dict(cls, dtype, pages, keys, values):
+def _rebuild_dict(cls, dtype, pages, keys, values, batch_filter=True):
     d = cls.__new__(cls)
-    _native._Map.__init__(d, dtype, pages)
+    _native._Map.__init__(d, dtype, pages, batch_filter)
     if len(keys):
         d._set_many(d._stored(keys), values)
     return d

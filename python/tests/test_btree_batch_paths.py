@@ -231,3 +231,48 @@ def test_membership_filter_follows_every_write(dtype):
     s.clear()
     ref.clear()
     assert not s.contains_many(odd).any()
+
+
+def test_batch_filter_switch():
+    """batch_filter=False: a large batch of absent keys builds no filter (filter_bytes() stays
+    0) and still answers right; True (the default) builds one. Copies, pickles and the
+    containers a set or dict rebuilds itself into (growth onto 2 MiB pages, clear) keep the
+    switch; it takes True or False only."""
+    import copy
+    import pickle
+
+    from simdex.btree import SortedDict
+
+    n = 70_000
+    evens = np.arange(0, 2 * n, 2, dtype=np.int64)
+    odd = evens + 1
+    for cls, make in ((SortedSet, lambda **kw: SortedSet(evens, **kw)),
+                      (SortedDict, lambda **kw: SortedDict(zip(evens.tolist(), evens.tolist()), **kw))):
+        on, off = make(), make(batch_filter=False)
+        assert on.batch_filter and not off.batch_filter
+        for c in (on, off):
+            assert c.filter_bytes() == 0
+            assert not c.contains_many(odd[:8192]).any()
+            assert c.contains_many(evens[:8192]).all()
+        assert on.filter_bytes() >= n  # 1.5 bytes a key
+        assert off.filter_bytes() == 0
+        for twin in (off.copy(), copy.copy(off), copy.deepcopy(off), pickle.loads(pickle.dumps(off))):
+            assert type(twin) is cls and not twin.batch_filter
+            assert not twin.contains_many(odd[:8192]).any()
+            assert twin.filter_bytes() == 0
+        assert pickle.loads(pickle.dumps(on)).batch_filter
+        off.clear()
+        assert not off.batch_filter
+        # Grown from empty on 4 KiB pages to 2 MiB ones: the rebuilt tree keeps the switch.
+        grown = cls(batch_filter=False)
+        big = np.arange(0, 600_000, 2, dtype=np.int64)
+        for chunk in np.array_split(big, 40):
+            if cls is SortedSet:
+                grown.add_many(chunk)
+            else:
+                grown.update(zip(chunk.tolist(), chunk.tolist()))
+        assert grown.pages == "2m"
+        assert not grown.contains_many(big[:8192] + 1).any()
+        assert grown.filter_bytes() == 0
+        with pytest.raises(TypeError, match="batch_filter"):
+            cls(batch_filter="no")

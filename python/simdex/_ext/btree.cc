@@ -63,13 +63,17 @@ struct holder {
   using trees = std::variant<Tree<std::int64_t>, Tree<std::uint64_t>, Tree<double>>;
   trees t;
   page_mode mode;
+  bool filter;                // btree_options::batch_filter for every tree this holder makes
   std::uint64_t version = 0;  // bumped by every change of the key set; iterators compare it
 
-  holder(const std::string& dtype, const std::string& pages)
-      : t(make(dtype, parse_pages(pages))), mode(parse_pages(pages)) {}
+  holder(const std::string& dtype, const std::string& pages, bool batch_filter)
+      : t(make(dtype, parse_pages(pages), batch_filter)),
+        mode(parse_pages(pages)),
+        filter(batch_filter) {}
 
-  static trees make(const std::string& dtype, page_mode m) {
-    btree_options o{.pages = m == page_mode::huge ? page_size::huge : page_size::small};
+  static trees make(const std::string& dtype, page_mode m, bool batch_filter) {
+    btree_options o{.pages = m == page_mode::huge ? page_size::huge : page_size::small,
+                    .batch_filter = batch_filter};
     if (dtype == "int64") return trees(std::in_place_index<0>, o);
     if (dtype == "uint64") return trees(std::in_place_index<1>, o);
     if (dtype == "float64") return trees(std::in_place_index<2>, o);
@@ -84,11 +88,12 @@ struct holder {
     visit([&](auto& tree) {
       using T = std::decay_t<decltype(tree)>;
       if (mode == page_mode::automatic)
-        tree = T(btree_options{.pages = page_size::small});
+        tree = T(options(page_size::small));
       else
         tree.clear();
     });
   }
+  btree_options options(page_size pages) const { return {.pages = pages, .batch_filter = filter}; }
   // The backing a tree about to hold n keys should start on.
   page_size pages_for(std::size_t n) const {
     if (mode == page_mode::huge) return page_size::huge;
@@ -97,9 +102,9 @@ struct holder {
   }
 };
 
-// Rebuilds tree on `pages` from its own keys (and value slots); the key set is unchanged.
+// Rebuilds tree with options o from its own keys (and value slots); the key set is unchanged.
 template <class T>
-void rebuild(T& tree, page_size pages) {
+void rebuild(T& tree, const btree_options& o) {
   using K = key_of<T>;
   std::vector<K> keys;
   keys.reserve(tree.size());
@@ -109,7 +114,7 @@ void rebuild(T& tree, page_size pages) {
     keys.push_back(it.key());
     if constexpr (is_map<T>) vals.push_back(it.value());
   }
-  T fresh(btree_options{.pages = pages});
+  T fresh(o);
   if constexpr (is_map<T>)
     fresh.build_sorted(keys, vals);
   else
@@ -124,7 +129,7 @@ void maybe_grow_pages(H& h, T& tree) {
   if (h.mode != page_mode::automatic || tree.pages() != page_size::small) return;
   if (tree.reserved_bytes() < 2 * kRegionBytes) return;
   ++h.version;
-  rebuild(tree, page_size::huge);
+  rebuild(tree, h.options(page_size::huge));
 }
 
 struct py_set : holder<set_tree> {
@@ -618,8 +623,8 @@ void check_no_nan(std::span<const K> keys) {
 
 template <class H, class Cls>
 void bind_common(Cls& cls, const char* kind) {
-  cls.def(nb::init<const std::string&, const std::string&>(), nb::arg("dtype") = "int64",
-          nb::arg("pages") = "auto")
+  cls.def(nb::init<const std::string&, const std::string&, bool>(), nb::arg("dtype") = "int64",
+          nb::arg("pages") = "auto", nb::arg("batch_filter") = true)
       .def_prop_ro(
           "_dtype_name",
           [](H& h) { return h.visit([](auto& t) { return dtype_name<key_of<decltype(t)>>(); }); })
@@ -797,6 +802,14 @@ void bind_common(Cls& cls, const char* kind) {
                                                   : "4k";
           },
           "The page policy asked for at construction: 'auto', '2m' or '4k'.")
+      .def_prop_ro(
+          "batch_filter", [](H& h) { return h.filter; },
+          "Whether large contains_many batches of absent keys may build a membership filter "
+          "(constructor argument batch_filter; copies and pickles keep it).")
+      .def(
+          "filter_bytes", [](H& h) { return h.visit([](auto& t) { return t.filter_bytes(); }); },
+          "Bytes of the membership filter now: 0 when there is none (never built, switched off "
+          "with batch_filter=False, or dropped after many inserts or erases).")
       .def("_validate", [](H& h) { return h.visit([](auto& t) { return t.validate(); }); })
       .def(
           "memory_usage", [](H& h) { return h.visit([](auto& t) { return t.memory_usage(); }); },
@@ -922,7 +935,7 @@ void bind_set(nb::module_& m) {
               std::size_t added;
               if (t.size() == 0 && keys.size() > 1) {
                 if (h.pages_for(keys.size()) != t.pages())
-                  t = std::decay_t<decltype(t)>(btree_options{.pages = h.pages_for(keys.size())});
+                  t = std::decay_t<decltype(t)>(h.options(h.pages_for(keys.size())));
                 t.build(keys);
                 added = t.size();
               } else {
@@ -1102,7 +1115,7 @@ void bind_map(nb::module_& m) {
               std::vector<std::uint64_t> sv;
               if (t.size() == 0) {  // into an empty dict: build it
                 for (std::uint32_t i : from) sv.push_back(h.put(vs[i]));
-                std::decay_t<decltype(t)> fresh(btree_options{.pages = h.pages_for(sk.size())});
+                std::decay_t<decltype(t)> fresh(h.options(h.pages_for(sk.size())));
                 fresh.build_sorted(sk, sv);
                 t = std::move(fresh);
                 maybe_grow_pages(h, t);
