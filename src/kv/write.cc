@@ -268,6 +268,94 @@ rc finish_inner(wctx& c, std::uint32_t ref, unsigned idx, const piece* ps, std::
   return out ? rc::replaced : rc::removed;
 }
 
+// Bytes a leaf's live entries would take in a rebuilt leaf, with its fixed part: what is
+// between the heap's low end and the node's end, less the dead entries.
+inline std::size_t leaf_live_bytes(leaf_view L) {
+  return kLeafHeap + std::size_t{L.h->units} * kUnit - L.h->heap - L.h->dead;
+}
+
+// A removal left child idx of inner node `ref` as leaf `nref` holding ncnt keys. A leaf that has
+// fallen to an eighth of a leaf (in keys or bytes) becomes one with a neighbouring leaf when the
+// two fit in three quarters of one (the gap between the thresholds keeps a remove and an insert
+// at the boundary from merging and splitting in turn), so deletes do not leave the file full of
+// near-empty leaves. An eighth, not a quarter: removing half of a tree's keys at random leaves
+// many leaves under a quarter, and merging them all made those removes markedly slower. Both leaves
+// hold suffixes from the same depth and cover neighbouring ranges of the routing byte, so the
+// merged leaf is one after the other, and the divider between them goes. False when no neighbour
+// qualifies (nothing changed).
+[[gnu::noinline]] bool merge_sparse_leaf(wctx& c, std::uint32_t ref, unsigned idx,
+                                         std::uint32_t nref, std::uint64_t ncnt,
+                                         std::uint32_t& out) {
+  inner_view v{reinterpret_cast<inner_hdr*>(c.db.at(ref))};
+  leaf_view L{reinterpret_cast<leaf_hdr*>(c.db.at(nref))};
+  const std::size_t n = L.h->n, bytes = leaf_live_bytes(L);
+  if (n > kLeafSlots / 8 && bytes > kLeafMaxBytes / 8) return false;
+  const unsigned vn = v.h->n;
+  for (const unsigned j : {idx + 1, idx - 1}) {  // idx - 1 wraps past vn when idx is 0
+    if (j >= vn || c.db.hdr(v.child(j))->type != kLeaf) continue;
+    const std::uint32_t sib = v.child(j);
+    leaf_view S{reinterpret_cast<leaf_hdr*>(c.db.at(sib))};
+    const std::size_t sn = S.h->n;
+    if (n + sn > kLeafSlots * 3 / 4 ||
+        bytes + leaf_live_bytes(S) - kLeafHeap > kLeafMaxBytes * 3 / 4)
+      continue;
+    const unsigned lo = j < idx ? j : idx;
+    const leaf_view first = j < idx ? S : L, second = j < idx ? L : S;
+    std::vector<ent> es;
+    es.reserve(n + sn);
+    for (std::size_t i = 0; i < first.h->n; ++i) es.push_back(gather(first, i));
+    for (std::size_t i = 0; i < second.h->n; ++i) es.push_back(gather(second, i));
+    // Built before either leaf is released: the entries point into them, and released space
+    // may be reused at once.
+    const std::uint32_t merged = build_leaf(c.t, es.data(), es.size(), 0, 0);
+    slot s[kMaxFanout + 8];
+    std::size_t m = 0;
+    for (unsigned i = 0; i < vn; ++i) {
+      if (i == lo + 1) continue;
+      const int sym = i ? v.div()[i - 1] : -1;
+      if (i == lo)
+        s[m++] = mk_slot(sym, merged, ncnt + v.count(j));
+      else
+        s[m++] = mk_slot(sym, v.child(i), v.count(i));
+    }
+    c.t.release(nref);
+    c.t.release(sib);
+    if (v.h->txn >= c.t.base()) {
+      out = write_inner(c.t, nullptr, 0, s, m, ref);
+    } else {
+      out = write_inner(c.t, v.prefix(), v.h->plen, s, m, 0);
+      c.t.release(ref);
+    }
+    return true;
+  }
+  return false;
+}
+
+// After a removal: inner node `ref` left with one child, a leaf, becomes that leaf, its keys
+// taking the node's prefix back, when they fit in three quarters of a leaf (so the leaf can
+// merge with its new neighbours in turn). Returns the reference now in ref's place.
+[[gnu::noinline]] std::uint32_t collapse_inner(wctx& c, std::uint32_t ref) {
+  inner_view v{reinterpret_cast<inner_hdr*>(c.db.at(ref))};
+  if (v.h->n != 1 || c.db.hdr(v.child(0))->type != kLeaf) return ref;
+  const std::uint32_t ch = v.child(0);
+  leaf_view L{reinterpret_cast<leaf_hdr*>(c.db.at(ch))};
+  const std::size_t n = L.h->n, pl = v.h->plen;
+  if (leaf_live_bytes(L) + n * pl > kLeafMaxBytes * 3 / 4) return ref;
+  std::vector<std::string> keys(n);
+  std::vector<ent> es(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    es[i] = gather(L, i);
+    keys[i].assign(reinterpret_cast<const char*>(v.prefix()), pl);
+    keys[i].append(reinterpret_cast<const char*>(es[i].key), es[i].klen);
+    es[i].key = reinterpret_cast<const u8*>(keys[i].data());
+    es[i].klen = static_cast<std::uint32_t>(keys[i].size());
+  }
+  const std::uint32_t leaf = build_leaf(c.t, es.data(), n, 0, 0);
+  c.t.release(ch);
+  c.t.release(ref);
+  return leaf;
+}
+
 // The key leaves the compressed path of inner node `ref` after i bytes: a new node over the
 // common part, routing on the first differing byte, above this node (rebuilt with the rest of
 // its prefix). Kept out of wr_inner so the recursion's frames stay small.
@@ -338,10 +426,16 @@ rc wr_inner(wctx& c, std::uint32_t ref, std::size_t d, std::uint32_t& out) {
     case rc::replaced: {
       piece pc{nref, static_cast<std::uint64_t>(static_cast<std::int64_t>(v.count(idx)) + c.delta),
                0};
-      return finish_inner(c, ref, idx, &pc, 1, out);
+      if (c.mode != wmode::remove) return finish_inner(c, ref, idx, &pc, 1, out);
+      if (c.db.hdr(nref)->type != kLeaf || !merge_sparse_leaf(c, ref, idx, nref, pc.cnt, out))
+        finish_inner(c, ref, idx, &pc, 1, out);
+      out = collapse_inner(c, out);
+      return rc::replaced;
     }
     case rc::removed:
-      return finish_inner(c, ref, idx, nullptr, 0, out);
+      if (finish_inner(c, ref, idx, nullptr, 0, out) == rc::removed) return rc::removed;
+      out = collapse_inner(c, out);
+      return rc::replaced;
     case rc::split: {
       std::vector<piece> ps = std::move(c.pieces);
       c.pieces.clear();

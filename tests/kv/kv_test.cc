@@ -930,6 +930,77 @@ TEST(KvRange, RemovesWideRanges) {
   ASSERT_NO_FATAL_FAILURE(kvt::expect_same(before, all));
 }
 
+// Deletes that thin the tree out leave no trail of near-empty leaves: a leaf down to an eighth
+// merges with a neighbouring leaf (when the two fit in three quarters of one), and an inner node
+// left with one leaf becomes that leaf. Random 8-byte keys (in memory) and varied keys (shared
+// prefixes, prefixes of one another, long ones, values out of line; in a file, reopened at the
+// end), removed one by one in transactions that commit or abort, every view checked against the
+// model and validated.
+TEST(KvRemove, SparseLeavesMerge) {
+  const std::string path = kvt::tmp_path("sparse");
+  for (int shape = 0; shape < 2; ++shape) {
+    SCOPED_TRACE(shape ? "varied keys" : "random 8-byte keys");
+    std::optional<kv::database> file;
+    if (shape) file.emplace(kv::database::open(path));
+    kv::database db = shape ? std::move(*file) : kv::database::memory();
+    model m;
+    std::mt19937_64 r(21 + shape);
+    kvt::keygen g(5);
+    {
+      kv::write_tx tx = db.write();
+      for (int i = 0; i < 60000; ++i) {
+        std::string k(8, '\0');
+        const std::uint64_t x = r();
+        std::memcpy(k.data(), &x, 8);
+        if (shape) k = g.key();
+        const std::string val = i % 40 == 0 ? std::string(300, 'v') : std::to_string(i);
+        tx.put(k, val);
+        m[k] = val;
+      }
+      tx.commit();
+    }
+    const std::uint64_t full_leaves = db.read().stat().leaf_nodes;
+    std::vector<std::string> keys;
+    for (const auto& kvp : m) keys.push_back(kvp.first);
+    std::shuffle(keys.begin(), keys.end(), r);
+    const std::size_t keep = keys.size() / 20;
+    std::size_t at = 0;
+    for (int round = 0; at + keep < keys.size(); ++round) {
+      kv::write_tx tx = db.write();
+      model after = m;
+      const std::size_t stop = std::min(keys.size() - keep, at + keys.size() / 7);
+      for (std::size_t i = at; i < stop; ++i) {
+        ASSERT_TRUE(tx.remove(keys[i]));
+        after.erase(keys[i]);
+      }
+      tx.validate();
+      ASSERT_NO_FATAL_FAILURE(kvt::expect_same(tx, after));
+      if (round % 3 == 1) {
+        tx.abort();  // the merges are undone with the rest
+      } else {
+        tx.commit();
+        m = std::move(after);
+        at = stop;
+      }
+      db.validate();
+      ASSERT_NO_FATAL_FAILURE(kvt::expect_same(db.read(), m));
+    }
+    const kv::stats st = db.read().stat();
+    EXPECT_EQ(st.keys, m.size());
+    // Without the merge the leaves stay where the inserts left them (5% of their keys each).
+    EXPECT_LT(st.leaf_nodes * 4, full_leaves) << st.leaf_nodes << " leaves of " << full_leaves;
+    if (shape == 0) {
+      EXPECT_LE(st.leaf_nodes, m.size() / 8 + 50) << m.size() << " keys";
+    } else {
+      db = kv::database::memory();  // closes the file
+      kv::database again = kv::database::open(path);
+      again.validate();
+      ASSERT_NO_FATAL_FAILURE(kvt::expect_same(again.read(), m));
+    }
+  }
+  std::remove(path.c_str());
+}
+
 // Values up to the limit: 64 MiB by default, 1 GiB with SIMDEX_KV_BIG_VALUES=1 (needs about
 // 2 GiB of memory and a minute); one over the limit is refused without being read.
 TEST(KvLimits, LargeValues) {
