@@ -1,6 +1,8 @@
 // libFuzzer target: the input is a sequence of operations on a memory kv database (upsert,
 // put, insert, update, remove, remove_range, bulk_load, get, cursor steps, count, commit,
-// abort, nested transactions), replayed against std::map; any difference, any validate() complaint
+// abort, nested transactions, runs of keys under one prefix and thinning a range one remove at
+// a time, so that short inputs reach leaf splits and the merges of sparse leaves), replayed
+// against std::map; any difference, any validate() complaint
 // or any sanitizer report is a finding.
 #include <cstddef>
 #include <cstdint>
@@ -51,7 +53,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   while (in.n) {
     kv::write_tx& w = sub ? *sub : tx;
     model& mm = sub ? sm : m;
-    const std::uint8_t op = in.u8() % 14;
+    const std::uint8_t op = in.u8() % 16;
     switch (op) {
       case 0:
       case 1: {
@@ -158,6 +160,29 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
           mm = batch;
         }
         break;
+      case 14: {  // up to 256 keys under one prefix: fills leaves in a few bytes of input
+        const std::string base = in.key(), v = in.value();
+        for (std::uint32_t i = 0, n = 1u + in.u8(); i < n && base.size() < kv::kMaxKey; ++i) {
+          const std::string k = base + static_cast<char>(i);
+          check(w.upsert(k, v) == !mm.count(k));
+          mm[k] = v;
+        }
+        break;
+      }
+      case 15: {  // keeps every step-th key of [lo, hi) and removes the rest one by one
+        std::string lo = in.key(), hi = in.key();
+        if (hi < lo) std::swap(lo, hi);
+        const unsigned step = 2u + in.u8() % 15u;
+        std::vector<std::string> gone;
+        unsigned i = 0;
+        for (auto it = mm.lower_bound(lo); it != mm.end() && it->first < hi; ++it, ++i)
+          if (i % step != 0) gone.push_back(it->first);
+        for (const std::string& k : gone) {
+          check(w.remove(k));
+          mm.erase(k);
+        }
+        break;
+      }
     }
   }
   if (sub) sub.reset();  // aborts
