@@ -227,6 +227,16 @@ std::uint32_t single_leaf(wctx& c, std::size_t d) {
   return build_leaf(c.t, &e, 1, 0, 0);
 }
 
+// Inner node `ref` (view v) with children s[0, m) instead: in place when this level wrote it and
+// they fit, else a new node with its prefix (the old one released). Returns the node's reference.
+std::uint32_t rewrite_inner(txn_state& t, inner_view v, std::uint32_t ref, const slot* s,
+                            std::size_t m) {
+  if (v.h->txn >= t.base() && m <= v.h->cap) return write_inner(t, nullptr, 0, s, m, ref);
+  const std::uint32_t nr = write_inner(t, v.prefix(), v.h->plen, s, m, 0);
+  t.release(ref);
+  return nr;
+}
+
 // Replaces child idx of inner node `ref` by `ps` (none: removes it). Returns the node's new
 // reference (itself when edited in place), 0 when no child is left. Not inlined: its slot array
 // would sit in every frame of the recursive write.
@@ -254,10 +264,7 @@ std::uint32_t single_leaf(wctx& c, std::size_t d) {
     c.t.release(ref);
     return 0;
   }
-  if (mut && m <= v.h->cap) return write_inner(c.t, nullptr, 0, s, m, ref);
-  const std::uint32_t nr = write_inner(c.t, v.prefix(), v.h->plen, s, m, 0);
-  c.t.release(ref);
-  return nr;
+  return rewrite_inner(c.t, v, ref, s, m);
 }
 
 rc wr(wctx& c, std::uint32_t ref, std::size_t d, std::uint32_t& out);
@@ -320,12 +327,7 @@ inline std::size_t leaf_live_bytes(leaf_view L) {
     }
     c.t.release(nref);
     c.t.release(sib);
-    if (v.h->txn >= c.t.base()) {
-      out = write_inner(c.t, nullptr, 0, s, m, ref);
-    } else {
-      out = write_inner(c.t, v.prefix(), v.h->plen, s, m, 0);
-      c.t.release(ref);
-    }
+    out = rewrite_inner(c.t, v, ref, s, m);
     return true;
   }
   return false;
@@ -721,12 +723,7 @@ rc rm_range(range_ctx& r, std::uint32_t ref, std::size_t d, bool lo_on, bool hi_
     return rc::removed;
   }
   // The first child's divider is implicit: whatever comes first now covers from the start.
-  if (v.h->txn >= r.t.base() && m <= v.h->cap) {
-    out = write_inner(r.t, nullptr, 0, s, m, ref);
-    return rc::replaced;
-  }
-  out = write_inner(r.t, v.prefix(), pl, s, m, 0);
-  r.t.release(ref);
+  out = rewrite_inner(r.t, v, ref, s, m);
   return rc::replaced;
 }
 
