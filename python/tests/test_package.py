@@ -7,6 +7,7 @@ import importlib
 import inspect
 import os
 import pydoc
+import re
 import subprocess
 import sys
 import types
@@ -60,6 +61,14 @@ def test_types_ship_with_the_package():
     prim = (PKG / "_simdex" / "primitives.pyi").read_text()
     for k in ("lower_bound", "remap_branches", "rank_table", "find_u32x16", "find_min_index"):
         assert f"def {k}(" in prim, k
+    # Every native name the Python modules use (the public classes' bases among them, such as
+    # btree's _Set under SortedSet) is in its submodule's stub, or a type checker sees Any there.
+    for py in sorted(PKG.glob("*.py")):
+        text = py.read_text()
+        for sub in re.findall(r"from \._simdex import (\w+) as _native", text):
+            stub = (PKG / "_simdex" / f"{sub}.pyi").read_text()
+            for name in sorted(set(re.findall(r"_native\.(\w+)", text))):
+                assert re.search(rf"^(class|def) {name}\b|^{name}\b", stub, re.M), (py.name, sub, name)
 
 
 def _public_methods(cls) -> list[str]:
