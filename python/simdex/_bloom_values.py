@@ -176,10 +176,25 @@ def _unscaled(v, lt: Logical) -> int:
         raise ValueError(f"expected a Decimal for DECIMAL({lt.precision},{lt.scale}), got {type(v).__name__}")
     if not v.is_finite():
         raise ValueError(f"{v} is not a finite decimal")
-    scaled = v.scaleb(lt.scale)
-    if scaled != scaled.to_integral_value():
+    # In integers: Decimal arithmetic rounds to the context's precision (28 digits by default),
+    # which would hash a 38-digit DECIMAL as a different number and answer "absent".
+    sign, digits, exp = v.as_tuple()
+    coeff = int("".join(map(str, digits))) if digits else 0
+    e = exp + lt.scale
+    too_long = lt.precision and coeff and len(str(coeff)) + e > lt.precision
+    if too_long or (coeff and e > 4096):  # refused before 10**e is built
+        raise ValueError(f"{v} does not fit DECIMAL({lt.precision},{lt.scale})")
+    if coeff == 0:
+        u = 0
+    elif -e > len(str(coeff)):
         raise ValueError(f"{v} has more than {lt.scale} decimal places (DECIMAL({lt.precision},{lt.scale}))")
-    u = int(scaled)
+    elif e >= 0:
+        u = coeff * 10**e
+    else:
+        u, rest = divmod(coeff, 10**-e)
+        if rest:
+            raise ValueError(f"{v} has more than {lt.scale} decimal places (DECIMAL({lt.precision},{lt.scale}))")
+    u = -u if sign else u
     if lt.precision and abs(u) >= 10**lt.precision:
         raise ValueError(f"{v} does not fit DECIMAL({lt.precision},{lt.scale})")
     return u
@@ -267,7 +282,9 @@ def _to_int(v, t: str, lt: Logical) -> int:
         return int(v)
     if isinstance(v, (int, np.integer)):
         return int(v)
-    if isinstance(v, _decimal.Decimal) and v == v.to_integral_value():
+    if isinstance(v, _decimal.Decimal) and v.is_finite() and v == v.to_integral_value():
+        if v and v.adjusted() > 80:  # far past any integer column; int() of 1E+999999999 would not end
+            raise ValueError(f"{v} is out of range for {t}")
         return int(v)
     if isinstance(v, (_dt.timedelta, np.timedelta64)):
         raise ValueError("a duration: Parquet stores it as an INT64 count of the unit the writer "
@@ -349,6 +366,16 @@ def arrow_ready(values, arrow_type):
         return values
     import pyarrow as pa
 
+    if isinstance(values[0], np.datetime64) and all(isinstance(v, np.datetime64) and v.dtype == values[0].dtype
+                                                    for v in values):
+        # A datetime64 array (Values keeps its elements): pyarrow builds dates and timestamps
+        # from the array, not from the scalars; coarse units go through seconds.
+        arr = np.array(values)
+        if np.datetime_data(arr.dtype)[0] not in ("D", "s", "ms", "us", "ns"):
+            arr = arr.astype("datetime64[s]")
+        got = pa.array(arr)
+        return got.cast(pa.timestamp("s")) if pa.types.is_date(got.type) and pa.types.is_timestamp(arrow_type) \
+            else got
     if pa.types.is_fixed_size_binary(arrow_type) and any(isinstance(v, _uuid.UUID) for v in values):
         return [v.bytes if isinstance(v, _uuid.UUID) else v for v in values]
     if any(isinstance(v, _Ns) for v in values):
@@ -412,6 +439,10 @@ def infer_type(values) -> str:
     first = values[0]
     if first is None:
         raise ValueError(NULL_MESSAGE)
+    if isinstance(first, np.generic) and first.dtype in _NUMPY_KIND:
+        return _NUMPY_KIND[first.dtype]  # as a lone numpy scalar, and as the array they came from
+    if isinstance(first, np.datetime64):
+        return "INT32" if first.dtype == np.dtype("datetime64[D]") else "INT64"
     if isinstance(first, (bool, np.bool_)):
         return "BOOLEAN"
     if isinstance(first, (int, np.integer, _decimal.Decimal)):
@@ -487,6 +518,10 @@ def physical_values(values, physical_type: str, logical="", type_length=None) ->
         raise ValueError(NULL_MESSAGE)
     if is_pyarrow(values):
         values = _from_pyarrow(values, t, lt)
+    if isinstance(values, (list, tuple)) and values and isinstance(values[0], np.generic):
+        kind = values[0].dtype
+        if kind.kind in "iufbM" and all(isinstance(v, np.generic) and v.dtype == kind for v in values):
+            values = np.array(values, dtype=kind)  # list(array): hashed as the array it came from
     if isinstance(values, np.ndarray) and values.ndim == 0:
         values = values.reshape(1)
     if (isinstance(values, np.ndarray) and values.ndim != 1

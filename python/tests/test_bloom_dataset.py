@@ -301,6 +301,13 @@ def test_numpy_scalars_hash_like_their_dtype():
     assert np.float32(1.5) in g
     assert bloom.hash_values(np.float32(1.5))[0] == bloom.hash_values([1.5], "FLOAT")[0]
     assert bloom.hash_values(np.float32(1.5))[0] != bloom.hash_values([1.5], "DOUBLE")[0]
+    # A list of numpy scalars (list(array), array.tolist() aside) hashes as the array does.
+    for a in (np.array([7, 8], np.int32), np.array([0.1], np.float32), np.array([3], np.uint16),
+              np.array(["2024-01-31"], "datetime64[D]"), np.array([True])):
+        h = bloom.BloomFilter(1024)
+        h.insert(a)
+        assert h.check(list(a)).all() and h.check(a[0]), a.dtype
+        assert (bloom.hash_values(list(a)) == bloom.hash_values(a)).all(), a.dtype
 
 
 def test_dask_two_workers_match_one_process(datasets, tmp_path):

@@ -102,6 +102,38 @@ def test_decimals_stored_as_integers(tmp_path):
     assert f["d4"].check(D("1.5")) is True and f["d8"].check(pq.read_table(path).column("d8")).all()
 
 
+def test_decimals_past_the_context_precision(tmp_path):
+    # Decimal arithmetic rounds to the context's precision (28 digits by default): a 38-digit
+    # value scaled that way hashed as another number and every path answered "absent".
+    big = [D("-99999999999999999999999999999999999.99"), D("1234567890123456789012345678.91")]
+    t = pa.table({"x": pa.array(big, pa.decimal128(38, 2)),
+                  "y": pa.array([D("1234567890123456.78"), D("1")], pa.decimal128(18, 2))})
+    path = _write(tmp_path / "d38.parquet", t)
+    f = bloom.from_parquet(path)[0]
+    for v in big:
+        assert f["x"].check(v) is True, v
+        assert list(bloom.prune(path, "x", [v])) == [(str(path), 0)]
+        assert bloom.lookup(path, "x", [v]).num_rows == 1
+        assert _inspect(path, "x", str(v)) == [True]
+    assert f["x"].check(D("-99999999999999999999999999999999999.98")) is False
+    with decimal.localcontext() as c:
+        c.prec = 6  # a user's own low precision changes nothing
+        assert f["y"].check(D("1234567890123456.78")) is True
+        assert f["x"].check(big[0]) is True
+    with pytest.raises(ValueError, match="decimal places"):
+        f["x"].check(D("1.001"))
+    with pytest.raises(ValueError, match="does not fit"):
+        f["x"].check(D("1E+38"))
+    with pytest.raises(ValueError, match="does not fit"):
+        f["x"].check(D("1E+999999999"))  # refused at once, not built as an integer
+    with pytest.raises(ValueError, match="decimal places"):
+        f["x"].check(D("1E-999999999"))
+    assert f["x"].check(D("0E-999999999")) is False  # zero at any exponent is 0
+    g = BloomFilter(1024, physical_type="INT64")
+    with pytest.raises(ValueError, match="out of range"):
+        g.check(D("1E+999999999"))
+
+
 def test_cli_int96_from_timestamp_text(tmp_path):
     t = pa.table({"ts": pa.array([dt.datetime(2024, 1, 31, 12, 0, 0, 123456)] * 2, pa.timestamp("us"))})
     path = _write(tmp_path / "i96.parquet", t, use_deprecated_int96_timestamps=True)
@@ -412,3 +444,22 @@ def test_fifo_and_directories_are_refused_without_blocking(tmp_path):
     assert r.returncode == 1 and "not a regular file" in r.stderr
     with pytest.raises(OSError, match="not a regular file"):
         bloom.read_footer(str(tmp_path))
+
+
+def test_lookup_takes_datetime64_arrays(tmp_path):
+    # lookup() built its pyarrow value set from the array's elements, which pyarrow refuses for
+    # dates and zoned timestamps; check() and prune() took the same values.
+    noon = dt.datetime(2024, 1, 31, 12)
+    t = pa.table({"d": pa.array([dt.date(2024, 1, 31), dt.date(2024, 2, 1)]),
+                  "tz": pa.array([noon, noon], pa.timestamp("us", "UTC")),
+                  "ts": pa.array([dt.datetime(2024, 1, 31), noon], pa.timestamp("ms")),
+                  "n": pa.array([1, 2])})
+    path = _write(tmp_path / "dt64.parquet", t)
+    day = np.array(["2024-01-31"], "datetime64[D]")
+    for column, values, rows in [("d", day, 1), ("d", np.array(["2024-01", "2024-03"], "datetime64[M]"), 0),
+                                 ("tz", np.array(["2024-01-31T12:00"], "datetime64[us]"), 2),
+                                 ("ts", day, 1), ("ts", np.array(["2024-01-31T12"], "datetime64[h]"), 1)]:
+        f = bloom.from_parquet(path)[0][column]
+        assert f.check(values).any() == (rows > 0), (column, values)
+        assert bloom.lookup(path, column, values).num_rows == rows, (column, values)
+        assert bloom.lookup(path, column, list(values)).num_rows == rows, (column, values)
