@@ -290,18 +290,19 @@ inline std::size_t leaf_live_bytes(leaf_view L) {
 // hold suffixes from the same depth and cover neighbouring ranges of the routing byte, so the
 // merged leaf is one after the other, and the divider between them goes. False when no neighbour
 // qualifies (nothing changed).
-[[gnu::noinline]] bool merge_sparse_leaf(wctx& c, std::uint32_t ref, unsigned idx,
+[[gnu::noinline]] bool merge_sparse_leaf(txn_state& t, std::uint32_t ref, unsigned idx,
                                          std::uint32_t nref, std::uint64_t ncnt,
                                          std::uint32_t& out) {
-  inner_view v{reinterpret_cast<inner_hdr*>(c.db.at(ref))};
-  leaf_view L{reinterpret_cast<leaf_hdr*>(c.db.at(nref))};
+  db_impl& db = *t.db;
+  inner_view v{reinterpret_cast<inner_hdr*>(db.at(ref))};
+  leaf_view L{reinterpret_cast<leaf_hdr*>(db.at(nref))};
   const std::size_t n = L.h->n, bytes = leaf_live_bytes(L);
   if (n > kLeafSlots / 8 && bytes > kLeafMaxBytes / 8) return false;
   const unsigned vn = v.h->n;
   for (const unsigned j : {idx + 1, idx - 1}) {  // idx - 1 wraps past vn when idx is 0
-    if (j >= vn || c.db.hdr(v.child(j))->type != kLeaf) continue;
+    if (j >= vn || db.hdr(v.child(j))->type != kLeaf) continue;
     const std::uint32_t sib = v.child(j);
-    leaf_view S{reinterpret_cast<leaf_hdr*>(c.db.at(sib))};
+    leaf_view S{reinterpret_cast<leaf_hdr*>(db.at(sib))};
     const std::size_t sn = S.h->n;
     if (n + sn > kLeafSlots * 3 / 4 ||
         bytes + leaf_live_bytes(S) - kLeafHeap > kLeafMaxBytes * 3 / 4)
@@ -314,7 +315,7 @@ inline std::size_t leaf_live_bytes(leaf_view L) {
     for (std::size_t i = 0; i < second.h->n; ++i) es.push_back(gather(second, i));
     // Built before either leaf is released: the entries point into them, and released space
     // may be reused at once.
-    const std::uint32_t merged = build_leaf(c.t, es.data(), es.size(), 0, 0);
+    const std::uint32_t merged = build_leaf(t, es.data(), es.size(), 0, 0);
     slot s[kMaxFanout + 8];
     std::size_t m = 0;
     for (unsigned i = 0; i < vn; ++i) {
@@ -325,9 +326,9 @@ inline std::size_t leaf_live_bytes(leaf_view L) {
       else
         s[m++] = mk_slot(sym, v.child(i), v.count(i));
     }
-    c.t.release(nref);
-    c.t.release(sib);
-    out = rewrite_inner(c.t, v, ref, s, m);
+    t.release(nref);
+    t.release(sib);
+    out = rewrite_inner(t, v, ref, s, m);
     return true;
   }
   return false;
@@ -336,11 +337,12 @@ inline std::size_t leaf_live_bytes(leaf_view L) {
 // After a removal: inner node `ref` left with one child, a leaf, becomes that leaf, its keys
 // taking the node's prefix back, when they fit in three quarters of a leaf (so the leaf can
 // merge with its new neighbours in turn). Returns the reference now in ref's place.
-[[gnu::noinline]] std::uint32_t collapse_inner(wctx& c, std::uint32_t ref) {
-  inner_view v{reinterpret_cast<inner_hdr*>(c.db.at(ref))};
-  if (v.h->n != 1 || c.db.hdr(v.child(0))->type != kLeaf) return ref;
+[[gnu::noinline]] std::uint32_t collapse_inner(txn_state& t, std::uint32_t ref) {
+  db_impl& db = *t.db;
+  inner_view v{reinterpret_cast<inner_hdr*>(db.at(ref))};
+  if (v.h->n != 1 || db.hdr(v.child(0))->type != kLeaf) return ref;
   const std::uint32_t ch = v.child(0);
-  leaf_view L{reinterpret_cast<leaf_hdr*>(c.db.at(ch))};
+  leaf_view L{reinterpret_cast<leaf_hdr*>(db.at(ch))};
   const std::size_t n = L.h->n, pl = v.h->plen;
   if (leaf_live_bytes(L) + n * pl > kLeafMaxBytes * 3 / 4) return ref;
   std::vector<std::string> keys(n);
@@ -352,9 +354,9 @@ inline std::size_t leaf_live_bytes(leaf_view L) {
     es[i].key = reinterpret_cast<const u8*>(keys[i].data());
     es[i].klen = static_cast<std::uint32_t>(keys[i].size());
   }
-  const std::uint32_t leaf = build_leaf(c.t, es.data(), n, 0, 0);
-  c.t.release(ch);
-  c.t.release(ref);
+  const std::uint32_t leaf = build_leaf(t, es.data(), n, 0, 0);
+  t.release(ch);
+  t.release(ref);
   return leaf;
 }
 
@@ -429,14 +431,14 @@ rc wr_inner(wctx& c, std::uint32_t ref, std::size_t d, std::uint32_t& out) {
       piece pc{nref, static_cast<std::uint64_t>(static_cast<std::int64_t>(v.count(idx)) + c.delta),
                0};
       if (c.mode != wmode::remove) return finish_inner(c, ref, idx, &pc, 1, out);
-      if (c.db.hdr(nref)->type != kLeaf || !merge_sparse_leaf(c, ref, idx, nref, pc.cnt, out))
+      if (c.db.hdr(nref)->type != kLeaf || !merge_sparse_leaf(c.t, ref, idx, nref, pc.cnt, out))
         finish_inner(c, ref, idx, &pc, 1, out);
-      out = collapse_inner(c, out);
+      out = collapse_inner(c.t, out);
       return rc::replaced;
     }
     case rc::removed:
       if (finish_inner(c, ref, idx, nullptr, 0, out) == rc::removed) return rc::removed;
-      out = collapse_inner(c, out);
+      out = collapse_inner(c.t, out);
       return rc::replaced;
     case rc::split: {
       std::vector<piece> ps = std::move(c.pieces);
@@ -698,6 +700,8 @@ rc rm_range(range_ctx& r, std::uint32_t ref, std::size_t d, bool lo_on, bool hi_
   slot s[kMaxFanout + 8];
   std::size_t m = 0;
   bool changed = false;
+  std::uint32_t cut[2];  // the end children the range cut into, when they were rewritten
+  unsigned ncut = 0;
   for (unsigned i = 0; i < n; ++i) {
     const int sym = i ? v.div()[i - 1] : -1;
     if (i < a || i > b) {
@@ -715,6 +719,7 @@ rc rm_range(range_ctx& r, std::uint32_t ref, std::size_t d, bool lo_on, bool hi_
     const rc res = rm_range(r, nref, p, lo_on && i == a, hi_on && i == b, nref);
     changed |= res != rc::same;
     if (res == rc::removed) continue;
+    if (res == rc::replaced) cut[ncut++] = nref;
     s[m++] = mk_slot(sym, nref, v.count(i) - (r.removed - before));
   }
   if (!changed) return rc::same;
@@ -724,6 +729,16 @@ rc rm_range(range_ctx& r, std::uint32_t ref, std::size_t d, bool lo_on, bool hi_
   }
   // The first child's divider is implicit: whatever comes first now covers from the start.
   out = rewrite_inner(r.t, v, ref, s, m);
+  // A range that ends inside a leaf can leave it (or a node collapsed into a leaf) nearly empty:
+  // merge and collapse as a single removal does. The first merge may take the other end along.
+  for (unsigned e = 0; e < ncut; ++e) {
+    inner_view w{reinterpret_cast<inner_hdr*>(r.db.at(out))};
+    unsigned i = 0;
+    while (i < w.h->n && w.child(i) != cut[e]) ++i;  // gone: merged with the other end
+    if (i < w.h->n && r.db.hdr(cut[e])->type == kLeaf)
+      merge_sparse_leaf(r.t, out, i, cut[e], w.count(i), out);
+  }
+  out = collapse_inner(r.t, out);
   return rc::replaced;
 }
 

@@ -1001,6 +1001,84 @@ TEST(KvRemove, SparseLeavesMerge) {
   std::remove(path.c_str());
 }
 
+// Range removals thin leaves too: the leaves a range ends inside merge and collapse as single
+// removals do. 5% of the keys stay, scattered: every range between two kept keys is removed, in
+// random order, in transactions that commit or abort, every view checked and validated.
+TEST(KvRemove, RangesMergeTheLeavesTheyCut) {
+  const std::string path = kvt::tmp_path("sparse_ranges");
+  for (int shape = 0; shape < 2; ++shape) {
+    SCOPED_TRACE(shape ? "varied keys" : "random 8-byte keys");
+    std::optional<kv::database> file;
+    if (shape) file.emplace(kv::database::open(path));
+    kv::database db = shape ? std::move(*file) : kv::database::memory();
+    model m;
+    std::mt19937_64 r(31 + shape);
+    kvt::keygen g(7);
+    {
+      kv::write_tx tx = db.write();
+      for (int i = 0; i < 60000; ++i) {
+        std::string k(8, '\0');
+        const std::uint64_t x = r();
+        std::memcpy(k.data(), &x, 8);
+        if (shape) k = g.key();
+        const std::string val = i % 40 == 0 ? std::string(300, 'v') : std::to_string(i);
+        tx.put(k, val);
+        m[k] = val;
+      }
+      tx.commit();
+    }
+    const std::uint64_t full_leaves = db.read().stat().leaf_nodes;
+    std::vector<std::string> kept;
+    std::size_t i = 0;
+    for (const auto& kvp : m)
+      if (i++ % 20 == 0) kept.push_back(kvp.first);
+    // Range j: (kept[j], kept[j + 1]); the last one is open above.
+    std::vector<std::size_t> order(kept.size());
+    for (std::size_t j = 0; j < order.size(); ++j) order[j] = j;
+    std::shuffle(order.begin(), order.end(), r);
+    std::size_t at = 0;
+    for (int round = 0; at < order.size(); ++round) {
+      kv::write_tx tx = db.write();
+      model after = m;
+      const std::size_t stop = std::min(order.size(), at + order.size() / 6);
+      for (std::size_t o = at; o < stop; ++o) {
+        const std::size_t j = order[o];
+        const std::string lo = kept[j] + std::string(1, '\0');
+        const bool last = j + 1 == kept.size();
+        auto a = after.lower_bound(lo), b = last ? after.end() : after.lower_bound(kept[j + 1]);
+        const auto expect = static_cast<std::uint64_t>(std::distance(a, b));
+        ASSERT_EQ(
+            tx.remove_range(lo, last ? std::nullopt : std::optional<std::string_view>(kept[j + 1])),
+            expect);
+        after.erase(a, b);
+      }
+      tx.validate();
+      ASSERT_NO_FATAL_FAILURE(kvt::expect_same(tx, after));
+      if (round % 3 == 1) {
+        tx.abort();
+      } else {
+        tx.commit();
+        m = std::move(after);
+        at = stop;
+      }
+      db.validate();
+      ASSERT_NO_FATAL_FAILURE(kvt::expect_same(db.read(), m));
+    }
+    ASSERT_EQ(m.size(), kept.size());
+    const kv::stats st = db.read().stat();
+    EXPECT_EQ(st.keys, m.size());
+    // Without the merges each leaf keeps a twentieth of its keys.
+    EXPECT_LT(st.leaf_nodes * 4, full_leaves) << st.leaf_nodes << " leaves of " << full_leaves;
+    if (shape == 1) {
+      db = kv::database::memory();  // closes the file
+      kv::database again = kv::database::open(path);
+      again.validate();
+      ASSERT_NO_FATAL_FAILURE(kvt::expect_same(again.read(), m));
+    }
+  }
+  std::remove(path.c_str());
+}
+
 // Values up to the limit: 64 MiB by default, 1 GiB with SIMDEX_KV_BIG_VALUES=1 (needs about
 // 2 GiB of memory and a minute); one over the limit is refused without being read.
 TEST(KvLimits, LargeValues) {
