@@ -1,18 +1,37 @@
 // libFuzzer target: the input is a sequence of operations on a btree_set<uint32_t> and a
 // btree_map<int64_t, uint64_t>, replayed against std::set / std::map; any difference,
-// any structure-validator complaint or any sanitizer report is a finding.
+// any structure-validator complaint or any sanitizer report is a finding. Two operations grow
+// the set past the membership filter's minimum and ask large batches, so the filter is built,
+// updated by every later write, worn out and rebuilt within one input.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <set>
 #include <vector>
 
 #include "ops_input.h"
 #include "simdex/btree.h"
+#include "simdex/btree/membership.h"
 
 using fuzz::check;
+
+namespace {
+std::uint64_t mix(std::uint64_t x) {  // splitmix64's finalizer: keys from a seed and an index
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+// Keys a grow inserts: dense enough to share pages with the one-byte-spread keys above.
+std::uint32_t grown(std::uint64_t seed, std::uint64_t i) {
+  return static_cast<std::uint32_t>(mix(seed * 0x100000001b3ull + i)) & 0x3fffffffu;
+}
+constexpr std::uint64_t kGrow = simdex::btree_detail::membership::kMinKeys + 4096;
+}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   fuzz::input r{data, size};
@@ -30,15 +49,20 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::set<std::uint32_t> rs;
   std::map<std::int64_t, std::uint64_t> rm;
   std::uint64_t tick = 0;
+  std::uint64_t grow_seed = 0;
+  std::uint32_t recent[256] = {};  // keys inserted lately, asked for again by batch lookups
+  std::uint32_t nrecent = 0;
+  auto inserted = [&](std::uint32_t x) { recent[nrecent++ % 256] = x; };
   while (r.more()) {
     std::uint32_t op = r.u8();
     std::uint32_t k = r.u16() << shift;
     std::int64_t mk = static_cast<std::int64_t>(k) - (1 << 15);
     ++tick;
-    switch (op % 12) {
+    switch (op % 14) {
       case 0:
       case 1:
         check(s.insert(k) == rs.insert(k).second);
+        inserted(k);
         break;
       case 2:
         check(s.erase(k) == (rs.erase(k) == 1));
@@ -59,6 +83,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         std::size_t want = 0;
         for (auto x : ks) want += rs.insert(x).second;
         check(added == want);
+        for (std::size_t i = 0; i < ks.size(); i += 1 + ks.size() / 64) inserted(ks[i]);
         break;
       }
       case 5: {
@@ -101,6 +126,32 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         std::size_t want = 0;
         for (auto x : ks) want += rs.erase(x);
         check(gone == want);
+        break;
+      }
+      case 12: {  // grow past the filter's minimum (once the set is below it)
+        if (s.size() >= kGrow) break;
+        grow_seed = k + 1;
+        std::vector<std::uint32_t> ks(kGrow);
+        for (std::uint64_t i = 0; i < kGrow; ++i) ks[i] = grown(grow_seed, i);
+        std::size_t want = 0;
+        for (auto x : ks) want += rs.insert(x).second;
+        check(s.insert_batch(ks) == want);
+        break;
+      }
+      case 13: {  // a large batch lookup: recent keys, and a quarter to all grown keys or none
+        std::uint32_t len = 4096 + r.u8() * 64, present = r.u8() % 5, salt = k;
+        std::vector<std::uint32_t> ks(len);
+        for (std::uint32_t i = 0; i < len; ++i) {
+          std::uint64_t h = mix(salt * 0x9e3779b97f4a7c15ull + i);
+          if (h % 16 == 0 && nrecent > 0)
+            ks[i] = recent[(h >> 8) % std::min<std::uint32_t>(nrecent, 256)];
+          else
+            ks[i] = (h >> 4) % 4 < present ? grown(grow_seed, (h >> 8) % kGrow)
+                                           : static_cast<std::uint32_t>(h >> 32);
+        }
+        std::unique_ptr<bool[]> got(new bool[len]);
+        s.contains_batch(ks, got.get());
+        for (std::uint32_t i = 0; i < len; ++i) check(got[i] == (rs.count(ks[i]) == 1));
         break;
       }
       default: {
