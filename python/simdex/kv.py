@@ -339,7 +339,8 @@ class Database(_Closes):
         return Transaction(self._db.write(tree))
 
     def trees(self) -> list[str]:
-        """Names of the trees that have been committed to."""
+        """Names of the trees that have been committed to. A name that is not UTF-8 (only a C++
+        program can write one) comes back with its bytes escaped (``surrogateescape``)."""
         return self._db.trees()
 
     def stat(self, tree: str = "") -> dict:

@@ -1,7 +1,9 @@
 """simdex.kv from Python: transactions, snapshots, iteration, errors, persistence, CLI."""
 
 import inspect
+import json
 import random
+import struct
 import subprocess
 import sys
 import threading
@@ -86,6 +88,8 @@ def test_errors_are_clear(tmp_path):
     assert set(kv.ERROR_KINDS) >= {"key_too_long", "corrupt", "read_only", "busy", "io"}
     with pytest.raises(ValueError, match="invalid_argument"):
         kv.open(None, sync="sometimes")
+    with pytest.raises(ValueError, match="read-only"):
+        kv.open(None, read_only=True)  # no path: once a writable memory database
     with pytest.raises(OSError) as e:
         kv.open(str(tmp_path / "no" / "such" / "dir.kv"))
     assert isinstance(e.value, kv.KvError) and e.value.kind == "io"
@@ -131,6 +135,72 @@ def test_file_persists_and_cli(tmp_path):
     open(path, "wb").write(bytes(raw))
     bad = subprocess.run([sys.executable, "-m", "simdex", "kv", "check", path], capture_output=True, text=True)
     assert bad.returncode == 1 and "bad_checksum" in bad.stderr
+
+
+def test_cli_stat_checks_first_and_counts_per_tree(tmp_path):
+    path = str(tmp_path / "two.kv")
+    db = kv.open(path)
+    for name in ("a", "b"):
+        with db.write(name) as tx:
+            for i in range(3000):
+                tx[b"k%05d" % i] = b"v" * 20
+    db.close()
+    out = json.loads(subprocess.run([sys.executable, "-m", "simdex", "kv", "stat", path, "--json"],
+                                    capture_output=True, text=True, check=True).stdout)
+    # Per tree: its own nodes a key (the two trees once each counted the whole file).
+    assert sum(out[t]["bytes_per_key"] * out[t]["keys"] for t in "ab") <= out["a"]["file_bytes"] + 1
+    for t in "ab":
+        assert out[t]["bytes_per_key"] == round(out[t]["node_bytes"] / out[t]["keys"], 2)
+    # Every value-node reference of a one-leaf tree pointed far outside the file: stat walked
+    # them and crashed; it checks the file first and says what is wrong.
+    small = str(tmp_path / "small.kv")
+    db = kv.open(small)
+    with db.write() as tx:
+        for i in range(40):
+            tx[b"k%02d" % i] = b"v" * 100  # out of line: value nodes
+    db.close()
+    b = bytearray(open(small, "rb").read())
+    page = max((0, 1), key=lambda p: struct.unpack_from("<Q", b, p * 4096 + 16)[0])  # newer seq
+    root = struct.unpack_from("<I", b, page * 4096 + 72 + 40)[0]  # meta_page.trees[0].root
+    o = root * 64
+    n = struct.unpack_from("<H", b, o + 2)[0]
+    assert 0 < o < len(b) and n == 40
+    for i in range(n):
+        off = struct.unpack_from("<H", b, o + 96 + 2 * i)[0]
+        klen, vlen = struct.unpack_from("<HH", b, o + off)
+        assert vlen == 0xFFFF  # an out-of-line value
+        struct.pack_into("<I", b, o + off + 4 + klen, 0x7FFFFFFF)
+    open(small, "wb").write(bytes(b))
+    r = subprocess.run([sys.executable, "-m", "simdex", "kv", "stat", small], capture_output=True, text=True)
+    assert r.returncode == 1 and "corrupt" in r.stderr and "value reference outside the file" in r.stderr, r
+
+
+def test_tree_names_that_are_not_utf8(tmp_path):
+    """The store takes any bytes as a name (a C++ program may write one): trees() escapes them
+    instead of raising UnicodeDecodeError, and both CLI commands work on the file."""
+    xxhash = pytest.importorskip("xxhash")  # in the test extras
+    path = str(tmp_path / "names.kv")
+    db = kv.open(path)
+    with db.write("zz") as tx:
+        tx[b"k"] = b"v"
+    db.close()
+    b = bytearray(open(path, "rb").read())
+    page = max((0, 1), key=lambda p: struct.unpack_from("<Q", b, p * 4096 + 16)[0])  # newer seq
+    base, sum_at = page * 4096, page * 4096 + 72 + 32 * 64  # meta_page: 32 tree slots, checksum
+    assert struct.unpack_from("<Q", b, sum_at)[0] == xxhash.xxh3_64_intdigest(bytes(b[base:sum_at]))
+    name_at = base + 72  # trees[0].name
+    assert bytes(b[name_at:name_at + 3]) == b"zz\0"
+    b[name_at:name_at + 2] = b"\xffz"
+    struct.pack_into("<Q", b, sum_at, xxhash.xxh3_64_intdigest(bytes(b[base:sum_at])))
+    open(path, "wb").write(bytes(b))
+    db = kv.open(path, read_only=True)
+    assert db.trees() == ["\udcffz"] and db.trees()[0].encode("utf-8", "surrogateescape") == b"\xffz"
+    with db.read(db.trees()[0]) as snap:  # the escaped name opens the tree it names
+        assert snap[b"k"] == b"v" and db.stat(db.trees()[0])["keys"] == 1
+    db.close()
+    for cmd in ("check", "stat"):
+        r = subprocess.run([sys.executable, "-m", "simdex", "kv", cmd, path], capture_output=True, text=True)
+        assert r.returncode == 0 and "Traceback" not in r.stderr, (cmd, r.stderr)
 
 
 def test_readers_beside_a_writer_thread():

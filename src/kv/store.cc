@@ -922,7 +922,13 @@ void open_file(db_impl& db, const std::string& path, const options& o) {
   if (!best) fail(error_kind::bad_checksum, path + ": neither meta page has a valid checksum");
   const meta_page m = *best;
   db.recovery = note_damaged_meta(db.base, why, m.seq);
-  if (m.hwm < kFirstUnit || m.hwm * kUnit > size)
+  // A mark past what a 32-bit reference can name is damage, not a short file (and would wrap
+  // the byte count below).
+  constexpr std::uint64_t kMaxUnits = std::uint64_t{1} << 32;
+  if (m.hwm < kFirstUnit || m.hwm > kMaxUnits)
+    fail(error_kind::corrupt, path + ": the meta page's high-water mark (" + std::to_string(m.hwm) +
+                                  " units) is outside [" + std::to_string(kFirstUnit) + ", 2^32]");
+  if (m.hwm * kUnit > size)
     fail(error_kind::truncated, path + " holds " + std::to_string(size) +
                                     " bytes, its meta page needs " + std::to_string(m.hwm * kUnit));
   if (m.ntrees > kMaxTrees) fail(error_kind::corrupt, "meta page lists too many trees");
@@ -970,6 +976,9 @@ database database::open(const std::string& path, options opts) {
 }
 
 database database::memory(options opts) {
+  // It would start empty and stay so: surely a mistake (a path left out), not a wish.
+  if (opts.read_only)
+    fail(error_kind::invalid_argument, "a memory database cannot be read-only (no path given)");
   database d;
   auto db = new_impl(true, opts);
   db->alloc.hwm = kFirstUnit;

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <sys/mman.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 #include <algorithm>
 #include <atomic>
@@ -421,6 +422,12 @@ TEST(KvErrors, LimitsAndMisuse) {
   kv::snapshot s = db.read();
   EXPECT_THROW(db.compact(), kv::error);  // a snapshot is open
   EXPECT_EQ(s.get(std::string(kv::kMaxKey, 'k'))->size(), 100000u);
+  try {  // a read-only memory database would be empty for good: refused, not made writable
+    kv::database::memory({kv::sync_mode::none, true, std::nullopt});
+    FAIL();
+  } catch (const kv::error& e) {
+    EXPECT_EQ(e.kind(), kv::error_kind::invalid_argument);
+  }
 }
 
 // A cursor outliving its view's nodes: a released snapshot's nodes are freed and reused by
@@ -676,6 +683,28 @@ TEST(KvFile, BadFilesGiveClearErrors) {
   write_bytes(b);
   EXPECT_EQ(kind_of(), kv::error_kind::bad_checksum);
   write_bytes(good.substr(0, 9000));
+  EXPECT_EQ(kind_of(), kv::error_kind::truncated);
+  // A high-water mark no 32-bit reference can reach, in meta pages whose checksums are right:
+  // corrupt, where 2^58 units once wrapped the size check to zero and opened the file.
+  auto with_hwm = [&](std::uint64_t hwm) {
+    std::string e = good;
+    constexpr std::size_t kHwm = 32, kSum = 72 + kv::kMaxTrees * 64;  // meta_page's layout
+    for (std::size_t page : {std::size_t{0}, std::size_t{4096}}) {
+      std::uint64_t sum;
+      std::memcpy(&sum, e.data() + page + kSum, 8);
+      EXPECT_EQ(sum, XXH3_64bits(e.data() + page, kSum)) << "meta_page's layout moved";
+      std::memcpy(e.data() + page + kHwm, &hwm, 8);
+      sum = XXH3_64bits(e.data() + page, kSum);
+      std::memcpy(e.data() + page + kSum, &sum, 8);
+    }
+    return e;
+  };
+  for (std::uint64_t hwm : {std::uint64_t{1} << 58, (std::uint64_t{1} << 58) + 128,
+                            (std::uint64_t{1} << 32) + 1, ~std::uint64_t{0}, std::uint64_t{1}}) {
+    write_bytes(with_hwm(hwm));
+    EXPECT_EQ(kind_of(), kv::error_kind::corrupt) << hwm;
+  }
+  write_bytes(with_hwm(good.size() / 64 + 1));  // one unit past the end: a short file
   EXPECT_EQ(kind_of(), kv::error_kind::truncated);
   // Damage inside the nodes: open succeeds, validate names the problem (or all is fine if the
   // byte was slack); never a crash.

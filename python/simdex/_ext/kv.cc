@@ -93,6 +93,15 @@ void make_error_types(nb::module_& m) {
   nb::register_exception_translator(translate);
 }
 
+// A tree name from Python: its UTF-8 bytes, where the bytes trees() escaped (surrogateescape)
+// go back as they were, so every listed tree can be opened.
+std::string tree_name(nb::str name) {
+  nb::object b = nb::steal(PyUnicode_AsEncodedString(name.ptr(), "utf-8", "surrogateescape"));
+  if (!b.is_valid()) throw nb::python_error();
+  return std::string(PyBytes_AS_STRING(b.ptr()),
+                     static_cast<std::size_t>(PyBytes_GET_SIZE(b.ptr())));
+}
+
 nb::dict stats_dict(const stats& s) {
   nb::dict d;
   d["keys"] = s.keys;
@@ -262,18 +271,36 @@ void bind_kv(nb::module_& m) {
             return database::open(*path, o);
           },
           nb::arg("path") = nb::none(), nb::arg("sync") = "none", nb::arg("read_only") = false)
-      .def("read", &database::read, nb::arg("tree") = "")
-      .def("write", &database::write, nb::arg("tree") = "",
-           nb::call_guard<nb::gil_scoped_release>())
-      .def("trees", &database::trees)
+      .def(
+          "read", [](const database& d, nb::str tree) { return d.read(tree_name(tree)); },
+          nb::arg("tree") = "")
+      .def(
+          "write",
+          [](database& d, nb::str tree) {
+            const std::string name = tree_name(tree);
+            nb::gil_scoped_release rel;
+            return d.write(name);
+          },
+          nb::arg("tree") = "")
+      .def("trees",
+           [](const database& d) {
+             // Names are bytes to the store (a C++ program may write any); ones that are not
+             // UTF-8 come back with their bytes escaped (surrogateescape), never an exception.
+             nb::list out;
+             for (const std::string& n : d.trees())
+               out.append(nb::steal(PyUnicode_DecodeUTF8(
+                   n.data(), static_cast<Py_ssize_t>(n.size()), "surrogateescape")));
+             return out;
+           })
       .def("compact", &database::compact, nb::call_guard<nb::gil_scoped_release>())
       .def(
           "stat",
-          [](const database& d, std::string_view tree) {
+          [](const database& d, nb::str tree) {
+            const std::string name = tree_name(tree);
             stats s;
             {
               nb::gil_scoped_release rel;
-              s = d.stat(tree);
+              s = d.stat(name);
             }
             return stats_dict(s);
           },
