@@ -959,22 +959,24 @@ TEST(KvRange, RemovesWideRanges) {
   ASSERT_NO_FATAL_FAILURE(kvt::expect_same(before, all));
 }
 
-// Deletes that thin the tree out leave no trail of near-empty leaves: a leaf down to an eighth
-// merges with a neighbouring leaf (when the two fit in three quarters of one), and an inner node
-// left with one leaf becomes that leaf. Random 8-byte keys (in memory) and varied keys (shared
-// prefixes, prefixes of one another, long ones, values out of line; in a file, reopened at the
-// end), removed one by one in transactions that commit or abort, every view checked against the
-// model and validated.
-TEST(KvRemove, SparseLeavesMerge) {
-  const std::string path = kvt::tmp_path("sparse");
+// The thinning tests' shared run: 60,000 keys (random 8-byte ones in memory; varied shapes in
+// a file: shared prefixes, prefixes of one another, long keys, values out of line), then `steps`
+// removal steps (plan() prepares them from the model and says how many; step(tx, after, i) does
+// step i in the transaction and the model) in rounds of a sixth or a seventh, in transactions
+// that commit or abort, every view validated and compared. At the end the leaves must be under a
+// quarter of those before (without merges each keeps about 5% of its keys), and the file must
+// reopen to the same contents.
+template <class Plan, class Step>
+void thin_out(const char* name, int seed, unsigned rounds, Plan plan, Step step) {
+  const std::string path = kvt::tmp_path(name);
   for (int shape = 0; shape < 2; ++shape) {
     SCOPED_TRACE(shape ? "varied keys" : "random 8-byte keys");
     std::optional<kv::database> file;
     if (shape) file.emplace(kv::database::open(path));
     kv::database db = shape ? std::move(*file) : kv::database::memory();
     model m;
-    std::mt19937_64 r(21 + shape);
-    kvt::keygen g(5);
+    std::mt19937_64 r(seed + shape);
+    kvt::keygen g(seed);
     {
       kv::write_tx tx = db.write();
       for (int i = 0; i < 60000; ++i) {
@@ -989,18 +991,15 @@ TEST(KvRemove, SparseLeavesMerge) {
       tx.commit();
     }
     const std::uint64_t full_leaves = db.read().stat().leaf_nodes;
-    std::vector<std::string> keys;
-    for (const auto& kvp : m) keys.push_back(kvp.first);
-    std::shuffle(keys.begin(), keys.end(), r);
-    const std::size_t keep = keys.size() / 20;
+    const std::size_t steps = plan(m, r);
     std::size_t at = 0;
-    for (int round = 0; at + keep < keys.size(); ++round) {
+    for (int round = 0; at < steps; ++round) {
       kv::write_tx tx = db.write();
       model after = m;
-      const std::size_t stop = std::min(keys.size() - keep, at + keys.size() / 7);
+      const std::size_t stop = std::min(steps, at + steps / rounds + 1);
       for (std::size_t i = at; i < stop; ++i) {
-        ASSERT_TRUE(tx.remove(keys[i]));
-        after.erase(keys[i]);
+        step(tx, after, i);
+        if (::testing::Test::HasFatalFailure()) return;
       }
       tx.validate();
       ASSERT_NO_FATAL_FAILURE(kvt::expect_same(tx, after));
@@ -1016,7 +1015,6 @@ TEST(KvRemove, SparseLeavesMerge) {
     }
     const kv::stats st = db.read().stat();
     EXPECT_EQ(st.keys, m.size());
-    // Without the merge the leaves stay where the inserts left them (5% of their keys each).
     EXPECT_LT(st.leaf_nodes * 4, full_leaves) << st.leaf_nodes << " leaves of " << full_leaves;
     if (shape == 0) {
       EXPECT_LE(st.leaf_nodes, m.size() / 8 + 50) << m.size() << " keys";
@@ -1030,47 +1028,44 @@ TEST(KvRemove, SparseLeavesMerge) {
   std::remove(path.c_str());
 }
 
+// Deletes that thin the tree out leave no trail of near-empty leaves: a leaf down to an eighth
+// merges with a neighbouring leaf (when the two fit in three quarters of one), and an inner node
+// left with one leaf becomes that leaf. 95% of the keys removed one by one, in random order.
+TEST(KvRemove, SparseLeavesMerge) {
+  std::vector<std::string> keys;
+  thin_out(
+      "sparse", 21, 7,
+      [&](const model& m, std::mt19937_64& r) {
+        keys.clear();
+        for (const auto& kvp : m) keys.push_back(kvp.first);
+        std::shuffle(keys.begin(), keys.end(), r);
+        return keys.size() - keys.size() / 20;
+      },
+      [&](kv::write_tx& tx, model& after, std::size_t i) {
+        ASSERT_TRUE(tx.remove(keys[i]));
+        after.erase(keys[i]);
+      });
+}
+
 // Range removals thin leaves too: the leaves a range ends inside merge and collapse as single
-// removals do. 5% of the keys stay, scattered: every range between two kept keys is removed, in
-// random order, in transactions that commit or abort, every view checked and validated.
+// removals do. 5% of the keys stay, scattered: every range between two kept keys is removed,
+// in random order.
 TEST(KvRemove, RangesMergeTheLeavesTheyCut) {
-  const std::string path = kvt::tmp_path("sparse_ranges");
-  for (int shape = 0; shape < 2; ++shape) {
-    SCOPED_TRACE(shape ? "varied keys" : "random 8-byte keys");
-    std::optional<kv::database> file;
-    if (shape) file.emplace(kv::database::open(path));
-    kv::database db = shape ? std::move(*file) : kv::database::memory();
-    model m;
-    std::mt19937_64 r(31 + shape);
-    kvt::keygen g(7);
-    {
-      kv::write_tx tx = db.write();
-      for (int i = 0; i < 60000; ++i) {
-        std::string k(8, '\0');
-        const std::uint64_t x = r();
-        std::memcpy(k.data(), &x, 8);
-        if (shape) k = g.key();
-        const std::string val = i % 40 == 0 ? std::string(300, 'v') : std::to_string(i);
-        tx.put(k, val);
-        m[k] = val;
-      }
-      tx.commit();
-    }
-    const std::uint64_t full_leaves = db.read().stat().leaf_nodes;
-    std::vector<std::string> kept;
-    std::size_t i = 0;
-    for (const auto& kvp : m)
-      if (i++ % 20 == 0) kept.push_back(kvp.first);
-    // Range j: (kept[j], kept[j + 1]); the last one is open above.
-    std::vector<std::size_t> order(kept.size());
-    for (std::size_t j = 0; j < order.size(); ++j) order[j] = j;
-    std::shuffle(order.begin(), order.end(), r);
-    std::size_t at = 0;
-    for (int round = 0; at < order.size(); ++round) {
-      kv::write_tx tx = db.write();
-      model after = m;
-      const std::size_t stop = std::min(order.size(), at + order.size() / 6);
-      for (std::size_t o = at; o < stop; ++o) {
+  std::vector<std::string> kept;
+  std::vector<std::size_t> order;
+  thin_out(
+      "sparse_ranges", 31, 6,
+      [&](const model& m, std::mt19937_64& r) {
+        kept.clear();
+        std::size_t i = 0;
+        for (const auto& kvp : m)
+          if (i++ % 20 == 0) kept.push_back(kvp.first);
+        order.resize(kept.size());  // range j: (kept[j], kept[j + 1]); the last is open above
+        for (std::size_t j = 0; j < order.size(); ++j) order[j] = j;
+        std::shuffle(order.begin(), order.end(), r);
+        return order.size();
+      },
+      [&](kv::write_tx& tx, model& after, std::size_t o) {
         const std::size_t j = order[o];
         const std::string lo = kept[j] + std::string(1, '\0');
         const bool last = j + 1 == kept.size();
@@ -1080,32 +1075,7 @@ TEST(KvRemove, RangesMergeTheLeavesTheyCut) {
             tx.remove_range(lo, last ? std::nullopt : std::optional<std::string_view>(kept[j + 1])),
             expect);
         after.erase(a, b);
-      }
-      tx.validate();
-      ASSERT_NO_FATAL_FAILURE(kvt::expect_same(tx, after));
-      if (round % 3 == 1) {
-        tx.abort();
-      } else {
-        tx.commit();
-        m = std::move(after);
-        at = stop;
-      }
-      db.validate();
-      ASSERT_NO_FATAL_FAILURE(kvt::expect_same(db.read(), m));
-    }
-    ASSERT_EQ(m.size(), kept.size());
-    const kv::stats st = db.read().stat();
-    EXPECT_EQ(st.keys, m.size());
-    // Without the merges each leaf keeps a twentieth of its keys.
-    EXPECT_LT(st.leaf_nodes * 4, full_leaves) << st.leaf_nodes << " leaves of " << full_leaves;
-    if (shape == 1) {
-      db = kv::database::memory();  // closes the file
-      kv::database again = kv::database::open(path);
-      again.validate();
-      ASSERT_NO_FATAL_FAILURE(kvt::expect_same(again.read(), m));
-    }
-  }
-  std::remove(path.c_str());
+      });
 }
 
 // Values up to the limit: 64 MiB by default, 1 GiB with SIMDEX_KV_BIG_VALUES=1 (needs about
