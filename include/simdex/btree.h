@@ -30,8 +30,10 @@
 // mutable iterator it->second is the V& in the tree. key() and value() read in place.
 //
 // Iterator invalidation: any insert or erase (single, batch, range, build, clear) invalidates
-// every iterator, except the iterator that erase(it) / erase(first, last) returns. Iterators
-// are (page, block, slot) positions; they never copy keys out of the tree.
+// every iterator, except the iterator that erase(it) / erase(first, last) returns, and except
+// an insert or insert_batch whose keys are all present (a map's batch without assignment) or
+// an erase or erase_batch whose keys are all absent: those move nothing. Iterators are (page,
+// block, slot) positions; they never copy keys out of the tree.
 // Not thread-safe: concurrent readers are fine only while no thread modifies the tree.
 //
 // Layout (see docs/btree.md): inner nodes of 64 children searched with SIMD; leaves are 4 KiB

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import collections.abc as cabc
 import copy as _copy
+import operator
 import reprlib
 from itertools import chain, repeat
 from typing import Any
@@ -263,7 +264,9 @@ class _Sorted:
         """values (an array, one of our containers or any iterable of numbers) as keys to
         store; ValueError / TypeError for the first that cannot be stored."""
         if isinstance(values, np.ndarray):
-            return _stored_array(values, self.dtype)
+            if values.dtype.kind in "biuf":
+                return _stored_array(values, self.dtype)
+            values = values.reshape(-1).tolist()  # object arrays (pandas, big ints): value by value
         if isinstance(values, (SortedSet, SortedDict)) and values._dtype_name == self._dtype_name:
             return values.to_numpy()
         return self._stored_keys(values)
@@ -411,16 +414,28 @@ class SortedSet(_native._Set):
     def __rsub__(self, other) -> SortedSet:
         if not isinstance(other, cabc.Iterable):
             return NotImplemented
+        if isinstance(other, cabc.Iterator):
+            other = list(other)
         s = self._like()
-        s.update(other)
+        try:
+            s.update(other)
+        except (TypeError, ValueError):
+            # Values this dtype cannot hold ({2.5} - int_set): the result holds none of this
+            # set's keys, so its dtype is the one its own values call for.
+            kept = [x for x in other if x not in self]
+            return type(self)(kept, pages=self._page_mode, batch_filter=self.batch_filter)
         return s.difference_update(self)
 
     def _common(self, iterables) -> np.ndarray:
-        keys = self.to_numpy()
+        keys, whole = self.to_numpy(), True  # whole: keys are still all of this set's
         for it in iterables:
             other, _ = self._lookups(it)
             other = unique_sorted(other)
-            keys = other[self._contains_array(other)] if len(other) < len(keys) else keys[np.isin(keys, other)]
+            if len(other) < len(keys):  # walk the shorter side (the tree answers for the whole set)
+                keys = other[self._contains_array(other) if whole else np.isin(other, keys)]
+            else:
+                keys = keys[np.isin(keys, other)]
+            whole = False
         return keys
 
     def intersection(self, *iterables) -> SortedSet:
@@ -687,9 +702,13 @@ class _PositionalView:
         return self._mapping._iter(0, len(self._mapping), True, self._what)
 
     def __getitem__(self, index):
+        n = len(self._mapping)
         if isinstance(index, slice):
-            return [self._at(i) for i in range(*index.indices(len(self._mapping)))]
-        return self._at(index)
+            return [self._at(i) for i in range(*index.indices(n))]
+        i = operator.index(index)
+        if not -n <= i < n:  # before the native call, whose index is a machine integer
+            raise IndexError(f"{type(self).__name__} index out of range")
+        return self._at(i)
 
 
 class SortedKeysView(_PositionalView, cabc.KeysView, cabc.Sequence):

@@ -61,6 +61,11 @@ def test_set_algebra_in_place_and_many_arguments():
     assert list(t.difference([0], range(10, 12))) == [1, 2, 40]
     assert list(t.difference_update([0], [40])) == [1, 2, 10, 11]
     assert list(t.intersection_update([1, 2, 3], range(2, 5))) == [2]
+    # A later, shorter iterable is intersected with the keys kept so far, not with the set.
+    u = SortedSet(range(1, 11))
+    assert list(u.intersection([1, 2, 3, 4, 5, 6], [7, 8])) == [] == sorted(set(u).intersection([1, 2, 3, 4, 5, 6], [7, 8]))
+    assert list(u.intersection(range(1, 9), [7, 8, 99], [8])) == [8]
+    assert list(u.intersection_update([1, 2, 3, 4, 5, 6], [7, 8])) == []
 
 
 def test_set_algebra_with_values_that_are_not_keys():
@@ -74,6 +79,15 @@ def test_set_algebra_with_values_that_are_not_keys():
         s | [2**64]
     with pytest.raises(TypeError):
         s | 5
+    assert list({2.5, 1} - SortedSet([1, 2])) == [2.5] and list(iter([2.5, 1, 3]) - s) == [2.5]
+    assert (SortedSet([1, 2]).__rsub__([3, 1])).dtype == np.int64
+    # numpy object arrays (pandas columns, big ints) go in value by value, as lists do.
+    o = np.array([3, 1, 2], dtype=object)
+    assert list(SortedSet(o)) == [1, 2, 3] and SortedSet([0]).add_many(o) == 3
+    assert list(SortedSet([0]).update(o)) == [0, 1, 2, 3] and list(SortedSet([0]) ^ o) == [0, 1, 2, 3]
+    assert SortedSet(np.array([2**63], dtype=object)).dtype == np.uint64
+    with pytest.raises(TypeError):
+        SortedSet([1]).update(np.array(["x"], dtype=object))
 
 
 # ---- positions: del, islice, irange, bisect ------------------------------------------------
@@ -266,6 +280,44 @@ def test_views_are_live_indexable_and_set_like():
     assert keys | {"x"} == set(range(11)) | {"x"}
     assert keys.isdisjoint([-1]) and not items.isdisjoint([(1, "1")])
     assert repr(SortedDict({1: 2}).keys()) == "SortedKeysView(SortedDict({1: 2}))"
+    for view in (keys, values, items):  # past any machine index: IndexError, as for lists
+        with pytest.raises(IndexError):
+            view[2**70]
+        with pytest.raises(IndexError):
+            view[-12]
+
+
+def test_calls_that_change_nothing_keep_iterators():
+    # As sortedcontainers: an iterator lives on through updates that add or remove no key (and
+    # a dict's update of present keys), in batches as in single calls; a real change stops it.
+    rng = np.random.default_rng(4)
+    keys = rng.permutation(200_000)
+    s = SortedSet()
+    for k in keys[:20_000].tolist():  # single inserts: pages not in their built layout
+        s.add(k)
+    s.add_many(keys[20_000:])
+    it = iter(s)
+    assert [next(it) for _ in range(5)] == [0, 1, 2, 3, 4]
+    s.update(keys[::3])  # all present, in one batch
+    s.update([])
+    s.difference_update(keys[:1000] + 10**9)  # all absent
+    s.discard_many(np.arange(-500, 0))
+    s.add(7)
+    assert [next(it) for _ in range(3)] == [5, 6, 7]
+    assert list(it) == list(range(8, 200_000))
+    it = iter(s)
+    s.update([10**9])
+    with pytest.raises(RuntimeError):
+        next(it)
+    d = SortedDict({i: i for i in range(5000)})
+    it = iter(d)
+    next(it)
+    d.update({i: -i for i in range(0, 5000, 2)})  # present keys, new values, one batch
+    d.update({3: "x"})
+    assert next(it) == 1 and d[4] == -4 and d[3] == "x"
+    d.update({10**6: 0})
+    with pytest.raises(RuntimeError):
+        next(it)
 
 
 # ---- protocols: abc, weakref, pickle, copy, subclassing, equality, repr, help ---------------

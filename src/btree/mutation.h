@@ -311,10 +311,16 @@ unsigned impl<Policy, VS>::merge_into(T& t, path& P, std::byte* p, const S* in, 
     unsigned first[B + 1];  // gathered position of each block's first key
     first[0] = 0;
     for (unsigned b = 0; b < B; ++b) first[b + 1] = first[b] + cnt(p)[b];
+    unsigned fresh = 0;
     for (unsigned y = 0; y < m; ++y) {
       unsigned b = leaf_block(p, in[y]);
-      rank[y] = first[b] + Policy::count_lt16(keys(p, b), in[y]);
+      unsigned s = Policy::count_lt16(keys(p, b), in[y]);
+      rank[y] = first[b] + s;
+      fresh += !(s < cnt(p)[b] && keys(p, b)[s] == in[y]);
     }
+    // Nothing new and no values to write: the page is left as it lies, so a batch of keys the
+    // tree holds moves no key (iterators stay valid, as after a single insert of a present key).
+    if (fresh == 0 && (VS == 0 || !assign)) return 0;
   }
   unsigned a = gather(p, old, oldv);
   for (unsigned i = 0; i < kPad; ++i) old[a + i] = kMax;  // the run copies read whole blocks

@@ -956,6 +956,62 @@ TEST(BtreeMisc, BuildLeavesRoomForBatches) {
     check_build_leaves_room<simdex::btree_map<std::uint64_t, std::uint64_t>>(l, 200000 / kScale);
 }
 
+// A batch that changes nothing moves nothing: inserting keys the tree holds (a set, and a map
+// without assignment) and erasing keys it lacks leave every iterator on its key, at every level
+// (the batch merge once repacked each page it visited, new keys or not).
+template <class Tree, bool kMap>
+void check_no_op_batches_keep_iterators(isa l) {
+  Tree t({.level = l});
+  std::vector<std::uint64_t> keys, absent;
+  for (std::uint64_t i = 0; i < 200000 / kScale; ++i) {
+    keys.push_back(i * 3);
+    absent.push_back(i * 3 + 1);
+  }
+  std::vector<std::uint64_t> held;
+  for (std::size_t i = 0; i < keys.size(); i += 2) held.push_back(keys[i]);
+  std::vector<std::uint64_t> order = held;
+  std::shuffle(order.begin(), order.end(), std::mt19937_64(l == isa::scalar ? 1 : 2));
+  for (std::uint64_t k : order) {  // random single inserts: blocks filled unevenly, not as built
+    if constexpr (kMap) {
+      t.insert(k, k + 7);
+    } else {
+      t.insert(k);
+    }
+  }
+  std::vector<typename Tree::const_iterator> at;
+  for (std::size_t i = 0; i < held.size(); i += held.size() / 50) at.push_back(t.find(held[i]));
+  auto same = [&](const char* what) {
+    SCOPED_TRACE(what);
+    std::size_t j = 0;
+    for (std::size_t i = 0; i < held.size(); i += held.size() / 50, ++j) {
+      ASSERT_EQ(at[j].key(), held[i]);
+      auto it = at[j];
+      ++it;
+      if (i + 1 < held.size()) {
+        ASSERT_EQ(it.key(), held[i + 1]);
+      }
+    }
+  };
+  if constexpr (kMap) {
+    std::vector<std::uint64_t> other(held.size(), 1);
+    EXPECT_EQ(t.insert_batch(held, other), 0u);
+    EXPECT_EQ(at[0].value(), held[0] + 7);
+  } else {
+    EXPECT_EQ(t.insert_batch(held), 0u);
+  }
+  same("insert_batch of present keys");
+  EXPECT_EQ(t.erase_batch(absent), 0u);
+  same("erase_batch of absent keys");
+  EXPECT_EQ(t.validate(), "");
+}
+
+TEST(BtreeMisc, NoOpBatchesKeepIterators) {
+  for (isa l : btree_levels<std::uint64_t, void>())
+    check_no_op_batches_keep_iterators<simdex::btree_set<std::uint64_t>, false>(l);
+  for (isa l : btree_levels<std::uint64_t, std::uint64_t>())
+    check_no_op_batches_keep_iterators<simdex::btree_map<std::uint64_t, std::uint64_t>, true>(l);
+}
+
 TEST(BtreeMisc, MoveMemoryAndPages) {
   simdex::btree_set<std::uint32_t> a({.pages = simdex::page_size::small});
   for (std::uint32_t i = 0; i < 100000; ++i) a.insert(i * 7);

@@ -132,6 +132,22 @@ void maybe_grow_pages(H& h, T& tree) {
   rebuild(tree, h.options(page_size::huge));
 }
 
+// A batch that adds only or removes only changed the key set exactly when it changed the size:
+// bumps the version then (on return or an exception alike), so iterators live on through a
+// batch that found nothing to do, as sortedcontainers' do and as single adds already did.
+template <class H, class T>
+struct bump_if_resized {
+  H& h;
+  const T& t;
+  std::size_t before;
+  bump_if_resized(H& holder, const T& tree) : h(holder), t(tree), before(tree.size()) {}
+  ~bump_if_resized() {
+    if (t.size() != before) ++h.version;
+  }
+  bump_if_resized(const bump_if_resized&) = delete;
+  bump_if_resized& operator=(const bump_if_resized&) = delete;
+};
+
 struct py_set : holder<set_tree> {
   using holder::holder;
 };
@@ -931,7 +947,7 @@ void bind_set(nb::module_& m) {
               std::vector<K> copy;
               std::span<const K> keys = normalized(keys_of<K>(a), copy);
               check_no_nan(keys);
-              ++h.version;
+              bump_if_resized bump(h, t);
               std::size_t added;
               if (t.size() == 0 && keys.size() > 1) {
                 if (h.pages_for(keys.size()) != t.pages())
@@ -953,7 +969,7 @@ void bind_set(nb::module_& m) {
               using K = key_of<decltype(t)>;
               std::vector<K> copy;
               std::span<const K> keys = normalized(keys_of<K>(a), copy);
-              ++h.version;
+              bump_if_resized bump(h, t);
               if constexpr (std::is_same_v<K, double>) {
                 std::vector<K> clean;
                 for (K k : keys)
@@ -1094,7 +1110,7 @@ void bind_map(nb::module_& m) {
               check_no_nan(ks);
               nb::list vs = nb::list(values);
               if (vs.size() != ks.size()) throw nb::value_error("keys and values differ in length");
-              ++h.version;
+              bump_if_resized bump(h, t);  // values replaced in place leave iterators valid
               if (ks.size() < kBatchAssignMin) {
                 for (std::size_t i = 0; i < ks.size(); ++i) map_assign(h, t, ks[i], vs[i]);
                 return;
