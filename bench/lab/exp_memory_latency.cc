@@ -9,6 +9,8 @@
 #include <memory>
 #include <vector>
 
+#include "lab/difference_rule.h"
+#include "lab/levels.h"
 #include "memory_util.h"
 
 namespace simdex::lab_bench {
@@ -23,21 +25,30 @@ using namespace mem;
 // called noisy: on a shared guest one chain's latency moves by a third within seconds.
 constexpr double kChaseSpread = 0.25;
 
-// One chain sampled in short windows, each starting where the last one stopped: a sample is
-// the median of its windows, so a preemption or a neighbour's burst moves one window rather
-// than the sample; every window is kept for the run's spread.
+// One chain sampled in short windows, each starting where the last one stopped (the chain's
+// cursor, which its 16-chain samples share): a sample is the median of its windows, so a
+// preemption or a neighbour's burst moves one window rather than the sample; every window is
+// kept for the run's spread.
 struct windowed_chain {
-  const lab::chain& c;
-  std::size_t at = 0;
+  lab::chain_cursor& at;
   std::vector<double>& windows;
   double sample(std::size_t steps, int count) {
     std::vector<double> w;
-    for (int i = 0; i < count; ++i, at += steps / count)
-      w.push_back(lab::chase_window(c, at, steps / count));
+    for (int i = 0; i < count; ++i) w.push_back(at.sample(1, steps / count));
     windows.insert(windows.end(), w.begin(), w.end());
     return lab::summarize(w).median;
   }
 };
+
+// What a read of every word of a chain's span must sum to, from the layout alone rather than
+// from another read: each node's line holds the next node's address and is otherwise zero, and
+// the links form one cycle, so the words sum to the addresses of all the nodes.
+std::uint64_t chain_word_sum(const lab::chain& c) {
+  std::uint64_t s = 0;
+  for (std::size_t k = 0; k < c.nodes(); ++k)
+    s += reinterpret_cast<std::uintptr_t>(c.at_position(k));
+  return s;
+}
 
 void pointer_chase(trial& t) {
   const std::size_t bytes = dram_bytes(t);
@@ -49,16 +60,18 @@ void pointer_chase(trial& t) {
   // landed is part of what moves the figure from run to run.
   lab::chain small_b({.span = bytes, .pages = page_size::small}, 43);
   std::vector<double> w4k, w2m;
-  windowed_chain a{small, 0, w4k}, b{small_b, 0, w4k}, h{huge, 0, w2m};
+  // One cursor per chain, shared by its 1-chain windows and 16-chain samples.
+  lab::chain_cursor at_small(small), at_small_b(small_b), at_huge(huge);
+  windowed_chain a{at_small, w4k}, b{at_small_b, w4k}, h{at_huge, w2m};
   std::size_t turn = 0;
   std::uint64_t seq_sum = 0;
   bench::params p = {{"bytes", static_cast<std::int64_t>(bytes)}};
-  auto lat = t.measure(
-      "latency", p, "ns/access", better::lower,
-      {{"1 chain, 4k pages", [&] { return (turn++ % 2 ? b : a).sample(steps, windows); }},
-       {"1 chain, 2m pages", [&] { return h.sample(steps, windows); }},
-       {"16 chains, 4k pages", [&] { return lab::chase(small, 16, steps / 4).ns_per_access; }},
-       {"16 chains, 2m pages", [&] { return lab::chase(huge, 16, steps / 4).ns_per_access; }}});
+  auto lat =
+      t.measure("latency", p, "ns/access", better::lower,
+                {{"1 chain, 4k pages", [&] { return (turn++ % 2 ? b : a).sample(steps, windows); }},
+                 {"1 chain, 2m pages", [&] { return h.sample(steps, windows); }},
+                 {"16 chains, 4k pages", [&] { return at_small.sample(16, steps / 4); }},
+                 {"16 chains, 2m pages", [&] { return at_huge.sample(16, steps / 4); }}});
   auto seq = t.measure("sequential", p, "GiB/s", better::higher,
                        {{"sequential read", [&] {
                            return gib_s(bytes, read_ns(small.buffer().data(), bytes, seq_sum));
@@ -68,10 +81,16 @@ void pointer_chase(trial& t) {
   t.note(format("1 chain, 4k pages: %zu windows, 10th-90th percentile %.0f-%.0f ns; ", s4k.n,
                 s4k.p10, s4k.p90) +
          format("2m pages: %.0f-%.0f ns", s2m.p10, s2m.p90));
-  t.add(lab::bytes_read(small.buffer().data(), bytes, seq_sum));
+  t.add(lab::holds("bytes_touched", seq_sum == chain_word_sum(small),
+                   format("sequential read: the checksum equals the sum of the %zu node "
+                          "addresses the %.0f credited bytes hold",
+                          small.nodes(), double(bytes)),
+                   format("sequential read: the checksum differs from the sum of the %zu node "
+                          "addresses the %.0f credited bytes hold: the read skipped bytes",
+                          small.nodes(), double(bytes))));
   t.add(lab::below_memcpy("sequential read", seq[0].median, t.memcpy_gib_s()));
-  latency_checks(t, huge, "2m chain");
-  latency_checks(t, small, "4k chain");
+  latency_checks(t, huge, "2m chain", {1, 16});
+  latency_checks(t, small, "4k chain", {1, 16});
   if (const auto* m = t.limits()) {
     double off = std::fabs(lat[0].median / m->latency_1_4k.median - 1);
     t.add(
@@ -113,12 +132,14 @@ struct sweep_point {
   lab::summary small, huge;
 };
 
-// Loads per sample: about 5 ms of chasing (20 ms in full mode), from a pilot walk that also
-// warms the caches and TLB with every node once (up to 64K nodes).
-std::size_t steps_for(const trial& t, const lab::chain& c) {
-  std::size_t pilot = std::min<std::size_t>(c.nodes(), 65536);
-  lab::chase(c, 1, pilot);
-  double ns = lab::chase(c, 1, std::min<std::size_t>(pilot, 4096)).ns_per_access;
+// Loads per sample: about 5 ms of chasing (20 ms in full mode), from a pilot walk that first
+// warms the caches and TLB with every node once (up to 64K nodes), then times lines it has not
+// just walked unless the set is that small. Both take their positions from the chain's cursor,
+// so the samples after them start on lines neither walked.
+std::size_t steps_for(const trial& t, lab::chain_cursor& at) {
+  std::size_t pilot = std::min<std::size_t>(at.walked().nodes(), 65536);
+  at.sample(1, pilot);
+  double ns = at.sample(1, std::min<std::size_t>(pilot, 4096));
   double want = (t.quick() ? 5e6 : 20e6) / std::max(ns, 0.1);
   return std::clamp<std::size_t>(static_cast<std::size_t>(want), 10'000, 4'000'000);
 }
@@ -182,11 +203,12 @@ void cache_levels(trial& t) {
     // Small sets still get a 2 MiB buffer (page_buffer's granule); only `span` bytes are used.
     lab::chain small({.span = b, .pages = page_size::small});
     lab::chain huge({.span = b, .pages = page_size::huge});
-    std::size_t steps = std::max(steps_for(t, small), steps_for(t, huge));
+    lab::chain_cursor at_small(small), at_huge(huge);
+    std::size_t steps = std::max(steps_for(t, at_small), steps_for(t, at_huge));
     auto s =
         t.measure("latency", {{"bytes", static_cast<std::int64_t>(b)}}, "ns/access", better::lower,
-                  {{"4k pages", [&] { return lab::chase(small, 1, steps).ns_per_access; }},
-                   {"2m pages", [&] { return lab::chase(huge, 1, steps).ns_per_access; }}});
+                  {{"4k pages", [&] { return at_small.sample(1, steps); }},
+                   {"2m pages", [&] { return at_huge.sample(1, steps); }}});
     pts.push_back({b, s[0], s[1]});
     if (b == sizes.back()) {
       latency_checks(t, huge, "2m chain, " + size_label(b));
@@ -216,18 +238,19 @@ void cache_levels(trial& t) {
       if (p.bytes <= want) best = &p;
     return best->small.median;
   };
-  std::vector<std::pair<std::string, double>> levels;
+  std::vector<lab::plateau> levels;
   for (const auto& cl : lab::data_caches())
-    levels.emplace_back(format("L%d", cl.level), at(cl.bytes / 2));
-  levels.emplace_back("DRAM", pts.back().small.median);
+    levels.push_back({format("L%d", cl.level), cl.level, at(cl.bytes / 2)});
+  levels.push_back({"DRAM", 0, pts.back().small.median});
   double cyc = lab::cycle_ns();
   std::string steps_text;
   bool stages = true;
   for (std::size_t i = 0; i < levels.size(); ++i) {
-    steps_text += (i ? ", " : "") + levels[i].first +
-                  format(" %.1f ns (%.0f cycles)", levels[i].second, levels[i].second / cyc);
-    if (i && levels[i].second < 1.3 * levels[i - 1].second) stages = false;
+    steps_text += (i ? ", " : "") + levels[i].name +
+                  format(" %.1f ns (%.0f cycles)", levels[i].ns, levels[i].ns / cyc);
+    if (i && levels[i].ns < 1.3 * levels[i - 1].ns) stages = false;
   }
+  t.add(lab::levels_plausible(levels, cyc));
   int decreases = 0;
   for (std::size_t i = 1; i < pts.size(); ++i)
     decreases += pts[i].small.median < 0.8 * pts[i - 1].small.median;
@@ -235,12 +258,12 @@ void cache_levels(trial& t) {
          format("%d sizes faster than the next smaller one by more than 20%% (noise or a "
                 "prefetcher)",
                 decreases)});
-  t.figure(levels.front().second, "L1 hit latency, 4 KiB pages");
+  t.figure(levels.front().ns, "L1 hit latency, 4 KiB pages");
   t.note("plateaus (half of each cache, 4 KiB pages): " + steps_text);
   t.set({{"stages", stages},
          {"dram", pts.back().small.median},
          {"dram_2m", pts.back().huge.median},
-         {"l1", levels.front().second},
+         {"l1", levels.front().ns},
          {"levels", double(levels.size())}});
 }
 
@@ -291,13 +314,14 @@ void associativity(trial& t) {
           {.span = span, .stride = lay.stride, .spread_sets = false, .pages = lay.pages});
       lab::chain apart(
           {.span = span, .stride = lay.stride, .spread_sets = true, .pages = lay.pages});
-      std::size_t steps = std::max(steps_for(t, same), steps_for(t, apart));
+      lab::chain_cursor at_same(same), at_apart(apart);
+      std::size_t steps = std::max(steps_for(t, at_same), steps_for(t, at_apart));
       auto s = t.measure("latency_" + std::string(lay.pages == page_size::huge ? "2m" : "4k"),
                          {{"lines", static_cast<std::int64_t>(k)},
                           {"stride", static_cast<std::int64_t>(lay.stride)}},
                          "ns/access", better::lower,
-                         {{"same set", [&] { return lab::chase(same, 1, steps).ns_per_access; }},
-                          {"spread", [&] { return lab::chase(apart, 1, steps).ns_per_access; }}},
+                         {{"same set", [&] { return at_same.sample(1, steps); }},
+                          {"spread", [&] { return at_apart.sample(1, steps); }}},
                          "spread");
       conflict.points.push_back({double(k), s[0].median, s[0].min, s[0].max});
       spread.points.push_back({double(k), s[1].median, s[1].min, s[1].max});
@@ -354,9 +378,14 @@ struct study_tlb_loop {
       next[k] = static_cast<std::uint32_t>((k + 1) % c.nodes());
     }
   }
+  // From the node at `start` (the on-chain check's interface).
   const void* run(const void* start, std::size_t steps) const {
     std::size_t k = 0;
     while (node[k] != start) ++k;
+    return run_at(k, steps);
+  }
+  // From cycle position `k`, with no search in the timed region.
+  const void* run_at(std::size_t k, std::size_t steps) const {
     for (std::size_t s = 0; s < steps; ++s) {
       const void* data = *static_cast<const void* const*>(node[k]);
       lab::do_not_optimize(data);
@@ -379,15 +408,19 @@ void tlb(trial& t) {
     lab::chain small({.span = span, .stride = 4 * KiB, .pages = page_size::small});
     lab::chain huge({.span = span, .stride = 4 * KiB, .pages = page_size::huge});
     study_tlb_loop loop(small);
-    std::size_t steps = std::max(steps_for(t, small), steps_for(t, huge));
+    // The study's loop walks the 4 KiB chain too: it takes its positions from the same cursor,
+    // so it never warms the lines the next "4k pages" sample times.
+    lab::chain_cursor at_small(small), at_huge(huge);
+    std::size_t steps = std::max(steps_for(t, at_small), steps_for(t, at_huge));
     const void* sink = nullptr;
     auto s =
         t.measure("latency", {{"pages", static_cast<std::int64_t>(n)}}, "ns/access", better::lower,
-                  {{"4k pages", [&] { return lab::chase(small, 1, steps).ns_per_access; }},
-                   {"2m pages", [&] { return lab::chase(huge, 1, steps).ns_per_access; }},
+                  {{"4k pages", [&] { return at_small.sample(1, steps); }},
+                   {"2m pages", [&] { return at_huge.sample(1, steps); }},
                    {"study's loop, 4k pages (loads off the chain)", [&] {
+                      std::size_t from = at_small.take(steps);
                       std::uint64_t t0 = lab::now_ns();
-                      sink = loop.run(small.at_position(0), steps);
+                      sink = loop.run_at(from, steps);
                       return static_cast<double>(lab::now_ns() - t0) / static_cast<double>(steps);
                     }}});
     lab::do_not_optimize(sink);
@@ -414,6 +447,10 @@ void tlb(trial& t) {
   const std::string label =
       "4 KiB minus 2 MiB pages at " + size_label(pages.back() * 4 * KiB) + " span";
   const lab::difference gap = lab::difference_of(big4, big2);
+  // Samples apart that difference_of still did not call measured: too few repetitions for its
+  // error rate (with 1 a side, noise alone puts one above the other half the time).
+  const bool too_few = gap.kind == lab::difference_kind::within_noise && big4.min > big2.max;
+  const double orders = lab::orderings(big4.samples.size(), big2.samples.size());
   if (gap.measured()) {
     t.figure(gap.value, label);
   } else {
@@ -422,12 +459,20 @@ void tlb(trial& t) {
                     ? format("2 MiB pages measured slower than 4 KiB pages (%.1f ns): a negative "
                              "difference is no cost",
                              gap.value)
-                    : format("the samples overlap (4 KiB pages %.0f-%.0f ns, 2 MiB pages "
-                             "%.0f-%.0f ns): the difference (%.1f ns) is within the noise",
-                             big4.min, big4.max, big2.min, big2.max, gap.value),
+                : too_few ? format("every 4 KiB sample lies above every 2 MiB sample, but with "
+                                   "%zu repetition%s a side noise alone orders them so 1 time "
+                                   "in %.0f; the rule asks for 1 in %.0f (5 repetitions a side)",
+                                   big4.samples.size(), big4.samples.size() == 1 ? "" : "s", orders,
+                                   lab::kMinOrderings)
+                          : format("the samples overlap (4 KiB pages %.0f-%.0f ns, 2 MiB pages "
+                                   "%.0f-%.0f ns): the difference (%.1f ns) is within the noise",
+                                   big4.min, big4.max, big2.min, big2.max, gap.value),
                 {{"4 KiB pages", big4}, {"2 MiB pages", big2}});
   }
-  t.set({{"gap", gap.value},
+  t.set({{"too_few", too_few},
+         {"reps4", double(big4.samples.size())},
+         {"orderings", orders},
+         {"gap", gap.value},
          {"gap_kind", static_cast<double>(gap.kind)},
          {"big4", big4.median},
          {"big2", big2.median},
@@ -457,6 +502,12 @@ verdict tlb_verdict(const trial& t) {
             why + format(": the TLB cost is not measurable here: 2 MiB pages measured slower "
                          "(%.1f ns), and a negative difference is no cost",
                          t.get("gap"))};
+  if (kind == lab::difference_kind::within_noise && t.get("too_few") != 0)
+    return {verdict_kind::inconclusive,
+            why + format(": too few repetitions to tell the TLB cost from noise: with %.0f a side, "
+                         "noise alone puts every 4 KiB sample above every 2 MiB one 1 time in "
+                         "%.0f (the rule asks for 1 in %.0f: 5 repetitions a side)",
+                         t.get("reps4"), t.get("orderings"), lab::kMinOrderings)};
   if (kind == lab::difference_kind::within_noise)
     return {verdict_kind::inconclusive,
             why + format(": the TLB cost is within the noise here: the samples overlap (4 KiB "

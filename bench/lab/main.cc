@@ -1,11 +1,13 @@
 // bench_lab: the hardware lab. Runs the registered experiments (all, or those named with --only
 // by id, study number or group), each with its validity checks and verdict, and writes lab.json
 // in the benchmark schema plus a "lab" block (docs/bench-json.md, docs/lab.md).
-//   bench_lab [--quick|--full] [--out DIR] [--reps N] [--only ID|NUMBER|GROUP]...
+//   bench_lab [--quick|--full] [--out DIR] [--reps N] [--only ID|NUMBER|GROUP]... [--no-probe]
 //   bench_lab --list [--json]
+// Options go in any order; an unknown or misplaced one is an error (exit 2).
 #include <cstdio>
-#include <cstring>
+#include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "common/json.h"
 #include "registry.h"
@@ -45,14 +47,47 @@ std::string clock_json(const lab::clock_info& c) {
                        {"core_ghz", json::num(c.core_ghz)}});
 }
 
+// What the options ask for, in any order, before bench::parse_options sees them: --list and
+// --json are this program's own, --list takes nothing but --json, and --quick with --full is a
+// contradiction (the harness would let the last one win). Exits 2 with a message on misuse.
+bool wants_list(int argc, char** argv, bool& as_json) {
+  bool listing = false, quick = false, full = false;
+  std::vector<std::string> others;
+  as_json = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--list")
+      listing = true;
+    else if (a == "--json")
+      as_json = true;
+    else {
+      quick |= a == "--quick";
+      full |= a == "--full";
+      others.push_back(a);
+      // An option's value is not an option ("--out --list" writes into a folder of that name).
+      if ((a == "--out" || a == "--reps" || a == "--only") && i + 1 < argc)
+        others.push_back(argv[++i]);
+    }
+  }
+  auto usage_error = [&](const std::string& why) {
+    std::fprintf(stderr, "%s: %s\n", argv[0], why.c_str());
+    std::exit(2);
+  };
+  if (quick && full) usage_error("--quick and --full exclude each other");
+  if (listing && !others.empty())
+    usage_error("--list takes only --json, got '" + others.front() + "'");
+  if (as_json && !listing) usage_error("--json goes with --list (bench_lab --list --json)");
+  return listing;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  for (int i = 1; i < argc; ++i)
-    if (std::strcmp(argv[i], "--list") == 0) {
-      list(i + 1 < argc && std::strcmp(argv[i + 1], "--json") == 0);
-      return 0;
-    }
+  bool as_json = false;
+  if (wants_list(argc, argv, as_json)) {
+    list(as_json);
+    return 0;
+  }
   bench::options opts = bench::parse_options(argc, argv, "lab");
   std::vector<const experiment*> chosen;
   for (const auto& e : experiments())

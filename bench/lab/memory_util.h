@@ -4,9 +4,11 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <initializer_list>
 #include <string>
 
 #include "lab/format.h"
+#include "lab/timed_chase.h"
 #include "registry.h"
 
 namespace simdex::lab_bench::mem {
@@ -63,16 +65,13 @@ class memcpy_limit {
   int round_ = 0;
 };
 
-// The chain's own kernel, as the on-chain check wants it.
-inline lab::chase_kernel chain_kernel() {
-  return [](const void* start, std::size_t steps) { return lab::chase_from(start, steps); };
-}
-
-// Adds the latency checks for a chain measured with the lab's kernel: every load on the chain
-// (relinks it: call after measuring) and, for 2 MiB pages, the share the kernel granted.
-inline void latency_checks(trial& t, lab::chain& c, const std::string& what) {
+// Adds the latency checks for a chain measured with the lab's timed loop: every load of that
+// loop on the chain, with each chain count the experiment timed (relinks the chain: call after
+// measuring) and, for 2 MiB pages, the share the kernel granted.
+inline void latency_checks(trial& t, lab::chain& c, const std::string& what,
+                           std::initializer_list<int> chains = {1}) {
   if (c.layout().pages == page_size::huge) t.add(lab::huge_pages(what, c.huge_share()));
-  lab::check k = lab::on_chain(c, chain_kernel());
+  lab::check k = lab::on_chain_timed(c, chains);
   k.detail = what + ": " + k.detail;
   t.add(k);
 }

@@ -3,9 +3,13 @@ the generated docs table. Checks structure and validity logic, never a time."""
 
 import copy
 import json
+import os
 import re
+import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -20,6 +24,20 @@ needs_bench = pytest.mark.skipif("lab" not in bench.available(), reason=f"bench_
 
 def simdex(*args):
     return subprocess.run([sys.executable, "-m", "simdex", *args], capture_output=True, text=True)
+
+
+def bench_lab(*args, **kw):
+    return subprocess.run([str(bench.bench_dir() / "bench_lab"), *args], capture_output=True, text=True, **kw)
+
+
+# The fields of a lab run beside its "lab" block, for documents built in a test.
+RUN = {"schema": "simdex-bench/1", "component": "lab", "mode": "quick", "repetitions": 5, "started": "2026-11-28T00:00:00Z",
+       "finished": "2026-11-28T00:01:00Z", "environment": {}, "results": []}
+
+
+def lab_doc(experiments) -> dict:
+    return {**RUN, "lab": {"clock": {}, "counters": "", "study": [{"number": n, "name": str(n), "group": "memory"} for n in range(1, 38)],
+                           "experiments": experiments}}
 
 
 @pytest.fixture(scope="module")
@@ -133,7 +151,7 @@ def test_an_unmeasured_difference_is_never_printed_as_a_figure():
                     "not_measured": "2 MiB pages measured slower than 4 KiB pages (-39.3 ns): a negative difference is no cost",
                     "measurements": [{"label": "4 KiB pages", "median": 101.2, "min": 98, "max": 104},
                                      {"label": "2 MiB pages", "median": 140.5, "min": 139, "max": 150}]}}
-    doc = {"lab": {"study": [{"number": n, "name": str(n), "group": "memory"} for n in range(1, 38)], "experiments": [e]}}
+    doc = lab_doc([e])
     assert lab.validate(doc) == []
     row = next(r for r in lab.verdict_rows(doc) if r[3] == "tlb")
     assert row[4] == "not measurable (4 KiB pages 101 ns, 2 MiB pages 140 ns)"
@@ -145,10 +163,10 @@ def test_an_unmeasured_difference_is_never_printed_as_a_figure():
 
 
 def test_validate_catches_a_bad_document():
-    good = {"lab": {"study": [{"number": n, "name": str(n), "group": "memory"} for n in range(1, 38)], "experiments": [{
+    good = lab_doc([{
         "id": "x", "study": 1, "group": "memory", "title": "t", "question": "q", "study_figure": "f",
         "range": {"lo": 1, "hi": 2, "unit": "ns", "basis": "b"}, "checks": ["on_chain"], "verdict": "confirmed", "reason": "r",
-        "validity": [{"name": "on_chain", "status": "pass", "detail": "d"}], "counters": [], "curves": [], "notes": []}]}}
+        "validity": [{"name": "on_chain", "status": "pass", "detail": "d"}], "counters": [], "curves": [], "notes": []}])
     assert lab.validate(good) == []
     failed = copy.deepcopy(good)
     failed["lab"]["experiments"][0]["validity"][0]["status"] = "fail"
@@ -159,7 +177,7 @@ def test_validate_catches_a_bad_document():
     silent = copy.deepcopy(good)
     silent["lab"]["experiments"][0]["counters"] = [{"label": "l", "readings": [{"name": "cycles", "value": None, "status": ""}]}]
     assert any("no reason" in p for p in lab.validate(silent))
-    assert lab.validate({}) == ["no 'lab' block"]
+    assert lab.validate({**RUN}) == ["no 'lab' block"]
 
 
 def test_line_chart_draws_lines_bands_and_markers():
@@ -178,3 +196,151 @@ def test_update_table(tmp_path):
     (tmp_path / "none.md").write_text("no markers")
     with pytest.raises(ValueError):
         lab.update_table(tmp_path / "none.md", "x")
+
+
+def test_a_malformed_lab_json_is_refused(tmp_path):
+    """A lab.json holding only its schema and component rendered with exit 0 as "None mode, None
+    repetitions". The report now names what is missing and renders nothing."""
+    stub = {"schema": "simdex-bench/1", "component": "lab"}
+    problems = lab.validate(stub)
+    for want in ("no 'mode'", "no 'repetitions'", "no 'environment'", "no 'results'", "no 'lab' block"):
+        assert want in problems, problems
+    assert "'repetitions' is not a whole number" in lab.validate({**lab_doc([]), "repetitions": "5"})
+    assert "no 'lab.experiments'" in lab.validate({**RUN, "lab": {"clock": {}, "counters": "", "study": []}})
+    with pytest.raises(ValueError, match="no 'mode'"):
+        lab.markdown_section(stub)
+    (tmp_path / "lab.json").write_text(json.dumps(stub))
+    r = simdex("report", str(tmp_path))
+    assert r.returncode == 1, r.stdout
+    assert "lab.json is not a complete lab run" in r.stderr and "no 'repetitions'" in r.stderr and "no 'lab' block" in r.stderr
+    assert not (tmp_path / "REPORT.md").exists() and "None mode" not in r.stdout
+
+
+def test_list_refuses_options_that_do_not_apply():
+    """`simdex lab list` took --quick, --full, --out, --reps, --no-probe and --no-report and ignored
+    them, and printed JSON for --json --markdown."""
+    for args in (["--quick"], ["--full"], ["--out", "x"], ["--reps", "3"], ["--no-probe"], ["--no-report"]):
+        r = simdex("lab", "list", *args)
+        assert r.returncode == 2 and f"{args[0]} does not apply to 'list'" in r.stderr, (args, r.stderr)
+    r = simdex("lab", "list", "--quick", "--out", "x")
+    assert r.returncode == 2 and "--quick, --out do not apply to 'list'" in r.stderr
+    r = simdex("lab", "list", "--json", "--markdown")
+    assert r.returncode == 2 and "exclude each other" in r.stderr and not r.stdout
+    r = simdex("lab", "ilp", "--json")
+    assert r.returncode == 2 and "--json goes with 'list'" in r.stderr
+    r = simdex("lab", "ilp", "--json", "--markdown")
+    assert r.returncode == 2 and "--markdown, --json go with 'list'" in r.stderr
+
+
+@needs_bench
+def test_bench_lab_options_are_strict_and_in_any_order(registry):
+    """bench_lab started a full run for --quick --full, printed text for --json --list and took
+    --list --bogus."""
+    try:
+        r = bench_lab("--quick", "--full", "--only", "ilp", "--no-probe", "--out", "unused", timeout=60)
+    except subprocess.TimeoutExpired:
+        pytest.fail("bench_lab --quick --full started a run")
+    assert r.returncode == 2 and "--quick and --full exclude each other" in r.stderr
+    for args in (["--list", "--json"], ["--json", "--list"]):
+        r = bench_lab(*args)
+        assert r.returncode == 0 and json.loads(r.stdout) == registry, args
+    for args in (["--list", "--bogus"], ["--bogus", "--list"], ["--list", "--quick"], ["--json"], ["--bogus"]):
+        r = bench_lab(*args, timeout=60)
+        assert r.returncode == 2 and r.stderr.strip(), (args, r.stderr)
+
+
+@needs_bench
+def test_a_killed_run_leaves_no_file(tmp_path):
+    """mmap_read and mmap_write work on a scratch file in the temporary directory; a run killed
+    while it was open left it there (128 MiB a time). The name is now removed as the file is
+    created, so only the open descriptor keeps it."""
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    env = {**os.environ, "TMPDIR": str(scratch)}
+    p = subprocess.Popen([str(bench.bench_dir() / "bench_lab"), "--only", "mmap_read", "--no-probe", "--reps", "50",
+                          "--out", str(tmp_path / "out")], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    seen, deadline = False, time.monotonic() + 60
+    try:
+        while not seen and p.poll() is None and time.monotonic() < deadline:
+            for fd in Path(f"/proc/{p.pid}/fd").iterdir():
+                try:
+                    seen |= "simdex-lab-" in os.readlink(fd)
+                except OSError:
+                    pass
+            time.sleep(0.005)
+    finally:
+        p.send_signal(signal.SIGTERM)
+        p.wait()
+    assert seen, "bench_lab ended before its scratch file was seen open"
+    assert list(scratch.iterdir()) == []
+
+
+@pytest.fixture(scope="module")
+def memory_run(bench_run):
+    return json.loads((bench_run("lab", "lab", "pointer_chase", "tlb", "mmap_write", "--reps", "1", "--no-probe") / "lab.json").read_text())
+
+
+def _checks(doc, eid, name):
+    e = next(e for e in doc["lab"]["experiments"] if e["id"] == eid)
+    return e, [c for c in e["validity"] if c["name"] == name]
+
+
+def test_on_chain_runs_the_timed_loops(memory_run):
+    """The on-chain check ran a loop of its own beside the timed ones; it now runs the timed loop
+    with every chain count pointer_chase times (1 and 16)."""
+    _, checks = _checks(memory_run, "pointer_chase", "on_chain")
+    assert len(checks) == 2
+    for c in checks:
+        assert c["status"] == "pass" and "the timed loop with 1 and 16 chains" in c["detail"], c
+
+
+def test_pointer_chase_bytes_are_checked_against_the_layout(memory_run):
+    """The sequential read's checksum was compared with the same sum_words over the same bytes."""
+    _, checks = _checks(memory_run, "pointer_chase", "bytes_touched")
+    assert [c["status"] for c in checks] == ["pass"]
+    assert "node addresses" in checks[0]["detail"]
+
+
+def test_plausible_range_names_its_unit_once(memory_run):
+    for e in memory_run["lab"]["experiments"]:
+        for c in e["validity"]:
+            if c["name"] == "plausible_range":
+                unit = e["range"]["unit"]
+                assert c["detail"].count(f" {unit}") == 1 and c["detail"].endswith(")"), c["detail"]
+
+
+def test_one_repetition_measures_no_tlb_cost(memory_run):
+    """With --reps 1 a single sample a side decided the TLB cost, which noise does half the time."""
+    e, _ = _checks(memory_run, "tlb", "on_chain")
+    assert e["figure"]["value"] is None and e["verdict"] == "inconclusive"
+    big4, big2 = (m["median"] for m in e["figure"]["measurements"])
+    if big4 > big2:  # not negative: only too few repetitions keep it from being a figure
+        assert "too few repetitions" in e["reason"] and "1 time in 2" in e["reason"], e["reason"]
+
+
+def test_persisted_reads_back_from_storage(memory_run):
+    """The read-back after msync came from the page cache, which holds a shared mapping's writes
+    whether msync ran or not."""
+    _, checks = _checks(memory_run, "mmap_write", "persisted")
+    assert len(checks) == 1
+    c = checks[0]
+    if c["status"] == "pass":
+        assert "dropped from the page cache" in c["detail"] and "from storage" in c["detail"], c
+    else:  # tmpfs: nothing below the page cache to read from
+        assert c["status"] == "warn" and "tmpfs" in c["detail"], c
+
+
+def test_every_stride_runs_one_scalar_loop():
+    """GCC vectorized the stride kernel for stride 1 only (its unit-stride version), so the
+    headline divided a scalar time by a vector one. Needs objdump and a bench_lab with symbols."""
+    exe = bench.bench_dir() / "bench_lab"
+    if not exe.is_file() or not shutil.which("objdump"):
+        pytest.skip("no bench_lab or no objdump")
+    asm = subprocess.run(["objdump", "-d", "--no-show-raw-insn", str(exe)], capture_output=True, text=True).stdout
+    body = re.search(r"<[^>]*strided_sum[^>]*>:\n(.*?)\n\n", asm, re.S)
+    if not body:
+        pytest.skip("bench_lab has no symbol for strided_sum (stripped)")
+    code = body.group(1)
+    assert not re.search(r"%[xyz]mm", code), "strided_sum has vector instructions"
+    assert not re.search(r"cmp\s+\$0x1,", code), "strided_sum tests for stride 1"
+    assert len(re.findall(r"\bj[a-z]+\s", code)) <= 3, code  # one loop: its branch and the n == 0 exits

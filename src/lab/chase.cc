@@ -1,10 +1,10 @@
 #include "simdex/lab/chase.h"
 
 #include <algorithm>
-#include <iterator>
 #include <stdexcept>
 
 #include "simdex/lab/timing.h"
+#include "timed_chase.h"
 
 namespace simdex::lab {
 
@@ -72,33 +72,67 @@ double run_chains(const void** ends, std::size_t steps) {
 
 }  // namespace
 
+double chase_loop(const void** ends, int chains, std::size_t steps) {
+  // The chain count is a template argument so that each chain's pointer stays in a register.
+  switch (chains) {
+    case 1:
+      return run_chains<1>(ends, steps);
+    case 2:
+      return run_chains<2>(ends, steps);
+    case 4:
+      return run_chains<4>(ends, steps);
+    case 8:
+      return run_chains<8>(ends, steps);
+    case 16:
+      return run_chains<16>(ends, steps);
+    default:
+      throw std::invalid_argument("chase: chains must be 1, 2, 4, 8 or 16");
+  }
+}
+
+namespace {
+
+// The loop from the given starts; the ends are its only result, so they are used.
+chase_result chase_from_starts(std::vector<const void*> starts, std::size_t steps) {
+  chase_result r;
+  r.ends = std::move(starts);
+  int chains = static_cast<int>(r.ends.size());
+  double ns = chase_loop(r.ends.data(), chains, steps);
+  for (const void* e : r.ends) do_not_optimize(e);
+  r.ns_per_access = ns / static_cast<double>(steps * r.ends.size());
+  return r;
+}
+
+}  // namespace
+
 double chase_window(const chain& c, std::size_t from, std::size_t steps) {
-  const void* at = c.at_position(from % c.nodes());
-  double ns = run_chains<1>(&at, steps);
-  do_not_optimize(at);  // the chain's end is its only result: without a use the loop goes
-  return ns / static_cast<double>(steps);
+  return chase_at(c, 1, from, steps).ns_per_access;
 }
 
 chase_result chase(const chain& c, int chains, std::size_t steps) {
-  chase_result r;
-  r.ends.resize(static_cast<std::size_t>(chains));
+  std::vector<const void*> starts;
   for (int k = 0; k < chains; ++k)
-    r.ends[k] = c.at_position(static_cast<std::size_t>(k) * c.nodes() / chains);
-  // The chain count is a template argument so that each chain's pointer stays in a register.
-  constexpr struct {
-    int chains;
-    double (*run)(const void**, std::size_t);
-  } kRuns[] = {{1, run_chains<1>},
-               {2, run_chains<2>},
-               {4, run_chains<4>},
-               {8, run_chains<8>},
-               {16, run_chains<16>}};
-  const auto* k = std::find_if(std::begin(kRuns), std::end(kRuns),
-                               [&](const auto& x) { return x.chains == chains; });
-  if (k == std::end(kRuns)) throw std::invalid_argument("chase: chains must be 1, 2, 4, 8 or 16");
-  double ns = k->run(r.ends.data(), steps);
-  r.ns_per_access = ns / static_cast<double>(steps * static_cast<std::size_t>(chains));
-  return r;
+    starts.push_back(c.at_position(static_cast<std::size_t>(k) * c.nodes() / chains));
+  return chase_from_starts(std::move(starts), steps);
+}
+
+chase_result chase_at(const chain& c, int chains, std::size_t from, std::size_t steps) {
+  std::vector<const void*> starts;
+  for (int k = 0; k < chains; ++k)
+    starts.push_back(c.at_position((from + static_cast<std::size_t>(k) * steps) % c.nodes()));
+  return chase_from_starts(std::move(starts), steps);
+}
+
+double chain_cursor::sample(int chains, std::size_t steps) {
+  double ns = chase_at(c_, chains, at_, steps).ns_per_access;
+  at_ = (at_ + static_cast<std::size_t>(chains) * steps) % c_.nodes();
+  return ns;
+}
+
+std::size_t chain_cursor::take(std::size_t steps) {
+  std::size_t from = at_;
+  at_ = (at_ + steps) % c_.nodes();
+  return from;
 }
 
 }  // namespace simdex::lab

@@ -5,6 +5,7 @@
 #include "simdex/lab/chase.h"
 #include "simdex/lab/streams.h"
 #include "simdex/lab/timing.h"
+#include "timed_chase.h"
 
 namespace simdex::lab {
 
@@ -24,10 +25,13 @@ memory_limits measure_memory_limits(std::size_t bytes, int reps, std::size_t ste
   chain huge({.span = bytes, .pages = page_size::huge});
   m.huge_bytes_4k = small.buffer().huge_bytes();
   m.huge_bytes_2m = huge.buffer().huge_bytes();
-  auto s = interleaved(reps, {[&] { return chase(small, 1, steps).ns_per_access; },
-                              [&] { return chase(huge, 1, steps).ns_per_access; },
-                              [&] { return chase(small, 16, steps / 4).ns_per_access; },
-                              [&] { return chase(huge, 16, steps / 4).ns_per_access; }});
+  // Each sample walks on where the last one on its chain stopped: repeating the same lines
+  // would find them cached.
+  chain_cursor at_small(small), at_huge(huge);
+  auto s = interleaved(
+      reps, {[&] { return at_small.sample(1, steps); }, [&] { return at_huge.sample(1, steps); },
+             [&] { return at_small.sample(16, steps / 4); },
+             [&] { return at_huge.sample(16, steps / 4); }});
   m.latency_1_4k = s[0];
   m.latency_1_2m = s[1];
   m.latency_16_4k = s[2];

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "difference_rule.h"
+
 namespace simdex::lab {
 
 summary summarize(std::vector<double> samples) {
@@ -32,13 +34,20 @@ spread_info spread_of(std::vector<double> xs) {
   return s;
 }
 
+double orderings(std::size_t na, std::size_t nb) {
+  double ways = 1;  // C(na + nb, na), built up as C(nb + i, i) for i = 1 .. na
+  for (std::size_t i = 1; i <= na; ++i)
+    ways = ways * static_cast<double>(nb + i) / static_cast<double>(i);
+  return ways;
+}
+
 difference difference_of(const summary& a, const summary& b) {
   difference d;
   d.value = a.median - b.median;
   if (a.samples.empty() || b.samples.empty()) return d;  // nothing measured: within noise
   if (d.value < 0)
     d.kind = difference_kind::negative;
-  else if (a.min > b.max)
+  else if (a.min > b.max && orderings(a.samples.size(), b.samples.size()) >= kMinOrderings)
     d.kind = difference_kind::measured;
   return d;
 }

@@ -1,16 +1,33 @@
 #include "simdex/lab/validity.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <cstring>
+#include <vector>
 
 #include "enum_names.h"
 #include "format.h"
 #include "simdex/lab/streams.h"
+#include "timed_chase.h"
 
 namespace simdex::lab {
 namespace {
 
 check make(std::string name, check_status s, std::string detail) {
   return {std::move(name), s, std::move(detail)};
+}
+
+// The reference for bytes_read: a loop of its own, one word at a time. The kernels it checks
+// stream with sum_words, and a check against that same loop could not fail.
+std::uint64_t word_by_word_sum(const void* p, std::size_t bytes) {
+  const auto* b = static_cast<const unsigned char*>(p);
+  std::uint64_t s = 0;
+  for (std::size_t i = 0; i + 8 <= bytes; i += 8) {
+    std::uint64_t w;
+    std::memcpy(&w, b + i, 8);
+    s += w;
+  }
+  return s;
 }
 
 }  // namespace
@@ -23,7 +40,7 @@ check holds(std::string name, bool ok, std::string if_ok, std::string if_not) {
 const char* status_name(check_status s) { return enum_name(s, {"pass", "warn", "fail"}); }
 
 check bytes_read(const void* p, std::size_t credited, std::uint64_t kernel_sum) {
-  std::uint64_t want = sum_words(p, credited);
+  std::uint64_t want = word_by_word_sum(p, credited);
   return holds("bytes_touched", want == kernel_sum,
                format("checksum of all %.0f credited bytes matches", double(credited)),
                format("checksum differs from the sum of the %.0f credited bytes: the kernel did "
@@ -67,6 +84,35 @@ check on_chain(chain& c, const chase_kernel& kernel, std::uint64_t seed) {
       "after relinking the nodes, the kernel ended elsewhere than the links lead: its next "
       "address does not come from the loaded line, so loads may overlap and the figure is not a "
       "latency");
+}
+
+check on_chain_timed(chain& c, std::initializer_list<int> chains, const chase_loop_fn& loop,
+                     std::uint64_t seed) {
+  c.relink(seed);
+  std::size_t steps = std::min<std::size_t>(c.nodes() * 2 + 3, 100000);
+  std::string counts;
+  for (int n : chains) {
+    counts += (counts.empty() ? "" : " and ") + std::to_string(n);
+    std::vector<const void*> ends;
+    for (int k = 0; k < n; ++k)
+      ends.push_back(c.at_position(static_cast<std::size_t>(k) * c.nodes() / n));
+    const std::vector<const void*> starts = ends;
+    loop(ends.data(), n, steps);
+    for (int k = 0; k < n; ++k)
+      if (ends[k] != c.walk(starts[k], steps))
+        return holds("on_chain", false, "",
+                     format("after relinking the nodes, the timed loop with %d chain%s ended "
+                            "elsewhere than the links lead (chain %d): its next address does not "
+                            "come from the loaded line, so loads may overlap and the figure is "
+                            "not a latency",
+                            n, n == 1 ? "" : "s", k + 1));
+  }
+  bool one = counts == "1";
+  return holds("on_chain", true,
+               "after relinking, the timed loop with " + counts + (one ? " chain" : " chains") +
+                   format(" followed the new links for %.0f loads%s", double(steps),
+                          one ? "" : " per chain"),
+               "");
 }
 
 check huge_pages(const std::string& what, double share) {
@@ -136,9 +182,9 @@ check faults_per_page(const std::string& what, const reading* faults, double pag
 check in_range(const std::string& what, double value, double lo, double hi,
                const std::string& unit) {
   bool ok = value >= lo && value <= hi;
-  return make("plausible_range", ok ? check_status::pass : check_status::warn,
-              what + format(": %.3g", value) + " " + unit +
-                  format(" (plausible %.3g - %.3g)", lo, hi) + " " + unit);
+  return make(
+      "plausible_range", ok ? check_status::pass : check_status::warn,
+      what + format(": %.3g", value) + " " + unit + format(" (plausible %.3g - %.3g)", lo, hi));
 }
 
 check steady(const std::string& what, const summary& s) {

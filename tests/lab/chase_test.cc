@@ -4,9 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <set>
 #include <vector>
 
+#include "lab/timed_chase.h"
 #include "simdex/lab/timing.h"
 #include "simdex/lab/validity.h"
 
@@ -59,6 +61,37 @@ TEST(LabChase, ChainsEndWhereTheLinksLead) {
   EXPECT_THROW(chase(c, 3, 10), std::invalid_argument);
 }
 
+// Chain k of a sample starts where chain k - 1 stops, so one sample walks a run of consecutive
+// positions once.
+TEST(LabChase, ChainsFromAPositionWalkConsecutiveRuns) {
+  chain c({.span = std::size_t{1} << 20});
+  const std::size_t from = 5000, steps = 300;
+  auto r = chase_at(c, 16, from, steps);
+  ASSERT_EQ(r.ends.size(), 16u);
+  for (std::size_t k = 0; k < 16; ++k)
+    EXPECT_EQ(r.ends[k], c.at_position((from + (k + 1) * steps) % c.nodes())) << "chain " << k;
+  EXPECT_EQ(chase_at(c, 1, c.nodes() - 10, 20).ends[0], c.at_position(10));  // wraps round
+  EXPECT_THROW(chase_at(c, 3, 0, 10), std::invalid_argument);
+}
+
+// Every sample on a chain, whatever its chain count or loop, starts where the last one stopped:
+// repetitions used to start at position 0 and re-walk the lines the first one pulled in, and
+// the study's TLB loop warmed the lines the next 4 KiB sample timed.
+TEST(LabChainCursor, SamplesTakeConsecutivePositions) {
+  chain c({.span = std::size_t{1} << 20});  // 16384 nodes
+  chain_cursor at(c);
+  EXPECT_EQ(&at.walked(), &c);
+  EXPECT_EQ(at.at(), 0u);
+  EXPECT_GT(at.sample(1, 1000), 0);
+  EXPECT_EQ(at.at(), 1000u);
+  at.sample(16, 100);  // 16 chains of 100 loads: positions 1000 .. 2599
+  EXPECT_EQ(at.at(), 2600u);
+  EXPECT_EQ(at.take(500), 2600u);  // a loop of the caller's own
+  EXPECT_EQ(at.at(), 3100u);
+  at.sample(1, c.nodes() - 3100 + 7);  // round the cycle
+  EXPECT_EQ(at.at(), 7u);
+}
+
 TEST(LabOnChain, PassesForTheChaseKernel) {
   chain c({.span = std::size_t{1} << 20});
   auto k = on_chain(c, [](const void* s, std::size_t n) { return chase_from(s, n); });
@@ -87,6 +120,40 @@ TEST(LabOnChain, FailsForLoadsBesideTheChain) {
   // ... which is why the check relinks first.
   auto k = on_chain(c, broken);
   EXPECT_EQ(k.status, check_status::fail);
+  EXPECT_NE(k.detail.find("not a latency"), std::string::npos) << k.detail;
+}
+
+// The check runs the loop the figures time (chase_loop, every chain count given), not a loop
+// of its own beside it.
+TEST(LabOnChainTimed, PassesForTheTimedLoop) {
+  chain c({.span = std::size_t{1} << 20});
+  auto k = on_chain_timed(c, {1, 16});
+  EXPECT_EQ(k.status, check_status::pass) << k.detail;
+  EXPECT_NE(k.detail.find("1 and 16 chains"), std::string::npos) << k.detail;
+  EXPECT_NE(on_chain_timed(c, {1}).detail.find("with 1 chain followed"), std::string::npos);
+}
+
+// A timed loop whose 16-chain version walks something else (here: its chains after the first
+// follow an index array taken before the relink) fails, naming the chain count; its 1-chain
+// version still passes.
+TEST(LabOnChainTimed, FailsForA16ChainLoopOffTheLinks) {
+  chain c({.span = std::size_t{4} << 20, .stride = 4096});
+  std::map<const void*, const void*> old_next;  // the links before the check relinks
+  for (std::size_t k = 0; k < c.nodes(); ++k) old_next[c.at_position(k)] = c.at_position(k + 1);
+  auto broken = [&](const void** ends, int chains, std::size_t steps) {
+    if (chains == 1) return chase_loop(ends, chains, steps);
+    for (int k = 0; k < chains; ++k)
+      for (std::size_t s = 0; s < steps; ++s) {
+        const void* data = *static_cast<const void* const*>(ends[k]);  // loaded
+        do_not_optimize(data);
+        ends[k] = k == 0 ? data : old_next.at(ends[k]);  // chain 0 right, the others not
+      }
+    return 1.0;
+  };
+  EXPECT_EQ(on_chain_timed(c, {1}, broken).status, check_status::pass);
+  auto k = on_chain_timed(c, {1, 16}, broken);
+  EXPECT_EQ(k.status, check_status::fail);
+  EXPECT_NE(k.detail.find("16 chains"), std::string::npos) << k.detail;
   EXPECT_NE(k.detail.find("not a latency"), std::string::npos) << k.detail;
 }
 

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "lab/difference_rule.h"
 #include "simdex/lab/validity.h"
 
 namespace {
@@ -14,6 +15,7 @@ using simdex::lab::check_status;
 using simdex::lab::difference_kind;
 using simdex::lab::difference_of;
 using simdex::lab::interleaved;
+using simdex::lab::orderings;
 using simdex::lab::spread;
 using simdex::lab::spread_of;
 using simdex::lab::summarize;
@@ -73,7 +75,8 @@ TEST(LabStats, SpreadMarksScatteredRepetitions) {
 // a figure only where the samples show it. A negative difference printed as a cost (-39.3 ns)
 // on a noisy machine was what this replaced.
 TEST(LabStats, DifferenceIsAFigureOnlyWhereTheSamplesShowIt) {
-  auto apart = difference_of(summarize({120, 125, 130}), summarize({95, 100, 105}));
+  auto apart =
+      difference_of(summarize({120, 125, 130, 122, 128}), summarize({95, 100, 105, 98, 102}));
   EXPECT_EQ(apart.kind, difference_kind::measured);
   EXPECT_TRUE(apart.measured());
   EXPECT_DOUBLE_EQ(apart.value, 25);
@@ -86,6 +89,28 @@ TEST(LabStats, DifferenceIsAFigureOnlyWhereTheSamplesShowIt) {
   EXPECT_EQ(overlap.kind, difference_kind::within_noise);
   EXPECT_FALSE(overlap.measured());
   EXPECT_EQ(difference_of(summarize({}), summarize({1})).kind, difference_kind::within_noise);
+}
+
+// Samples apart are evidence only with enough of them: with n a side noise alone puts all of
+// one above all of the other 1 time in C(2n, n). With --reps 1 that was 1 time in 2, and one
+// sample a side decided "measured".
+TEST(LabStats, TooFewRepetitionsMeasureNoDifference) {
+  EXPECT_DOUBLE_EQ(orderings(1, 1), 2);
+  EXPECT_DOUBLE_EQ(orderings(3, 3), 20);
+  EXPECT_DOUBLE_EQ(orderings(4, 4), 70);
+  EXPECT_DOUBLE_EQ(orderings(5, 5), 252);
+  EXPECT_DOUBLE_EQ(orderings(10, 10), 184756);
+  auto one = difference_of(summarize({150}), summarize({100}));
+  EXPECT_EQ(one.kind, difference_kind::within_noise);
+  EXPECT_DOUBLE_EQ(one.value, 50);
+  EXPECT_EQ(difference_of(summarize({150, 151, 152, 153}), summarize({100, 101, 102, 103})).kind,
+            difference_kind::within_noise);
+  EXPECT_EQ(
+      difference_of(summarize({150, 151, 152, 153, 154}), summarize({100, 101, 102, 103, 104}))
+          .kind,
+      difference_kind::measured);
+  // A negative difference stays negative whatever the count.
+  EXPECT_EQ(difference_of(summarize({100}), summarize({150})).kind, difference_kind::negative);
 }
 
 }  // namespace

@@ -55,6 +55,8 @@ struct chase_result {
 
 // `chains` independent chains (1, 2, 4, 8 or 16), started evenly spaced around the cycle, each
 // `steps` loads long. One chain is latency; many chains show how much of it the core overlaps.
+// Every call starts at the same positions, so repeated calls walk lines the first one cached:
+// the lab's own samples go through a cursor that moves on (src/lab/timed_chase.h).
 chase_result chase(const chain& c, int chains, std::size_t steps);
 
 // One chain of `steps` loads from cycle position `from` (modulo nodes()), in ns per access.

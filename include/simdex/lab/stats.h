@@ -29,8 +29,9 @@ spread_info spread_of(std::vector<double> xs);
 // A cost found as the difference of two interleaved measurements, a - b of their medians (a
 // load to a 4 KiB page minus one to a 2 MiB page). It is measured only where the samples show
 // it: every sample of a above every sample of b, which noise alone does 1 time in 252 with 5
-// repetitions each. Otherwise there is no figure: a negative difference is not a cost, and one
-// whose samples overlap is within the noise.
+// repetitions each, and with enough samples that it could not happen more often (fewer than 5
+// a side: within the noise, whatever the order). Otherwise there is no figure: a negative
+// difference is not a cost, and one whose samples overlap is within the noise.
 enum class difference_kind { measured, within_noise, negative };
 struct difference {
   double value = 0;  // a.median - b.median, whatever the kind

@@ -28,7 +28,8 @@ struct check {
 check holds(std::string name, bool ok, std::string if_ok, std::string if_not);
 
 // A streaming kernel read [p, p + credited) and returned `kernel_sum`: it must equal the sum of
-// every word there (sum_words), or the kernel skipped bytes it is credited with.
+// every word there (added up by a plain loop of this check's own, not by the kernel's
+// sum_words), or the kernel skipped bytes it is credited with.
 check bytes_read(const void* p, std::size_t credited, std::uint64_t kernel_sum);
 // A writing kernel was credited with [p, p + credited): every word must hold the pattern.
 check bytes_written(const void* p, std::size_t credited, std::uint64_t seed);

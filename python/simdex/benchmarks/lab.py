@@ -25,12 +25,39 @@ SECTIONS = (
 )
 
 
+# What a lab run's document carries beside its "lab" block (docs/bench-json.md), and its type.
+RUN_FIELDS = (("schema", str), ("component", str), ("mode", str), ("repetitions", int), ("started", str), ("finished", str),
+              ("environment", dict), ("results", list))
+LAB_FIELDS = (("clock", dict), ("counters", str), ("study", list), ("experiments", list))
+
+
+_KINDS = {str: "a string", int: "a whole number", dict: "an object", list: "a list"}
+
+
+def _missing(where: dict, fields, prefix: str = "") -> list[str]:
+    out = []
+    for key, kind in fields:
+        if key not in where:
+            out.append(f"no '{prefix}{key}'")
+        elif not isinstance(where[key], kind) or isinstance(where[key], bool):
+            out.append(f"'{prefix}{key}' is not {_KINDS[kind]}")
+    return out
+
+
 def validate(doc: dict) -> list[str]:
-    """Problems with a lab JSON document's ``lab`` block (empty when it is well formed)."""
+    """Problems with a lab run's JSON document: the run's own fields and the ``lab`` block (empty
+    when it is well formed)."""
+    problems = _missing(doc, RUN_FIELDS)
+    if doc.get("mode") not in (None, "quick", "full"):
+        problems.append(f"mode {doc.get('mode')!r}")
+    if isinstance(doc.get("repetitions"), int) and doc["repetitions"] < 1:
+        problems.append(f"repetitions {doc['repetitions']!r}")
     lab = doc.get("lab")
     if not isinstance(lab, dict):
-        return ["no 'lab' block"]
-    problems = []
+        return problems + ["no 'lab' block"]
+    problems += _missing(lab, LAB_FIELDS, "lab.")
+    if problems:
+        return problems
     study = lab.get("study", [])
     if sorted(s.get("number") for s in study) != list(range(1, 38)):
         problems.append("'study' does not list experiments 1..37")
@@ -190,8 +217,22 @@ def _clock_line(lab: dict) -> str:
             f"dependent adds. Counters: {lab.get('counters', '?')}.")
 
 
+def checked(doc: dict) -> dict | None:
+    """``doc["lab"]``, or ValueError naming everything ``validate`` finds wrong: a malformed lab.json
+    is refused rather than rendered with its gaps as "None". Judged are the documents that claim
+    the benchmark schema, as every file ``simdex report`` reads does (``report.load`` skips the
+    others); a fragment built in memory to test another part of the report renders as far as it
+    goes."""
+    if "schema" not in doc:
+        return doc.get("lab") or None
+    problems = validate(doc)
+    if problems:
+        raise ValueError(f"{doc.get('component', 'lab')}.json is not a complete lab run: {'; '.join(problems)}")
+    return doc["lab"]
+
+
 def markdown_section(doc: dict) -> str:
-    lab = doc.get("lab")
+    lab = checked(doc)
     if not lab:
         return ""
     parts = ["### Verdicts", "", _clock_line(lab), "",
@@ -220,7 +261,7 @@ def _counter_table(groups: list[dict]) -> str:
 
 
 def html_section(doc: dict) -> str:
-    lab = doc.get("lab")
+    lab = checked(doc)
     if not lab:
         return ""
     colours = {"confirmed": "#3ca951", "contradicted": "#ff725c", "inconclusive": "#efb118", "not run": "#9498a0"}

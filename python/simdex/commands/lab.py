@@ -22,6 +22,8 @@ import sys
 
 from . import repetitions
 
+OUT = "lab-results"  # where a run writes when --out is not given
+
 
 def registry() -> dict:
     """The experiments bench_lab knows (``bench_lab --list --json``)."""
@@ -62,18 +64,38 @@ def _cmd_list(args) -> int:
     return 0
 
 
+def _given(args, options) -> list[str]:
+    """Those of ``options`` (flag, attribute) that the command line set."""
+    return [flag for flag, attr in options if getattr(args, attr) not in (None, False, 0)]
+
+
+def _usage_error(text: str) -> int:
+    print(f"simdex lab: {text}", file=sys.stderr)
+    return 2
+
+
+# Options of a run, which 'list' refuses, and options of 'list', which a run refuses.
+_RUN_OPTIONS = (("--quick", "quick"), ("--full", "full"), ("--out", "out"), ("--reps", "reps"), ("--no-report", "no_report"),
+                ("--no-probe", "no_probe"))
+_LIST_OPTIONS = (("--markdown", "markdown"), ("--json", "json"), ("--update", "update"))
+
+
 def _cmd_lab(args) -> int:
     listing = args.experiments[:1] == ["list"]
     if listing and len(args.experiments) > 1:
-        print(f"simdex lab: 'list' takes no experiment names, got {' '.join(args.experiments[1:])}", file=sys.stderr)
-        return 2
-    misplaced = [f for f, on in (("--markdown", args.markdown), ("--json", args.json), ("--update", args.update)) if on]
+        return _usage_error(f"'list' takes no experiment names, got {' '.join(args.experiments[1:])}")
+    if listing and _given(args, _RUN_OPTIONS):
+        given = _given(args, _RUN_OPTIONS)
+        return _usage_error(f"{', '.join(given)} {'does' if len(given) == 1 else 'do'} not apply to 'list' "
+                            "(it takes --json, or --markdown with an optional --update FILE)")
+    misplaced = _given(args, _LIST_OPTIONS)
     if not listing and misplaced:
-        print(f"simdex lab: {', '.join(misplaced)} go with 'list' (simdex lab list {misplaced[0]} ...)", file=sys.stderr)
-        return 2
+        return _usage_error(f"{', '.join(misplaced)} {'goes' if len(misplaced) == 1 else 'go'} with 'list' "
+                            f"(simdex lab list {misplaced[0]} ...)")
+    if args.json and args.markdown:
+        return _usage_error("--json and --markdown exclude each other: 'list' prints one format")
     if args.update and not args.markdown:
-        print("simdex lab: --update replaces the Markdown table: give 'list --markdown --update FILE'", file=sys.stderr)
-        return 2
+        return _usage_error("--update replaces the Markdown table: give 'list --markdown --update FILE'")
     if listing:
         return _cmd_list(args)
     from .. import bench
@@ -87,7 +109,7 @@ def _cmd_lab(args) -> int:
     if unknown:
         print(f"simdex lab: no experiment {', '.join(unknown)}; `simdex lab list` shows them", file=sys.stderr)
         return 2
-    return bench.run(["lab"], mode="full" if args.full else "quick", out=args.out, only=args.experiments, reps=args.reps,
+    return bench.run(["lab"], mode="full" if args.full else "quick", out=args.out or OUT, only=args.experiments, reps=args.reps,
                      probe=not args.no_probe, report=not args.no_report)
 
 
@@ -99,7 +121,7 @@ def register(subparsers) -> None:
     g = p.add_mutually_exclusive_group()
     g.add_argument("--quick", action="store_true", help="small working sets, 5 repetitions (default)")
     g.add_argument("--full", action="store_true", help="working sets to 1 GiB, 10 repetitions")
-    p.add_argument("--out", default="lab-results", help="directory for lab.json and the report (default: %(default)s)")
+    p.add_argument("--out", help=f"directory for lab.json and the report (default: {OUT})")
     p.add_argument("--reps", type=repetitions, default=0, help="repetitions per figure, 1 to 1000 (default: 5 quick, 10 full)")
     p.add_argument("--no-report", action="store_true", help="do not render REPORT.md / report.html")
     p.add_argument("--no-probe", action="store_true",
