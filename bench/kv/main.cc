@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -410,8 +411,12 @@ struct driver {
   config cfg;
   values vals;
   std::string dir;
+  // --only NAME: the stores are still filled (every workload reads them), but only the
+  // workloads it names are measured and recorded.
+  bool wants(const std::string& workload) const { return s.opts().wants(workload); }
   void rec(const std::string& workload, const params& p, store& st, const std::string& unit,
            std::vector<double> samples) {
+    if (!wants(workload)) return;
     s.record(workload, p, st.name, st.version, unit, better::higher, std::move(samples));
   }
 
@@ -469,7 +474,7 @@ struct driver {
     }
     params base{{"gen", gn}, {"keys", static_cast<std::int64_t>(n)}};
     // Commit every 1 and every 100 operations (persistent stores only).
-    if (g == gen::rand) {
+    if (g == gen::rand && wants("insert/commit-every")) {
       for (std::uint64_t every : {std::uint64_t{1}, std::uint64_t{100}}) {
         const std::uint64_t cnt =
             every == 1 ? std::min<std::uint64_t>(cfg.items / 10, 100000) : cfg.items / 2;
@@ -491,9 +496,10 @@ struct driver {
     for (std::size_t i = 0; i < stores.size(); ++i) {
       params p = base;
       const double rss = static_cast<double>(rss_grow[i]) / static_cast<double>(n);
-      s.record("bytes-per-key/rss-growth", p, stores[i]->name, stores[i]->version, "B/key",
-               better::lower, {rss});
-      if (stores[i]->persistent) {
+      if (wants("bytes-per-key/rss-growth"))
+        s.record("bytes-per-key/rss-growth", p, stores[i]->name, stores[i]->version, "B/key",
+                 better::lower, {rss});
+      if (stores[i]->persistent && wants("bytes-per-key/file")) {
         const double fb = static_cast<double>(stores[i]->bytes_on_disk()) / static_cast<double>(n);
         s.record("bytes-per-key/file", p, stores[i]->name, stores[i]->version, "B/key",
                  better::lower, {fb});
@@ -503,7 +509,12 @@ struct driver {
     }
     reads(g, stores, n, base);
     if (g == gen::rand) {
-      concurrent(g, stores, n, base);
+      const char* conc[] = {"concurrent/reader-alone", "concurrent/reader-with-writer",
+                            "concurrent/reader-alone-wall", "concurrent/reader-with-writer-wall",
+                            "concurrent/writer-100-per-10ms"};
+      if (std::any_of(std::begin(conc), std::end(conc), [&](const char* w) { return wants(w); }))
+        concurrent(g, stores, n, base);
+      if (!wants("remove/random")) return;
       // Remove: half a round of random present keys, one transaction.
       const std::uint64_t cnt = cfg.items / 2;
       std::vector<keybuf> keys;
@@ -540,6 +551,7 @@ struct driver {
     for (auto& st : stores) st->open_read();
     // One group: every store runs body(store) in turn, which returns the operations it did.
     auto each_store = [&](const std::string& wl, const params& p, auto body) {
+      if (!wants(wl)) return;
       std::vector<contender> cs;
       for (auto& st : stores) {
         store* sp = st.get();
@@ -664,11 +676,13 @@ struct driver {
       }
       const std::string name = st->name;
       rec("concurrent/reader-alone", base, *st, "Mops/s", alone);
-      s.record("concurrent/reader-with-writer", base, name, st->version, "Mops/s", better::higher,
-               with, name + " reader alone", summarize(alone).median);
+      if (wants("concurrent/reader-with-writer"))
+        s.record("concurrent/reader-with-writer", base, name, st->version, "Mops/s", better::higher,
+                 with, name + " reader alone", summarize(alone).median);
       rec("concurrent/reader-alone-wall", base, *st, "Mops/s", alone_wall);
-      s.record("concurrent/reader-with-writer-wall", base, name, st->version, "Mops/s",
-               better::higher, with_wall, name + " reader alone", summarize(alone_wall).median);
+      if (wants("concurrent/reader-with-writer-wall"))
+        s.record("concurrent/reader-with-writer-wall", base, name, st->version, "Mops/s",
+                 better::higher, with_wall, name + " reader alone", summarize(alone_wall).median);
       rec("concurrent/writer-100-per-10ms", base, *st, "Mops/s", writer);
     }
   }

@@ -48,6 +48,21 @@ def _check(path: Path, doc: dict) -> None:
 
     if not isinstance(doc.get("component"), str) or not doc["component"]:
         bad('no "component" name')
+    # The run's own fields: rendered in every report's header, where a gap once read "None mode"
+    # (the lab's section checks its whole document, these fields included, as it renders).
+    if doc["component"] == "lab":
+        pass
+    elif doc.get("mode") not in ("quick", "full"):
+        bad(f'"mode" is {doc.get("mode")!r}, not "quick" or "full"')
+    else:
+        reps = doc.get("repetitions")
+        if isinstance(reps, bool) or not isinstance(reps, int) or reps < 1:
+            bad(f'"repetitions" is {reps!r}, not a whole number of at least 1')
+        for key in ("started", "finished"):
+            if not isinstance(doc.get(key), str):
+                bad(f'no "{key}" time')
+        if not isinstance(doc.get("environment"), dict):
+            bad('no "environment" block')
     results = doc.get("results", [])
     if not isinstance(results, list):
         bad('"results" is not a list')
@@ -137,15 +152,22 @@ def run_span(docs: list[dict]) -> str:
     return f"{min(starts) if starts else '?'} – {max(ends) if ends else '?'}"
 
 
+def _cache_size(size) -> str:
+    """A cache size as the kernel writes it ("32768K") in KiB/MiB/GiB; anything else as it is."""
+    text = str(size)
+    scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:].upper())
+    return fmt_bytes(int(text[:-1]) * scale) if scale and text[:-1].isdigit() else text
+
+
 def env_rows(doc: dict, docs: list[dict] | None = None) -> list[tuple[str, str]]:
     docs = docs or [doc]
     e = doc.get("environment", {})
-    caches = ", ".join(f"L{c['level']} {c['type'].lower()} {c['size']}" for c in e.get("caches", []))
+    caches = ", ".join(f"L{c['level']} {c['type'].lower()} {_cache_size(c['size'])}" for c in e.get("caches", []))
     return [
         ("CPU", f"{e.get('cpu_model', '?')} ({e.get('cpu_vendor', '?')}), {e.get('cores', '?')} cores"
                 + (", hypervisor" if e.get("hypervisor") else "")),
         ("caches", caches or "?"),
-        ("memory", f"{e.get('memory_bytes', 0) / 2**30:.1f} GiB"),
+        ("memory", fmt_bytes(e["memory_bytes"]) if isinstance(e.get("memory_bytes"), int) else "?"),
         ("kernel / THP", f"{e.get('kernel', '?')} / {e.get('thp', '?')}"),
         ("compiler", f"{e.get('compiler', '?')} {e.get('build_type', '')}".strip()),
         ("simdex", f"{e.get('simdex_version', '?')} commit {e.get('simdex_commit', '?')}"

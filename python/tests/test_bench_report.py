@@ -85,3 +85,12 @@ def test_lab_agreement_with_other_runs():
     assert agreement.rows(others) == [] and agreement.rows([_limits_doc("lab", 1.0, 1.0)]) == []
     md = report.render_markdown(others + [_limits_doc("lab", 10.5, 999.0, chase)])
     assert "The lab against the other runs" in md
+
+
+def test_environment_sizes_read_as_kib_mib_gib():
+    doc = {"mode": "quick", "repetitions": 5, "environment": {
+        "caches": [{"level": 1, "type": "Data", "size": "32K"}, {"level": 3, "type": "Unified", "size": "32768K"}],
+        "memory_bytes": 24 << 30}}
+    rows = dict(report.env_rows(doc))
+    assert rows["caches"] == "L1 data 32 KiB, L3 unified 32 MiB" and rows["memory"] == "24 GiB"
+    assert dict(report.env_rows({"environment": {}}))["memory"] == "?"  # never an invented 0.0 GiB

@@ -49,10 +49,15 @@ def test_a_full_disk_on_stdout_is_a_message(args):
 def test_report_names_the_damaged_file(tmp_path):
     import json
 
-    good = {"schema": "simdex-bench/1", "component": "base85",
+    good = {"schema": "simdex-bench/1", "component": "base85", "mode": "quick", "repetitions": 5,
+            "started": "2026-11-28T00:00:00Z", "finished": "2026-11-28T00:01:00Z", "environment": {},
             "results": [{"workload": "w", "contender": "c", "median": 1.0, "unit": "ns"}]}
     for name, doc, message in [
         ("nocomp", {**good, "component": None}, 'no "component" name'),
+        # A run's own fields: a file holding only its schema and component rendered "None mode".
+        ("bare", {"schema": "simdex-bench/1", "component": "base85", "results": []}, '"mode" is None'),
+        ("reps", {**good, "repetitions": 0}, '"repetitions" is 0'),
+        ("noenv", {k: v for k, v in good.items() if k != "environment"}, 'no "environment" block'),
         ("inf", {**good, "results": [{**good["results"][0], "median": float("inf")}]}, "median inf is not a finite"),
         ("str", {**good, "results": [{**good["results"][0], "median": "fast"}]}, "median 'fast' is not a finite"),
     ]:

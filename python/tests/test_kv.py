@@ -547,3 +547,17 @@ def test_with_block_ends_open_sub_transactions(tmp_path):
     with db.write() as tx:
         tx[b"f"] = b"6"
     db.close()
+
+
+def test_bench_kv_measures_only_what_only_names(tmp_path):
+    """bench_kv ignored --only: every workload ran (minutes, hundreds of MB of scratch files)."""
+    from simdex import bench
+
+    if "kv" not in bench.available():
+        pytest.skip(f"bench_kv not built in {bench.bench_dir()}")
+    r = subprocess.run([str(bench.bench_dir() / "bench_kv"), "--only", "iterate", "--only", "reader-alone-wall",
+                        "--items", "3000", "--rounds", "1", "--gens", "rand", "--quick", "--reps", "1",
+                        "--no-probe", "--out", str(tmp_path)], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads((tmp_path / "kv.json").read_text())
+    assert {x["workload"] for x in doc["results"]} == {"iterate/full", "concurrent/reader-alone-wall"}

@@ -65,3 +65,30 @@ def test_find_min_index(n):
         assert p.find_min_index(v) == int(np.argmin(v))
     with pytest.raises(ValueError):
         p.find_min_index(np.zeros(33, np.uint16))
+
+
+def test_other_dtypes_are_refused_not_converted():
+    # A numeric array of another dtype was converted silently (300 as a uint8 is 44, -1 a 65535,
+    # 3.5 a 3) and the kernel answered for other values; a key past 64 bits named no argument.
+    u8, u32, u16 = np.zeros(16, np.uint8), np.zeros(16, np.uint32), np.zeros(32, np.uint16)
+    calls = [
+        (lambda a: p.lower_bound(a, 50), u8, [np.array([300, 1, 2]), np.array([-1, 5], np.int8),
+                                              np.array([1.5, 2.0]), [1, 2, 3]]),
+        (lambda a: p.remap_branches(a, u8), u8, [np.arange(4, dtype=np.int64)]),
+        (lambda a: p.remap_branches(u8, a), u8, [np.arange(16, dtype=np.int16)]),
+        (lambda a: p.rank_table(a), u8, [np.ones(16, np.int64), np.full(16, 0.5)]),
+        (lambda a: p.find_u32x16(a, 5), u32, [np.array([2**32 + 5]), np.array([3.5]), np.zeros(4, np.int32)]),
+        (lambda a: p.find_min_index(a), u16, [np.arange(32, dtype=np.int64) - 1, np.zeros(32, np.float32)]),
+    ]
+    for call, good, bad in calls:
+        call(good)  # the documented dtype works
+        call(good[::-1])  # and a non-contiguous view of it is copied, as before
+        for a in bad:
+            with pytest.raises(TypeError, match="must be a 1-D numpy array of"):
+                call(a)
+    for key in (2**40, 2**63, 2**70, -1, 256):
+        with pytest.raises(ValueError, match="key"):
+            p.lower_bound(u8, key)
+    for needle in (2**32, 2**64, -1):
+        with pytest.raises(ValueError, match="needle"):
+            p.find_u32x16(u32, needle)

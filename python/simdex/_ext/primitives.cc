@@ -23,6 +23,37 @@ const T* exactly(const array_in<T>& a, std::size_t n, const char* what) {
   return a.data();
 }
 
+// An array argument of exactly dtype T (as `name`), or TypeError: nanobind would otherwise
+// convert any numeric array silently (300 as a uint8 is 44, -1 a 65535, 3.5 a 3) and the kernel
+// would answer for other values. Contiguity is still arranged by a copy.
+template <class T>
+array_in<T> typed(nb::handle h, const char* what, const char* name) {
+  nb::ndarray<nb::ndim<1>, nb::device::cpu> any;
+  if (!nb::try_cast(h, any, false) || any.dtype() != nb::dtype<T>()) {
+    std::string got = Py_TYPE(h.ptr())->tp_name;
+    if (nb::hasattr(h, "dtype")) {
+      nb::object d = nb::steal(PyObject_Str(h.attr("dtype").ptr()));
+      if (d.is_valid()) got += std::string(" of dtype ") + PyUnicode_AsUTF8(d.ptr());
+      PyErr_Clear();
+    }
+    throw nb::type_error(
+        (std::string(what) + " must be a 1-D numpy array of " + name + ", not " + got).c_str());
+  }
+  return nb::cast<array_in<T>>(h);
+}
+
+// An integer argument within [lo, hi], or ValueError naming it (any Python int, however large).
+std::int64_t int_in(nb::handle h, std::int64_t lo, std::int64_t hi, const char* what) {
+  if (!PyLong_Check(h.ptr())) throw nb::type_error((std::string(what) + " must be an int").c_str());
+  int overflow = 0;
+  const long long v = PyLong_AsLongLongAndOverflow(h.ptr(), &overflow);
+  if (overflow != 0 || v < lo || v > hi)
+    throw nb::value_error(
+        (std::string(what) + " must be in " + std::to_string(lo) + ".." + std::to_string(hi))
+            .c_str());
+  return v;
+}
+
 // A new uint8 array of n bytes, written by fill(out).
 template <class Fill>
 array_out<std::uint8_t> bytes_out(std::size_t n, Fill&& fill) {
@@ -41,37 +72,44 @@ void bind_primitives(nb::module_& m) {
       "lower_bound, remap_branches, rank_table, find_u32x16 and find_min_index.");
   p.def(
       "lower_bound",
-      [](array_in<std::uint8_t> a, int key) {
-        if (key < 0 || key > 255) throw nb::value_error("key must be a byte (0..255)");
-        return primitives::lower_bound(a.data(), a.shape(0), static_cast<std::uint8_t>(key));
+      [](nb::handle data, nb::handle key) {
+        const auto a = typed<std::uint8_t>(data, "data", "uint8");
+        const auto k = static_cast<std::uint8_t>(int_in(key, 0, 255, "key (a byte)"));
+        return primitives::lower_bound(a.data(), a.shape(0), k);
       },
       nb::arg("data"), nb::arg("key"),
+      nb::sig("def lower_bound(data: numpy.ndarray, key: int) -> int"),
       "Number of bytes in data (a uint8 array) less than key: the lower_bound index when sorted.");
   p.def(
       "remap_branches",
-      [](array_in<std::uint8_t> codes, array_in<std::uint8_t> lut) {
+      [](nb::handle codes_in, nb::handle lut_in) {
+        const auto codes = typed<std::uint8_t>(codes_in, "codes", "uint8");
+        const auto lut = typed<std::uint8_t>(lut_in, "lut", "uint8");
         const std::uint8_t* table = exactly(lut, 16, "lut");
         return bytes_out(codes.shape(0), [&](std::uint8_t* out) {
           primitives::remap_branches(codes.data(), out, codes.shape(0), table);
         });
       },
       nb::arg("codes"), nb::arg("lut"),
+      nb::sig("def remap_branches(codes: numpy.ndarray, lut: numpy.ndarray) -> numpy.ndarray"),
       "New uint8 array: each branch code with its high nibble replaced by lut[code >> 4] & 15 "
       "and its low nibble kept (lut: 16 uint8 values).");
   p.def(
       "rank_table",
-      [](array_in<std::uint8_t> counts) {
+      [](nb::handle counts_in) {
+        const auto counts = typed<std::uint8_t>(counts_in, "counts", "uint8");
         const std::uint8_t* c = exactly(counts, 16, "counts");
         return bytes_out(16, [&](std::uint8_t* out) { primitives::rank_table(c, out); });
       },
-      nb::arg("counts"),
+      nb::arg("counts"), nb::sig("def rank_table(counts: numpy.ndarray) -> numpy.ndarray"),
       "For 16 uint8 counts, a uint8 array whose entry i is the number of non-zero counts before "
       "i: an old slot's index once the empty slots are dropped.");
   p.def(
       "find_u32x16",
-      [](array_in<std::uint32_t> slots, std::int64_t needle) {
+      [](nb::handle slots_in, nb::handle needle_in) {
+        const auto slots = typed<std::uint32_t>(slots_in, "slots", "uint32");
         if (slots.shape(0) > 16) throw nb::value_error("find_u32x16 takes at most 16 slots");
-        if (needle < 0 || needle > 0xffffffff) throw nb::value_error("needle must be a uint32");
+        const auto needle = int_in(needle_in, 0, 0xffffffff, "needle (a uint32)");
         // The kernel reads all 16 slots; a shorter array is copied into a padded one.
         std::array<std::uint32_t, 16> padded{};
         if (slots.shape(0) > 0) std::memcpy(padded.data(), slots.data(), 4 * slots.shape(0));
@@ -79,16 +117,19 @@ void bind_primitives(nb::module_& m) {
                                        static_cast<std::uint32_t>(needle));
       },
       nb::arg("slots"), nb::arg("needle"),
+      nb::sig("def find_u32x16(slots: numpy.ndarray, needle: int) -> int"),
       "Index of the first slot equal to needle among up to 16 uint32 slots, or len(slots) if "
       "there is none.");
   p.def(
       "find_min_index",
-      [](array_in<std::uint16_t> v) {
+      [](nb::handle values) {
+        const auto v = typed<std::uint16_t>(values, "values", "uint16");
         if (v.shape(0) == 32) return primitives::find_min_index_32(v.data());
         if (v.shape(0) == 64) return primitives::find_min_index_64(v.data());
         throw nb::value_error("find_min_index takes exactly 32 or 64 uint16 values");
       },
-      nb::arg("values"), "Index of the first minimum of 32 or 64 uint16 values.");
+      nb::arg("values"), nb::sig("def find_min_index(values: numpy.ndarray) -> int"),
+      "Index of the first minimum of 32 or 64 uint16 values.");
 }
 
 }  // namespace simdex::py
