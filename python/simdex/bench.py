@@ -180,6 +180,10 @@ def run(components: list[str], mode: str = "quick", out: str = "bench-results", 
     if only:
         ran = [c for c in wanted if c in have and c not in failed] + [c for c in python_only if c not in failed]
         empty = [c for c in ran if not _has_results(outdir / f"{c}.json")]
+        if empty and len(empty) == len(ran):  # nothing measured at all: a typo, not a filter
+            console.print(f"[red]no workload of {', '.join(empty)} matches --only {' '.join(only)}: nothing measured[/]",
+                          highlight=False)
+            return 1
         if empty:
             console.print(f"[yellow]{', '.join(empty)}: no workload matches --only {' '.join(only)}[/]", highlight=False)
     if report and any(outdir.glob("*.json")):

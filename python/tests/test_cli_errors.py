@@ -106,3 +106,14 @@ def test_probe_of_a_parquet_file_points_to_inspect(tmp_path):
     assert r.returncode == 1 and "is a Parquet file" in r.stderr and "bloom inspect" in r.stderr
     r = _simdex("bloom")
     assert r.returncode == 2 and "required: COMMAND" in r.stderr
+
+
+def test_bench_only_that_matches_nothing_fails(tmp_path):
+    """`simdex bench primitives --only zzz` said no workload matched, wrote an empty report and exited 0."""
+    from simdex import bench
+
+    if "primitives" not in bench.available():
+        pytest.skip(f"bench_primitives not built in {bench.bench_dir()}")
+    r = _simdex("bench", "primitives", "--only", "zzz", "--no-probe", "--out", str(tmp_path / "out"))
+    assert r.returncode == 1 and "nothing measured" in r.stderr, r.stderr
+    assert not (tmp_path / "out" / "REPORT.md").exists()
