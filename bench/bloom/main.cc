@@ -170,8 +170,8 @@ void run_single_filter(env& e, std::size_t bytes, const keys& k) {
     std::memcpy(f.words(), base.words(), bytes);
     const std::size_t huge = f.huge_page_bytes();
     const std::string pname = bytes < 2 * kMiB ? "heap" : page_size_name(pages);
-    s.note("filter " + size_name(bytes) + " pages=" + pname + ": simdex bitset huge-page bytes " +
-           std::to_string(huge) + " of " + std::to_string(bytes));
+    s.note("filter " + size_name(bytes) + " pages=" + pname + ": simdex bitset on huge pages " +
+           size_name(huge) + " of " + size_name(bytes));
     for (bool hit : {true, false}) {
       const auto& h = hit ? k.hits : k.misses;
       const auto& values = hit ? k.hit_values : k.miss_values;
@@ -395,7 +395,7 @@ void run_many_filters(env& e, std::size_t total, std::size_t each, std::size_t q
     const std::string pname = !arena_layout ? "heap" : page_size_name(lay.pages);
     if (arena_layout)
       s.note("many filters " + size_name(total) + " layout=arena pages=" + pname +
-             ": simdex arena huge-page bytes " + std::to_string(arena.huge_bytes()));
+             ": simdex arena on huge pages " + size_name(arena.huge_bytes()));
     std::vector<std::uint8_t> out(nf);
     auto ours = [&] {
       std::size_t c = 0;
