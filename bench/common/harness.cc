@@ -117,19 +117,30 @@ std::string param_json(const param_value& v) {
       v);
 }
 
+// A parameter as a label shows it: sizes (keys ending in "bytes") in KiB/MiB/GiB where they
+// divide exactly, as the report's tables show them beside the notes that quote these labels.
+std::string param_text(const std::string& key, const param_value& v) {
+  if (const auto* n = std::get_if<std::int64_t>(&v);
+      n != nullptr && key.size() >= 5 && key.compare(key.size() - 5, 5, "bytes") == 0) {
+    for (auto [unit, size] : {std::pair{"GiB", std::int64_t{1} << 30},
+                              {"MiB", std::int64_t{1} << 20},
+                              {"KiB", std::int64_t{1} << 10}})
+      if (*n >= size && *n % size == 0) return std::to_string(*n / size) + " " + unit;
+  }
+  return std::visit(
+      [](const auto& x) {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, std::string>)
+          return x;
+        else
+          return std::to_string(x);
+      },
+      v);
+}
+
 std::string label_of(const std::string& workload, const params& p) {
   std::string s = workload;
-  for (const auto& [k, v] : p)
-    s += " " + k + "=" +
-         std::visit(
-             [](const auto& x) {
-               using T = std::decay_t<decltype(x)>;
-               if constexpr (std::is_same_v<T, std::string>)
-                 return x;
-               else
-                 return std::to_string(x);
-             },
-             v);
+  for (const auto& [k, v] : p) s += " " + k + "=" + param_text(k, v);
   return s;
 }
 }  // namespace

@@ -544,8 +544,10 @@ def _items_of(args, kwargs):
             for i, item in enumerate(src):
                 try:
                     k, v = item
-                except (TypeError, ValueError) as e:
+                except TypeError as e:  # not a sequence at all
                     raise TypeError(f"item {i} is not a (key, value) pair: {item!r}") from e
+                except ValueError as e:  # a sequence of another length: ValueError, as dict says
+                    raise ValueError(f"item {i} is not a (key, value) pair: {item!r}") from e
                 keys.append(k)
                 values.append(v)
     if kwargs:

@@ -287,6 +287,14 @@ def test_views_are_live_indexable_and_set_like():
             view[-12]
 
 
+def test_bad_pairs_raise_as_dict_does():
+    for cls in (dict, sc.SortedDict, SortedDict):
+        with pytest.raises(ValueError):  # a sequence of another length
+            cls([(1, 2), (3,)])
+        with pytest.raises(TypeError):  # not a sequence
+            cls([(1, 2), 5])
+
+
 def test_calls_that_change_nothing_keep_iterators():
     # As sortedcontainers: an iterator lives on through updates that add or remove no key (and
     # a dict's update of present keys), in batches as in single calls; a real change stops it.
