@@ -180,23 +180,13 @@ def _unscaled(v, lt: Logical) -> int:
     # which would hash a 38-digit DECIMAL as a different number and answer "absent".
     sign, digits, exp = v.as_tuple()
     coeff = int("".join(map(str, digits))) if digits else 0
-    e = exp + lt.scale
-    too_long = lt.precision and coeff and len(str(coeff)) + e > lt.precision
-    if too_long or (coeff and e > 4096):  # refused before 10**e is built
+    e, ndigits = exp + lt.scale, len(str(coeff))  # the unscaled integer has ndigits + e digits
+    if coeff and (e > 4096 or (lt.precision and ndigits + e > lt.precision)):  # before 10**e is built
         raise ValueError(f"{v} does not fit DECIMAL({lt.precision},{lt.scale})")
-    if coeff == 0:
-        u = 0
-    elif -e > len(str(coeff)):
+    if coeff and e < 0 and (-e > ndigits or coeff % 10**-e):
         raise ValueError(f"{v} has more than {lt.scale} decimal places (DECIMAL({lt.precision},{lt.scale}))")
-    elif e >= 0:
-        u = coeff * 10**e
-    else:
-        u, rest = divmod(coeff, 10**-e)
-        if rest:
-            raise ValueError(f"{v} has more than {lt.scale} decimal places (DECIMAL({lt.precision},{lt.scale}))")
+    u = 0 if not coeff else coeff * 10**e if e >= 0 else coeff // 10**-e  # 0E-999999999 builds nothing
     u = -u if sign else u
-    if lt.precision and abs(u) >= 10**lt.precision:
-        raise ValueError(f"{v} does not fit DECIMAL({lt.precision},{lt.scale})")
     return u
 
 

@@ -50,11 +50,9 @@ def _check(path: Path, doc: dict) -> None:
         bad('no "component" name')
     # The run's own fields: rendered in every report's header, where a gap once read "None mode"
     # (the lab's section checks its whole document, these fields included, as it renders).
-    if doc["component"] == "lab":
-        pass
-    elif doc.get("mode") not in ("quick", "full"):
-        bad(f'"mode" is {doc.get("mode")!r}, not "quick" or "full"')
-    else:
+    if doc["component"] != "lab":
+        if doc.get("mode") not in ("quick", "full"):
+            bad(f'"mode" is {doc.get("mode")!r}, not "quick" or "full"')
         reps = doc.get("repetitions")
         if isinstance(reps, bool) or not isinstance(reps, int) or reps < 1:
             bad(f'"repetitions" is {reps!r}, not a whole number of at least 1')
