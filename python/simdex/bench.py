@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -47,22 +48,31 @@ def missing() -> dict[str, list[tuple[str, str]]]:
 
 def _run_native(component: str, args: list[str], log_path: Path, progress, task) -> int:
     exe = bench_dir() / f"bench_{component}"
-    with open(log_path, "w") as log:
-        proc = subprocess.Popen([str(exe), *args], stdout=log, stderr=subprocess.PIPE, text=True, bufsize=1)
+    # The program's scratch files (kv databases, lab files) go under TMPDIR; giving it a folder
+    # of our own means an interrupted run (Ctrl-C reaches the program too) leaves nothing behind.
+    with tempfile.TemporaryDirectory(prefix=f"simdex_bench_{component}_") as scratch, \
+            open(log_path, "w") as log:
+        proc = subprocess.Popen([str(exe), *args], stdout=log, stderr=subprocess.PIPE, text=True, bufsize=1,
+                                env={**os.environ, "TMPDIR": scratch})
         assert proc.stderr is not None
-        for line in proc.stderr:
-            if line.startswith("PROGRESS "):
-                parts = line.rstrip("\n").split(" ", 3)
-                try:
-                    done, total = int(parts[1]), int(parts[2])
-                except (IndexError, ValueError):
-                    continue
-                label = parts[3] if len(parts) > 3 else ""
-                progress.update(task, completed=done, total=max(total, done, 1),
-                                description=f"{component}: {label[:48]}")
-            else:
-                log.write(line)
-        return proc.wait()
+        try:
+            for line in proc.stderr:
+                if line.startswith("PROGRESS "):
+                    parts = line.rstrip("\n").split(" ", 3)
+                    try:
+                        done, total = int(parts[1]), int(parts[2])
+                    except (IndexError, ValueError):
+                        continue
+                    label = parts[3] if len(parts) > 3 else ""
+                    progress.update(task, completed=done, total=max(total, done, 1),
+                                    description=f"{component}: {label[:48]}")
+                else:
+                    log.write(line)
+            return proc.wait()
+        finally:
+            if proc.poll() is None:  # interrupted here: the folder goes only after the program
+                proc.terminate()
+                proc.wait()
 
 
 def _run_python_side(component: str, json_path: Path, mode: str, reps: int, only=()) -> None:

@@ -4,6 +4,8 @@
 import os
 import subprocess
 import sys
+import time
+from pathlib import Path
 
 import pytest
 
@@ -117,3 +119,34 @@ def test_bench_only_that_matches_nothing_fails(tmp_path):
     r = _simdex("bench", "primitives", "--only", "zzz", "--no-probe", "--out", str(tmp_path / "out"))
     assert r.returncode == 1 and "nothing measured" in r.stderr, r.stderr
     assert not (tmp_path / "out" / "REPORT.md").exists()
+
+
+def test_bench_scratch_is_removed_even_when_interrupted(tmp_path, monkeypatch):
+    """bench_kv keeps its databases under $TMPDIR; a Ctrl-C used to leave /tmp/simdex_bench_kv_<pid>/
+    behind. The runner now gives each program a folder of its own and removes it in every case,
+    after stopping the program."""
+    from simdex import bench
+
+    prog = tmp_path / "bin" / "bench_kv"
+    prog.parent.mkdir()
+    prog.write_text('#!/bin/sh\necho "$TMPDIR" > "$SEEN"\ntouch "$TMPDIR/db"\n'
+                    'echo "PROGRESS 1 2 working" >&2\nexec sleep 30\n')
+    prog.chmod(0o755)
+    monkeypatch.setenv("SIMDEX_BENCH_DIR", str(prog.parent))
+    seen = tmp_path / "seen"
+    monkeypatch.setenv("SEEN", str(seen))
+
+    class Interrupting:
+        def update(self, *a, **k):
+            raise KeyboardInterrupt
+
+    t0 = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        bench._run_native("kv", [], tmp_path / "kv.log", Interrupting(), None)
+    scratch = Path(seen.read_text().strip())
+    assert scratch.name.startswith("simdex_bench_kv_") and not scratch.exists()
+    assert time.monotonic() - t0 < 20  # the program was stopped, not waited out
+
+    prog.write_text('#!/bin/sh\necho "$TMPDIR" > "$SEEN"\ntouch "$TMPDIR/db"\nexit 3\n')
+    assert bench._run_native("kv", [], tmp_path / "kv.log", Interrupting(), None) == 3
+    assert not Path(seen.read_text().strip()).exists()
