@@ -15,6 +15,8 @@ from __future__ import annotations
 import operator
 import os
 import re
+import stat
+import tempfile
 from typing import BinaryIO, Union
 
 from ._simdex import base85 as _native
@@ -174,6 +176,12 @@ def a85decode(b, *, foldspaces=False, adobe=False, ignorechars=_A85_WHITESPACE):
         raise hinted from None
 
 
+def _a85_only(variant, foldspaces, adobe) -> None:
+    # b85 and z85 have no such options; ignoring them would hide a mistake.
+    if variant != "a85" and (foldspaces or adobe):
+        raise ValueError(f"foldspaces and adobe apply to variant 'a85' only, not {variant!r}")
+
+
 def _not_finished(codec) -> None:
     # Data after finish() went on silently: after an adobe "~>", or after a final partial group.
     if codec._done:
@@ -187,6 +195,7 @@ class Encoder:
     """
 
     def __init__(self, variant="b85", *, pad=False, foldspaces=False, adobe=False, wrapcol=0):
+        _a85_only(variant, foldspaces, adobe)
         self._e = _native.Encoder(variant, pad=bool(pad), fold_spaces=bool(foldspaces),
                                   adobe=bool(adobe), wrap=_wrap(wrapcol))
         self._done = False
@@ -214,6 +223,7 @@ class Decoder:
     """
 
     def __init__(self, variant="b85", *, foldspaces=False, adobe=False, ignorechars=None):
+        _a85_only(variant, foldspaces, adobe)
         if ignorechars is None:
             ignorechars = _A85_WHITESPACE if variant == "a85" else b""
         ignore, self._deferred = _ignore_set(ignorechars)
@@ -265,15 +275,71 @@ _File = Union[str, os.PathLike, BinaryIO]
 _CHUNK = 1 << 20
 
 
+class _Output:
+    """A result file named by path. A regular file (or a name not taken yet) is written beside
+    itself and renamed into place by ``commit()``, so a failure never leaves a partial file that
+    reads as a result; anything else (/dev/null, a FIFO, a device) is written in place."""
+
+    def __init__(self, path):
+        path = os.fspath(path)
+        try:
+            st = os.stat(path)
+            staged = stat.S_ISREG(st.st_mode)
+        except FileNotFoundError:
+            st, staged = None, True
+        except OSError:
+            st, staged = None, False
+        self._tmp = None
+        if not staged:
+            self.file = open(path, "wb")
+            return
+        target = os.path.realpath(path)  # a symlink stays a symlink: its target is replaced
+        try:
+            fd, self._tmp = tempfile.mkstemp(prefix=".simdex-base85-", dir=os.path.dirname(target))
+        except OSError as e:  # name the user's path, not the temporary one
+            raise OSError(e.errno, e.strerror, path) from None
+        self._target = target
+        self._mode = stat.S_IMODE(st.st_mode) if st is not None else 0o666 & ~_umask()
+        self.file = os.fdopen(fd, "wb")
+
+    def commit(self) -> None:
+        self.file.close()  # a write error of the last buffered bytes surfaces here
+        if self._tmp is not None:
+            os.chmod(self._tmp, self._mode)
+            os.replace(self._tmp, self._target)
+            self._tmp = None
+
+    def discard(self) -> None:
+        """Close, and remove the partial result if it was staged (safe after commit)."""
+        try:
+            self.file.close()
+        except OSError:
+            pass  # the caller is already reporting a failure
+        if self._tmp is not None:
+            try:
+                os.unlink(self._tmp)
+            except OSError:
+                pass
+            self._tmp = None
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def _pump(codec, src: _File, dst: _File, chunk_size: int) -> int:
     if int(chunk_size) < 1:  # read(0) is b"", which reads as the end: nothing would be written
         raise ValueError(f"chunk_size must be at least 1, got {chunk_size}")
-
-    def opened(f, mode):
-        return open(f, mode) if isinstance(f, (str, os.PathLike)) else None
-
-    fin, fout = opened(src, "rb"), opened(dst, "wb")
-    reader, writer = fin or src, fout or dst
+    fin = open(src, "rb") if isinstance(src, (str, os.PathLike)) else None
+    try:
+        out_file = _Output(dst) if isinstance(dst, (str, os.PathLike)) else None
+    except BaseException:
+        if fin is not None:
+            fin.close()
+        raise
+    reader, writer = fin or src, out_file.file if out_file else dst
     written = 0
     try:
         while True:
@@ -285,20 +351,26 @@ def _pump(codec, src: _File, dst: _File, chunk_size: int) -> int:
             written += len(out)
         out = codec.finish()
         writer.write(out)
+        if out_file is not None:
+            out_file.commit()
         return written + len(out)
     finally:
-        for f in (fin, fout):
-            if f is not None:
-                f.close()
+        if out_file is not None:
+            out_file.discard()
+        if fin is not None:
+            fin.close()
 
 
 def encode_file(src: _File, dst: _File, variant="b85", *, chunk_size=_CHUNK, **options) -> int:
     """Encode ``src`` into ``dst`` (paths or binary file objects) chunk by chunk; returns the
-    number of chars written. ``options``: pad, foldspaces, adobe, wrapcol."""
+    number of chars written. ``options``: pad, foldspaces, adobe, wrapcol. A ``dst`` path to a
+    regular file is replaced only when the whole result is written (on an error it is left as
+    it was)."""
     return _pump(Encoder(variant, **options), src, dst, chunk_size)
 
 
 def decode_file(src: _File, dst: _File, variant="b85", *, chunk_size=_CHUNK, **options) -> int:
     """Decode ``src`` into ``dst`` chunk by chunk; returns the number of bytes written.
-    ``options``: foldspaces, adobe, ignorechars. Raises ValueError with the stream position."""
+    ``options``: foldspaces, adobe, ignorechars. Raises ValueError with the stream position;
+    a ``dst`` path to a regular file is then left as it was (never half written)."""
     return _pump(Decoder(variant, **options), src, dst, chunk_size)

@@ -449,3 +449,38 @@ def test_streams_refuse_data_after_finish_and_empty_chunks(tmp_path):
     for fn in (b85.encode_file, b85.decode_file):
         with pytest.raises(ValueError, match="chunk_size must be at least 1"):
             fn(io.BytesIO(b"abc"), io.BytesIO(), chunk_size=0)
+
+
+def test_file_helpers_never_leave_a_partial_result(tmp_path):
+    """decode_file into a path wrote the groups before a bad character and left them there, a
+    truncated file that read as a result; a path to a regular file is now replaced only when
+    the whole result is written (as the CLI's -o)."""
+    import os
+
+    old, new = tmp_path / "old.bin", tmp_path / "new.bin"
+    old.write_bytes(b"previous")
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes(b85.b85encode(b"x" * 100_000) + b'"')
+    for dst in (old, new):
+        with pytest.raises(ValueError, match="position 125000"):
+            b85.decode_file(bad, dst, chunk_size=4096)
+    assert old.read_bytes() == b"previous" and not new.exists()
+    assert sorted(os.listdir(tmp_path)) == ["bad.txt", "old.bin"]
+    assert b85.encode_file(old, new) == 10 and b85.b85decode(new.read_bytes()) == b"previous"
+    with pytest.raises(FileNotFoundError) as e:  # names the path given, not a temporary file
+        b85.encode_file(old, tmp_path / "no" / "x.txt")
+    assert e.value.filename == str(tmp_path / "no" / "x.txt")
+    r = run_cli("encode", "-o", str(tmp_path / "no" / "x.txt"), input=b"hi")
+    assert r.returncode == 1 and str(tmp_path / "no" / "x.txt").encode() in r.stderr, r.stderr
+    assert b".simdex-base85-" not in r.stderr
+
+
+@pytest.mark.parametrize("variant", ["b85", "z85"])
+def test_a85_options_refused_for_other_variants(variant):
+    """Encoder("b85", adobe=True) ignored the option (the CLI and the one-shot functions refuse it)."""
+    for make in (lambda: b85.Encoder(variant, adobe=True), lambda: b85.Encoder(variant, foldspaces=True),
+                 lambda: b85.Decoder(variant, adobe=True), lambda: b85.Decoder(variant, foldspaces=True)):
+        with pytest.raises(ValueError, match="apply to variant 'a85' only"):
+            make()
+    with pytest.raises(ValueError, match="apply to variant 'a85' only"):
+        b85.encode_file(b"", b"", variant, adobe=True)

@@ -392,3 +392,22 @@ TEST(Base85Kernels, WrappedLinesAgainstBytewise) {
 }
 
 }  // namespace
+
+namespace {
+TEST(Base85Report, NamesTheKernelThatRuns) {
+  // At AVX-512 VBMI, Ascii85's encode runs AVX2's kernel (encode_vbmi hands contiguous
+  // alphabets over); `simdex info` said avx512vbmi.
+  int seen = 0;
+  for (const auto& k : kernel_report()) {
+    if (k.family.rfind("base85.", 0) != 0) continue;
+    ++seen;
+    if (k.family == "base85.a85.encode") {
+      EXPECT_LE(static_cast<int>(k.level), static_cast<int>(isa::avx2));
+    }
+    if (k.family == "base85.b85.encode" && active_isa() == isa::avx512vbmi) {
+      EXPECT_EQ(k.level, isa::avx512vbmi);
+    }
+  }
+  EXPECT_EQ(seen, 6);
+}
+}  // namespace

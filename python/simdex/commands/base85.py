@@ -8,7 +8,6 @@ import os
 import signal
 import stat
 import sys
-import tempfile
 
 _CHUNK = 1 << 20
 _WS = b" \t\n\r\v\f"  # skipped on decode, for every variant
@@ -112,34 +111,16 @@ def _run(args: argparse.Namespace) -> int:
             src.close()
 
 
-def _regular_target(path: str) -> bool:
-    """Whether -o names (through any symlinks) a regular file or nothing yet, not a device or
-    a pipe: only then is the result written beside it and renamed into place."""
-    try:
-        st = os.stat(path)
-    except FileNotFoundError:
-        return True
-    except OSError:
-        return False
-    return stat.S_ISREG(st.st_mode)
-
-
 def _stream(args: argparse.Namespace, codec, src, decode: bool, to_file: bool) -> int:
-    # A regular file appears only complete: the result goes to a temporary file beside it,
-    # renamed over it at the end and removed on error. Anything else (/dev/null, a pipe, a
-    # symlink) is written in place and never removed (it was unlinked on a decode error).
-    staged = to_file and _regular_target(args.output)
-    target = os.path.realpath(args.output) if staged else args.output  # a symlink stays a symlink
-    tmp = None
+    # A regular file appears only complete (simdex.base85's _Output: written beside it, renamed
+    # at the end, removed on error); /dev/null, a pipe or a device is written in place.
+    from ..base85 import _Output
+
     try:
-        if staged:
-            d = os.path.dirname(target)
-            fd, tmp = tempfile.mkstemp(prefix=".simdex-base85-", dir=d)
-            dst = os.fdopen(fd, "wb")
-        else:
-            dst = open(args.output, "wb") if to_file else sys.stdout.buffer
+        out_file = _Output(args.output) if to_file else None
     except OSError as e:
-        return _error(str(e))
+        return _error(f"cannot write {_printable(args.output)}: {e.strerror or e}")
+    dst = out_file.file if out_file else sys.stdout.buffer
     failure = None
     try:
         wrote_any = False
@@ -153,15 +134,8 @@ def _stream(args: argparse.Namespace, codec, src, decode: bool, to_file: bool) -
         if not decode and args.wrap and wrote_any:
             dst.write(b"\n")
         dst.flush()
-        if to_file:
-            dst.close()  # a write error of the last buffered bytes surfaces here, once
-            if staged:
-                try:
-                    os.chmod(tmp, stat.S_IMODE(os.stat(target).st_mode))
-                except FileNotFoundError:
-                    os.chmod(tmp, 0o666 & ~_umask())
-                os.replace(tmp, target)
-                tmp = None
+        if out_file is not None:
+            out_file.commit()
     except ValueError as e:
         failure = _error(f"{args.action} failed: {e}")
     except BrokenPipeError as e:
@@ -169,23 +143,9 @@ def _stream(args: argparse.Namespace, codec, src, decode: bool, to_file: bool) -
     except OSError as e:
         failure = _error(str(e))
     finally:
-        if to_file and not dst.closed:
-            try:
-                dst.close()
-            except OSError:
-                pass  # already reported
-        if tmp is not None:
-            try:
-                os.unlink(tmp)  # never leave a partial result behind
-            except OSError:
-                pass
+        if out_file is not None:
+            out_file.discard()  # never leave a partial result behind
     return failure if failure is not None else 0
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
 
 
 def register(subparsers) -> None:
