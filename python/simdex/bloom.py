@@ -4,10 +4,12 @@ Hashes are XXH64 (seed 0) of each value's Parquet PLAIN bytes, so the physical t
 the same number hashed as INT32 and as INT64 gives different hashes. Filters loaded from a
 Parquet file remember their column's physical type and use it by default.
 
+    >>> import numpy as np
     >>> from simdex.bloom import BloomFilter
     >>> f = BloomFilter(ndv=1000, fpp=0.01)
     >>> f.insert(np.arange(1000))          # int64 -> INT64
-    >>> f.check([5, 5000])                # array([ True, False])
+    >>> f.check([5, 5000])
+    array([ True, False])
 
 Datasets (many files): ``prune(source, column, values)`` lists the row groups that may hold a
 value (statistics, then filters; footers and filter blocks only), ``lookup(...)`` reads just

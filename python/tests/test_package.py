@@ -192,3 +192,19 @@ def test_bench_says_what_is_left_out_and_why(tmp_path, monkeypatch):
                        env={**os.environ, **env})
     assert "without libzmq: a shared library outside simdex" in h.stdout
     assert "btree  (not in this installation)" in h.stdout
+
+
+def test_docstring_examples_run():
+    """The modules' docstring examples are doctests (simdex.bloom's once kept its answer in a
+    comment, so nothing checked it)."""
+    import doctest
+    import importlib
+
+    for name in ("simdex", "simdex.bloom", "simdex.kv", "simdex.btree", "simdex.base85", "simdex.primitives"):
+        try:
+            mod = importlib.import_module(name)
+        except ImportError:  # a build without that component
+            continue
+        r = doctest.testmod(mod, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+        assert r.failed == 0, name
+        assert r.attempted > 0 or name not in ("simdex.bloom", "simdex.kv"), name  # the examples are found
