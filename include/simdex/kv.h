@@ -48,13 +48,18 @@ const char* error_kind_name(error_kind kind) noexcept;
 
 class error : public std::runtime_error {
  public:
-  error(error_kind kind, std::string detail);
+  error(error_kind kind, std::string detail, int sys_errno = 0, std::string path = {});
   error_kind kind() const noexcept { return kind_; }
   const std::string& detail() const noexcept { return detail_; }
+  // For io errors: the system call's errno and the file it was about (0 and empty otherwise).
+  int sys_errno() const noexcept { return sys_errno_; }
+  const std::string& path() const noexcept { return path_; }
 
  private:
   error_kind kind_;
+  int sys_errno_;
   std::string detail_;
+  std::string path_;
 };
 
 // none: commits reach the page cache only (survive a process crash, not a power loss).
@@ -168,6 +173,10 @@ class view {
  protected:
   view() = default;
   void check_open() const;
+  struct space {
+    std::uint64_t hwm, free_units, next_id;
+  };
+  space space_now() const;  // the file's space figures as this view may read them
   std::shared_ptr<detail::db_impl> db_;
   const detail::tree_root* tr_ = nullptr;  // owned by the reader or the transaction state
   detail::txn_state* txn_ = nullptr;       // a write transaction's state: reads flush its puts

@@ -1,7 +1,9 @@
 """simdex.kv from Python: transactions, snapshots, iteration, errors, persistence, CLI."""
 
+import errno
 import inspect
 import json
+import os
 import random
 import struct
 import subprocess
@@ -90,9 +92,14 @@ def test_errors_are_clear(tmp_path):
         kv.open(None, sync="sometimes")
     with pytest.raises(ValueError, match="read-only"):
         kv.open(None, read_only=True)  # no path: once a writable memory database
+    missing = str(tmp_path / "no" / "such" / "dir.kv")
     with pytest.raises(OSError) as e:
-        kv.open(str(tmp_path / "no" / "such" / "dir.kv"))
+        kv.open(missing)
     assert isinstance(e.value, kv.KvError) and e.value.kind == "io"
+    # OSError's fields, as open() would give them; the message stays the kv one
+    assert (e.value.errno, e.value.filename) == (errno.ENOENT, missing)
+    assert e.value.strerror == os.strerror(errno.ENOENT)
+    assert str(e.value) == f"kv io: create {missing}: {os.strerror(errno.ENOENT)}"
     path = str(tmp_path / "ro.kv")
     kv.open(path).close()
     ro = kv.open(path, read_only=True)
@@ -561,3 +568,64 @@ def test_bench_kv_measures_only_what_only_names(tmp_path):
     assert r.returncode == 0, r.stderr
     doc = json.loads((tmp_path / "kv.json").read_text())
     assert {x["workload"] for x in doc["results"]} == {"iterate/full", "concurrent/reader-alone-wall"}
+
+
+def test_calls_from_several_threads_never_crash():
+    """A call that releases the GIL (validate, stat, commit, remove_range, write() waiting its
+    turn, compact) ran beside close(), release() or abort() from another thread and crashed
+    (use after unmap, double free); compact() lost a commit made meanwhile. A conflicting call
+    is now refused with KvError busy (audit of 2026-11-28)."""
+    db = kv.open()
+    with db.write() as tx:
+        tx.bulk_load((b"%08d" % i, b"v") for i in range(200_000))
+    holder = db.write()
+    waiting_done = []
+
+    def waits_for_the_writer():
+        with db.write() as t:  # registered while it waits for `holder`
+            t[b"late"] = b"1"
+        waiting_done.append(True)
+
+    th = threading.Thread(target=waits_for_the_writer)
+    th.start()
+    time.sleep(0.2)
+    for call in (db.close, db.compact):
+        with pytest.raises(kv.KvError) as e:
+            call()
+        assert e.value.kind == "busy"
+    holder.commit()
+    th.join()
+    assert waiting_done and db.read()[b"late"] == b"1"
+
+    # Racing pairs: each either runs or is refused with busy; nothing crashes or is lost.
+    def race(slow, quick):
+        errors = []
+
+        def run():
+            try:
+                slow()
+            except kv.KvError as e:
+                errors.append(e.kind)
+
+        t = threading.Thread(target=run)
+        t.start()
+        time.sleep(0.002)
+        try:
+            quick()
+        except kv.KvError as e:
+            errors.append(e.kind)
+        t.join()
+        assert set(errors) <= {"busy"}, errors
+
+    for _ in range(3):
+        s = db.read()
+        race(s.validate, s.close)
+        s.close()
+        tx = db.write()
+        race(lambda: tx.remove_range(b"", None), tx.abort)
+        if tx.active:
+            tx.abort()
+        race(db.validate, lambda: db.write().abort())
+    db.validate()
+    assert len(db.read()) == 200_001
+    db.close()

@@ -221,13 +221,21 @@ struct db_impl {
   std::uint64_t seq = 0;
   std::vector<tree_info> trees;
   std::multiset<std::uint64_t> readers;  // seq of every live snapshot
+  // The space figures as the writer last left them (each release of the writer slot, and open):
+  // what a snapshot's stat() and validate() read, since the live ones change under a writer.
+  std::uint64_t pub_hwm = 0, pub_free_units = 0, pub_next_id = 0;
 
   // Writer-only state (guarded by `writer`).
   std::uint64_t next_id = 1;
   allocator alloc;
-  std::vector<tagged_extent> freed;  // waiting for readers
-  std::size_t freed_checked = 0;     // freed[0, this) were pinned at the last check
-  bool readers_left = false;         // a snapshot ended since then (guarded by mu)
+  std::vector<tagged_extent> freed;    // waiting for readers
+  std::uint64_t freed_units = 0;       // their units
+  void hold(const tagged_extent& e) {  // onto `freed`
+    freed.push_back(e);
+    freed_units += e.units;
+  }
+  std::size_t freed_checked = 0;  // freed[0, this) were pinned at the last check
+  bool readers_left = false;      // a snapshot ended since then (guarded by mu)
   std::vector<std::pair<std::uint64_t, std::uint64_t>> commit_ids;  // (first txn id, seq)
   std::uint64_t birth_of(std::uint64_t txn) const;
   std::vector<std::uint32_t> freelog;  // persisted free space: a full list, then deltas
@@ -241,7 +249,8 @@ struct db_impl {
   void ensure_mapped(std::uint64_t units);  // map [0, units*64 + slack)
   std::uint64_t limit_units() const { return reserved / kUnit - 64; }
   std::uint32_t allocate(std::uint32_t units);
-  void reclaim_locked();  // moves freed extents no reader can see into the allocator
+  void reclaim_locked();        // moves freed extents no reader can see into the allocator
+  void publish_space_locked();  // pub_* from the live figures
   int tree_index(std::string_view name) const;
 };
 

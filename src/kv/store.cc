@@ -28,10 +28,12 @@ const char* error_kind_name(error_kind kind) noexcept {
   return "unknown";
 }
 
-error::error(error_kind kind, std::string detail)
+error::error(error_kind kind, std::string detail, int sys_errno, std::string path)
     : std::runtime_error(std::string("kv ") + error_kind_name(kind) + ": " + detail),
       kind_(kind),
-      detail_(std::move(detail)) {}
+      sys_errno_(sys_errno),
+      detail_(std::move(detail)),
+      path_(std::move(path)) {}
 
 namespace detail {
 
@@ -40,8 +42,13 @@ namespace detail {
 }
 
 namespace {
-[[noreturn]] void fail_errno(const std::string& what) {
-  fail(error_kind::io, what + ": " + std::strerror(errno));
+// A failed system call, with errno and the file it was about (empty for none) kept apart as
+// well, so callers (Python's OSError) can test them.
+[[noreturn]] void fail_errno(const char* call, const std::string& path = {}) {
+  const int err = errno;
+  std::string detail = call;
+  if (!path.empty()) detail += " " + path;
+  throw error(error_kind::io, detail + ": " + std::strerror(err), err, path);
 }
 
 constexpr std::uint64_t kMagic = 0x31564b5844454d53ull;  // "SMEDXKV1" little-endian
@@ -121,10 +128,10 @@ void db_impl::ensure_mapped(std::uint64_t units) {
     // for a tree whose every leaf sits on a page of its own.
     madvise(base + mapped, target - mapped, MADV_HUGEPAGE);
   } else {
-    if (ftruncate(fd, static_cast<off_t>(target)) != 0) fail_errno("ftruncate " + path);
+    if (ftruncate(fd, static_cast<off_t>(target)) != 0) fail_errno("ftruncate", path);
     void* p = mmap(base + mapped, target - mapped, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
                    fd, static_cast<off_t>(mapped));
-    if (p == MAP_FAILED) fail_errno("mmap " + path);
+    if (p == MAP_FAILED) fail_errno("mmap", path);
     advise_map(*this, p, target - mapped);
   }
   mapped = target;
@@ -164,6 +171,7 @@ void db_impl::reclaim_locked() {
       continue;
     }
     alloc.give(f.off, f.units);
+    freed_units -= f.units;
     if (was) alloc.log.push_back({f.off, f.units, kLogReclaim});
   }
   alloc.logging = was;
@@ -268,7 +276,7 @@ void write_free_space(db_impl& db, std::uint64_t id, std::uint64_t seq) {
   std::uint32_t ref;
   if (db.freelog.empty() || db.freelog_entries > db.freelist_entries + kFreeLogSlack) {
     for (std::uint32_t r : db.freelog)
-      db.freed.push_back({r, db.hdr(r)->units, seq, seq});  // no reader sees these
+      db.hold({r, db.hdr(r)->units, seq, seq});  // no reader sees these
     db.freelog.clear();
     const std::size_t n = db.alloc.extents() + db.freed.size() + 1;
     blob_hdr* h = start_free_node(db, units_for(32 + 16 * n), kFreeList, id, ref);
@@ -296,7 +304,7 @@ void write_free_space(db_impl& db, std::uint64_t id, std::uint64_t seq) {
 }
 
 void sync_file(db_impl& db) {
-  if (fdatasync(db.fd) != 0) fail_errno("fdatasync " + db.path);
+  if (fdatasync(db.fd) != 0) fail_errno("fdatasync", db.path);
 }
 
 }  // namespace
@@ -337,22 +345,38 @@ std::uint64_t view::size() const {
   return tr_->count;
 }
 
+void db_impl::publish_space_locked() {
+  pub_hwm = alloc.hwm;
+  pub_free_units = alloc.free_units + freed_units;
+  pub_next_id = next_id;
+}
+
+// A write transaction reads the live figures (its thread owns them); a snapshot reads what the
+// writer last published, as another thread may be writing meanwhile. Every node a snapshot
+// reaches was committed by then, so it lies below that mark and has an older id.
+view::space view::space_now() const {
+  if (txn_) return {db_->alloc.hwm, db_->alloc.free_units + db_->freed_units, db_->next_id};
+  std::lock_guard<std::mutex> g(db_->mu);
+  return {db_->pub_hwm, db_->pub_free_units, db_->pub_next_id};
+}
+
 stats view::stat() const {
   check_open();
   stats s;
   s.keys = tr_->count;
   s.seq = tr_->seq;
   tree_stats(*db_, tr_->root, s);
-  s.file_bytes = db_->alloc.hwm * kUnit;
-  s.free_bytes = db_->alloc.free_units * kUnit;
-  for (const auto& f : db_->freed) s.free_bytes += std::uint64_t{f.units} * kUnit;
+  const space sp = space_now();
+  s.file_bytes = sp.hwm * kUnit;
+  s.free_bytes = sp.free_units * kUnit;
   return s;
 }
 
 void view::validate() const {
   check_open();
-  std::vector<std::uint64_t> used(db_->alloc.hwm / 64 + 1);
-  tree_validate(*db_, tr_->root, tr_->count, used, db_->alloc.hwm, db_->next_id);
+  const space sp = space_now();
+  std::vector<std::uint64_t> used(sp.hwm / 64 + 1);
+  tree_validate(*db_, tr_->root, tr_->count, used, sp.hwm, sp.next_id);
 }
 
 snapshot::~snapshot() = default;
@@ -416,6 +440,7 @@ write_tx::~write_tx() {
 void release_writer(db_impl& db) {
   {
     std::lock_guard<std::mutex> g(db.mu);
+    db.publish_space_locked();
     db.writer = false;
     db.writer_thread = {};
   }
@@ -562,7 +587,7 @@ void write_tx::commit() {
   const std::uint64_t seq = db.seq + 1;
   db.commit_ids.emplace_back(t.levels.back().base, seq);
   for (const pending_node& p : t.levels.back().pending) {
-    db.freed.push_back({p.off, p.units, seq, db.birth_of(p.txn)});
+    db.hold({p.off, p.units, seq, db.birth_of(p.txn)});
     if (db.alloc.logging) db.alloc.log.push_back({p.off, p.units, kLogPend});
   }
   {
@@ -575,6 +600,7 @@ void write_tx::commit() {
     db.trees[i].root = t.cur.root;
     db.trees[i].count = t.cur.count;
     db.seq = seq;
+    db.publish_space_locked();  // a snapshot of this state reads figures that cover it
   }
   if (!db.memory) {
     write_free_space(db, t.base(), seq);
@@ -760,7 +786,7 @@ void load_free_space(db_impl& db, std::uint32_t last, std::uint64_t meta_hwm) {
   db.alloc.assign(a.by_off, a.hwm);
   // No reader exists yet: the first write transaction reclaims these, through the log, so the
   // next replay sees them given back.
-  for (const auto& [off, u] : pending) db.freed.push_back({off, u, 0, 0});
+  for (const auto& [off, u] : pending) db.hold({off, u, 0, 0});
   db.freelog = std::move(chain);
 }
 
@@ -808,7 +834,7 @@ void lock_file(const db_impl& db, bool read_only) {
     fail(error_kind::busy,
          db.path + (read_only ? " is open for writing (in this or another process)"
                               : " is already open (in this or another process)"));
-  fail_errno("flock " + db.path);
+  fail_errno("flock", db.path);
 }
 
 // A new database appears under its name only complete: its two meta pages are written and synced
@@ -824,7 +850,7 @@ int create_file(db_impl& db, const std::string& path, bool replace_empty) {
       path + ".new-" + std::to_string(getpid()) + "-" + std::to_string(calls.fetch_add(1));
   ::unlink(tmp.c_str());
   db.fd = ::open(tmp.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (db.fd < 0) fail_errno("create " + tmp);
+  if (db.fd < 0) fail_errno("create", path);
   db.path = tmp;
   db.alloc.hwm = kFirstUnit;
   db.mapped = 0;
@@ -842,7 +868,7 @@ int create_file(db_impl& db, const std::string& path, bool replace_empty) {
   if (rc != 0) {
     if (err == EEXIST) return EEXIST;  // another process created it first: open that one
     errno = err;
-    fail_errno("create " + path);
+    fail_errno("create", path);
   }
   // The new name must survive a crash too.
   const std::size_t slash = path.rfind('/');
@@ -871,10 +897,10 @@ void open_file(db_impl& db, const std::string& path, const options& o) {
     }
     break;
   }
-  if (db.fd < 0) fail_errno("open " + path);
+  if (db.fd < 0) fail_errno("open", path);
   lock_file(db, o.read_only);
   struct stat st;
-  if (fstat(db.fd, &st) != 0) fail_errno("fstat " + path);
+  if (fstat(db.fd, &st) != 0) fail_errno("fstat", path);
   if (!S_ISREG(st.st_mode)) fail(error_kind::invalid_argument, path + " is not a regular file");
   std::size_t size = static_cast<std::size_t>(st.st_size);
   if (size == 0) {
@@ -891,7 +917,7 @@ void open_file(db_impl& db, const std::string& path, const options& o) {
   const std::size_t map_len = size & ~std::size_t{4095};
   const int prot = o.read_only ? PROT_READ : (PROT_READ | PROT_WRITE);
   if (mmap(db.base, map_len, prot, MAP_SHARED | MAP_FIXED, db.fd, 0) == MAP_FAILED)
-    fail_errno("mmap " + path);
+    fail_errno("mmap", path);
   advise_map(db, db.base, map_len);
   db.mapped = map_len;
   const meta_page* best = nullptr;
@@ -943,7 +969,7 @@ void open_file(db_impl& db, const std::string& path, const options& o) {
         fail_errno("mmap");
       if (size > map_len && mmap(db.base + map_len, 4096, PROT_READ, MAP_SHARED | MAP_FIXED, db.fd,
                                  static_cast<off_t>(map_len)) == MAP_FAILED)
-        fail_errno("mmap " + path);
+        fail_errno("mmap", path);
       db.mapped += len;
     } else {
       db.ensure_mapped(m.hwm);
@@ -971,6 +997,7 @@ database database::open(const std::string& path, options opts) {
   database d;
   auto db = new_impl(false, opts);
   open_file(*db, path, opts);
+  db->publish_space_locked();  // no other thread has it yet
   d.db_ = std::move(db);
   return d;
 }
@@ -983,6 +1010,7 @@ database database::memory(options opts) {
   auto db = new_impl(true, opts);
   db->alloc.hwm = kFirstUnit;
   db->ensure_mapped(kFirstUnit);
+  db->publish_space_locked();  // no other thread has it yet
   d.db_ = std::move(db);
   return d;
 }
@@ -1159,14 +1187,14 @@ void database::compact() {
     w.commit();
   }
   if (!db.memory) {
-    if (fdatasync(fresh.db_->fd) != 0) fail_errno("fdatasync " + tmp);
+    if (fdatasync(fresh.db_->fd) != 0) fail_errno("fdatasync", tmp);
     // Trim the preallocated tail so the file is no longer than its contents.
     const std::size_t len = ((fresh.db_->alloc.hwm * kUnit) + 4095) & ~std::size_t{4095};
-    if (ftruncate(fresh.db_->fd, static_cast<off_t>(len)) != 0) fail_errno("ftruncate " + tmp);
+    if (ftruncate(fresh.db_->fd, static_cast<off_t>(len)) != 0) fail_errno("ftruncate", tmp);
     const std::string path = db.path;
     const options o{db.sync, false, std::nullopt};
     fresh.close();
-    if (::rename(tmp.c_str(), path.c_str()) != 0) fail_errno("rename " + tmp);
+    if (::rename(tmp.c_str(), path.c_str()) != 0) fail_errno("rename", tmp);
     db_.reset();
     *this = open(path, o);
   } else {

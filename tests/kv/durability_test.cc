@@ -128,6 +128,46 @@ TEST(KvCrash, KilledWriterLosesNothingCommitted) {
   std::remove(path.c_str());
 }
 
+// A snapshot's stat() and validate() beside a committing writer: they read the file's space
+// figures (the mark, the free extents, the waiting list) that the writer changes, and a stat()
+// while a commit grew the waiting list read freed memory (a crash from Python, 2026-11-28).
+TEST(KvConcurrency, StatAndValidateBesideCommits) {
+  for (bool file : {false, true}) {
+    const std::string path = tmp_path("stat_beside");
+    std::remove(path.c_str());
+    kv::database db = file ? kv::database::open(path) : kv::database::memory();
+    std::atomic<bool> stop{false};
+    std::atomic<int> checks{0};
+    std::thread reader([&] {
+      while (!stop.load()) {
+        kv::snapshot s = db.read();
+        const kv::stats st = s.stat();
+        EXPECT_EQ(st.keys, s.size());
+        EXPECT_GE(st.file_bytes, st.node_bytes + st.free_bytes);
+        s.validate();
+        checks.fetch_add(1);
+      }
+    });
+    std::mt19937_64 r(3);
+    for (int t = 0; t < 400 || checks.load() < 20; ++t) {
+      kv::write_tx tx = db.write();
+      for (int i = 0; i < 40; ++i) {
+        const std::string k = std::to_string(r() % 5000);
+        if (r() % 3)
+          tx.put(k, std::string(r() % 200, 'v'));
+        else
+          tx.remove(k);
+      }
+      tx.commit();
+    }
+    stop = true;
+    reader.join();
+    db.validate();
+    db.close();
+    std::remove(path.c_str());
+  }
+}
+
 // One writer moves money between accounts; readers check that every snapshot sums to the
 // same total and holds every account.
 TEST(KvConcurrency, BankTransfersKeepTheSum) {

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -427,6 +428,16 @@ TEST(KvErrors, LimitsAndMisuse) {
     FAIL();
   } catch (const kv::error& e) {
     EXPECT_EQ(e.kind(), kv::error_kind::invalid_argument);
+  }
+  const std::string missing = kvt::tmp_path("no_such_dir") + "/x/db.kv";
+  try {  // a failed system call keeps its errno and the user's path (not a temporary name)
+    kv::database::open(missing);
+    FAIL();
+  } catch (const kv::error& e) {
+    EXPECT_EQ(e.kind(), kv::error_kind::io);
+    EXPECT_EQ(e.sys_errno(), ENOENT);
+    EXPECT_EQ(e.path(), missing);
+    EXPECT_EQ(e.detail(), "create " + missing + ": " + std::strerror(ENOENT));
   }
 }
 

@@ -10,7 +10,9 @@
 #include <nanobind/stl/string_view.h>
 #include <nanobind/stl/vector.h>
 
+#include <cstring>
 #include <optional>
+#include <unordered_map>
 
 #include "bind.h"
 
@@ -63,6 +65,12 @@ void translate(const std::exception_ptr& p, void*) {
     if (!exc.is_valid()) return;  // the call set its own error
     exc.attr("kind") = error_kind_name(e.kind());
     exc.attr("detail") = e.detail();
+    if (e.sys_errno() != 0) {  // as OSError's own: .errno, .strerror, .filename
+      exc.attr("errno") = e.sys_errno();
+      exc.attr("strerror") = std::strerror(e.sys_errno());
+      if (!e.path().empty())
+        exc.attr("filename") = nb::steal(PyUnicode_DecodeFSDefault(e.path().c_str()));
+    }
     PyErr_SetObject(type, exc.ptr());
   }
 }
@@ -79,9 +87,13 @@ void make_error_types(nb::module_& m) {
                                 "call that does not fit.",
                                 value_bases.ptr(), nullptr);
   nb::object os_bases = nb::make_tuple(nb::handle(g_error), nb::handle(PyExc_OSError));
-  g_os_error =
-      PyErr_NewExceptionWithDoc("simdex._simdex.kv.OSError",
-                                "A kv error from a failed system call.", os_bases.ptr(), nullptr);
+  // OSError's own str() would print "[Errno n] ..." once .errno is set; keep the kv message.
+  nb::dict os_dict;
+  os_dict["__str__"] = nb::module_::import_("builtins").attr("BaseException").attr("__str__");
+  g_os_error = PyErr_NewExceptionWithDoc(
+      "simdex._simdex.kv.OSError",
+      "A kv error from a failed system call; .errno, .strerror and .filename as OSError's.",
+      os_bases.ptr(), os_dict.ptr());
   m.attr("Error") = nb::handle(g_error);
   m.attr("ValueError") = nb::handle(g_value_error);
   m.attr("OSError") = nb::handle(g_os_error);
@@ -102,6 +114,64 @@ std::string tree_name(nb::str name) {
                      static_cast<std::size_t>(PyBytes_GET_SIZE(b.ptr())));
 }
 
+// One object used from several threads. A call that releases the GIL (a long read, stat,
+// validate, commit, compact, write()'s wait) leaves the object to other threads, and a call that
+// ends or changes it meanwhile (close, release, abort, a write) crashed or tore the result. Such
+// calls are registered here: on a database or snapshot any number of them side by side (they
+// only read it), on a transaction or during compact() one alone. A call that conflicts with a
+// registered one is refused with KvError busy instead of racing it. The table is read and
+// written only with the GIL held, which orders it.
+std::unordered_map<const void*, int> g_calls;  // object -> calls in flight (-1: one alone)
+
+[[noreturn]] void refuse_busy() {
+  throw error(error_kind::busy,
+              "another thread is in a call on this object (a commit, compact, validate, stat, "
+              "a long read, or write() waiting its turn); calls on one object from several "
+              "threads must not overlap that one");
+}
+
+// Before a call that keeps the GIL: refused while a call runs on the object alone (`ending`,
+// a call that ends the object: while any call runs on it).
+void check_idle(const void* o, bool ending = false) {
+  auto it = g_calls.find(o);
+  if (it != g_calls.end() && (ending || it->second < 0)) refuse_busy();
+}
+
+// Registers a call on `o`, then releases the GIL; at the end takes the GIL back and unregisters.
+// `on` false: the call is short and keeps the GIL (only checked).
+class released_call {
+ public:
+  released_call(const void* o, bool alone, bool on = true) : o_(on ? o : nullptr) {
+    if (!on) {
+      check_idle(o);
+      return;
+    }
+    auto [it, fresh] = g_calls.try_emplace(o, 0);
+    if (!fresh && (alone || it->second < 0)) refuse_busy();
+    it->second = alone ? -1 : it->second + 1;
+    rel_.emplace();
+  }
+  ~released_call() {
+    if (!o_) return;
+    rel_.reset();
+    auto it = g_calls.find(o_);
+    if (it->second <= 1)
+      g_calls.erase(it);
+    else
+      --it->second;
+  }
+  released_call(const released_call&) = delete;
+  released_call& operator=(const released_call&) = delete;
+
+ private:
+  const void* o_;
+  std::optional<nb::gil_scoped_release> rel_;
+};
+
+// Snapshots are read side by side; a transaction's calls may change it, so each runs alone.
+template <class T>
+constexpr bool kAlone = std::is_same_v<T, write_tx>;
+
 nb::dict stats_dict(const stats& s) {
   nb::dict d;
   d["keys"] = s.keys;
@@ -116,14 +186,14 @@ nb::dict stats_dict(const stats& s) {
   return d;
 }
 
-nb::list get_many(const view& v, const std::vector<nb::bytes>& keys) {
+template <class T>
+nb::list get_many(const T& v, const std::vector<nb::bytes>& keys) {
   std::vector<std::string_view> ks;
   ks.reserve(keys.size());
   for (const auto& k : keys) ks.push_back(sv(k));
   std::vector<std::optional<std::string_view>> out(ks.size());
   {
-    std::optional<nb::gil_scoped_release> rel;
-    if (ks.size() >= kReleaseGilKeys) rel.emplace();
+    released_call call(&v, kAlone<T>, ks.size() >= kReleaseGilKeys);
     v.get_many(ks, out);
   }
   nb::list r;
@@ -136,9 +206,19 @@ template <class C>
 void bind_reads(C& cls) {
   using T = typename C::Type;
   cls.def(
-         "get", [](const T& v, nb::bytes k) { return opt_bytes(v.get(sv(k))); }, nb::arg("key"))
+         "get",
+         [](const T& v, nb::bytes k) {
+           check_idle(&v);
+           return opt_bytes(v.get(sv(k)));
+         },
+         nb::arg("key"))
       .def(
-          "contains", [](const T& v, nb::bytes k) { return v.contains(sv(k)); }, nb::arg("key"))
+          "contains",
+          [](const T& v, nb::bytes k) {
+            check_idle(&v);
+            return v.contains(sv(k));
+          },
+          nb::arg("key"))
       .def(
           "get_many",
           [](const T& v, const std::vector<nb::bytes>& keys) { return get_many(v, keys); },
@@ -146,23 +226,36 @@ void bind_reads(C& cls) {
       .def(
           "count",
           [](const T& v, nb::bytes lo, std::optional<nb::bytes> hi) {
+            check_idle(&v);
             return v.count(sv(lo), opt_sv(hi));
           },
           nb::arg("lo") = nb::bytes("", 0), nb::arg("hi") = nb::none())
-      .def("size", [](const T& v) { return v.size(); })
+      .def("size",
+           [](const T& v) {
+             check_idle(&v);
+             return v.size();
+           })
       .def("stat",
            [](const T& v) {
              stats s;
              {
-               nb::gil_scoped_release rel;  // walks the whole tree
+               released_call call(&v, kAlone<T>);  // walks the whole tree
                s = v.stat();
              }
              return stats_dict(s);
            })
+      .def("validate",
+           [](const T& v) {
+             released_call call(&v, kAlone<T>);
+             v.validate();
+           })
       .def(
-          "validate", [](const T& v) { v.validate(); }, nb::call_guard<nb::gil_scoped_release>())
-      .def(
-          "cursor", [](const T& v) { return v.make_cursor(); }, nb::keep_alive<0, 1>());
+          "cursor",
+          [](const T& v) {
+            check_idle(&v);
+            return v.make_cursor();
+          },
+          nb::keep_alive<0, 1>());
 }
 
 void bind_cursor(nb::module_& b) {
@@ -209,17 +302,37 @@ void bind_write_tx(nb::module_& b) {
   auto tx = nb::class_<write_tx>(b, "WriteTx");
   bind_reads(tx);
   tx.def(
-        "put", [](write_tx& t, nb::bytes k, nb::bytes v) { t.put(sv(k), sv(v)); }, nb::arg("key"),
-        nb::arg("value"))
-      .def("upsert", [](write_tx& t, nb::bytes k, nb::bytes v) { return t.upsert(sv(k), sv(v)); })
-      .def("insert", [](write_tx& t, nb::bytes k, nb::bytes v) { return t.insert(sv(k), sv(v)); })
-      .def("update", [](write_tx& t, nb::bytes k, nb::bytes v) { return t.update(sv(k), sv(v)); })
-      .def("remove", [](write_tx& t, nb::bytes k) { return t.remove(sv(k)); })
+        "put",
+        [](write_tx& t, nb::bytes k, nb::bytes v) {
+          check_idle(&t);
+          t.put(sv(k), sv(v));
+        },
+        nb::arg("key"), nb::arg("value"))
+      .def("upsert",
+           [](write_tx& t, nb::bytes k, nb::bytes v) {
+             check_idle(&t);
+             return t.upsert(sv(k), sv(v));
+           })
+      .def("insert",
+           [](write_tx& t, nb::bytes k, nb::bytes v) {
+             check_idle(&t);
+             return t.insert(sv(k), sv(v));
+           })
+      .def("update",
+           [](write_tx& t, nb::bytes k, nb::bytes v) {
+             check_idle(&t);
+             return t.update(sv(k), sv(v));
+           })
+      .def("remove",
+           [](write_tx& t, nb::bytes k) {
+             check_idle(&t);
+             return t.remove(sv(k));
+           })
       .def(
           "remove_range",
           [](write_tx& t, nb::bytes lo, std::optional<nb::bytes> hi) {
             const std::optional<std::string_view> h = opt_sv(hi);
-            nb::gil_scoped_release rel;
+            released_call call(&t, true);
             return t.remove_range(sv(lo), h);
           },
           nb::arg("lo"), nb::arg("hi") = nb::none())
@@ -229,14 +342,27 @@ void bind_write_tx(nb::module_& b) {
             std::vector<std::pair<std::string_view, std::string_view>> in;
             in.reserve(pairs.size());
             for (const auto& [k, v] : pairs) in.emplace_back(sv(k), sv(v));
-            std::optional<nb::gil_scoped_release> rel;
-            if (in.size() >= kReleaseGilKeys) rel.emplace();
+            released_call call(&t, true, in.size() >= kReleaseGilKeys);
             t.bulk_load(in);
           },
           nb::arg("pairs"))
-      .def("sub", &write_tx::sub, nb::keep_alive<0, 1>())
-      .def("commit", &write_tx::commit, nb::call_guard<nb::gil_scoped_release>())
-      .def("abort", &write_tx::abort)
+      .def(
+          "sub",
+          [](write_tx& t) {
+            check_idle(&t);
+            return t.sub();
+          },
+          nb::keep_alive<0, 1>())
+      .def("commit",
+           [](write_tx& t) {
+             released_call call(&t, true);
+             t.commit();
+           })
+      .def("abort",
+           [](write_tx& t) {
+             check_idle(&t);
+             t.abort();
+           })
       .def("active", &write_tx::active);
 }
 
@@ -249,7 +375,10 @@ void bind_kv(nb::module_& m) {
 
   auto snap = nb::class_<snapshot>(b, "Snapshot");
   bind_reads(snap);
-  snap.def("seq", &snapshot::seq).def("release", &snapshot::release);
+  snap.def("seq", &snapshot::seq).def("release", [](snapshot& s) {
+    check_idle(&s, true);
+    s.release();
+  });
 
   bind_write_tx(b);
 
@@ -272,18 +401,23 @@ void bind_kv(nb::module_& m) {
           },
           nb::arg("path") = nb::none(), nb::arg("sync") = "none", nb::arg("read_only") = false)
       .def(
-          "read", [](const database& d, nb::str tree) { return d.read(tree_name(tree)); },
+          "read",
+          [](const database& d, nb::str tree) {
+            check_idle(&d);
+            return d.read(tree_name(tree));
+          },
           nb::arg("tree") = "")
       .def(
           "write",
           [](database& d, nb::str tree) {
             const std::string name = tree_name(tree);
-            nb::gil_scoped_release rel;
+            released_call call(&d, false);  // may wait for another transaction to end
             return d.write(name);
           },
           nb::arg("tree") = "")
       .def("trees",
            [](const database& d) {
+             check_idle(&d);
              // Names are bytes to the store (a C++ program may write any); ones that are not
              // UTF-8 come back with their bytes escaped (surrogateescape), never an exception.
              nb::list out;
@@ -292,22 +426,31 @@ void bind_kv(nb::module_& m) {
                    n.data(), static_cast<Py_ssize_t>(n.size()), "surrogateescape")));
              return out;
            })
-      .def("compact", &database::compact, nb::call_guard<nb::gil_scoped_release>())
+      .def("compact",
+           [](database& d) {
+             released_call call(&d, true);
+             d.compact();
+           })
       .def(
           "stat",
           [](const database& d, nb::str tree) {
             const std::string name = tree_name(tree);
             stats s;
             {
-              nb::gil_scoped_release rel;
+              released_call call(&d, false);
               s = d.stat(name);
             }
             return stats_dict(s);
           },
           nb::arg("tree") = "")
-      .def("validate", &database::validate, nb::call_guard<nb::gil_scoped_release>())
+      .def("validate",
+           [](const database& d) {
+             released_call call(&d, false);
+             d.validate();
+           })
       .def("recovery",
            [](const database& d) {
+             check_idle(&d);
              const recovery_info& r = d.recovery();
              nb::dict out;
              out["meta_fallback"] = r.meta_fallback;
@@ -317,9 +460,16 @@ void bind_kv(nb::module_& m) {
              out["detail"] = r.detail;
              return out;
            })
-      .def("path", &database::path)
+      .def("path",
+           [](const database& d) {
+             check_idle(&d);
+             return d.path();
+           })
       .def("is_open", &database::is_open)
-      .def("close", &database::close);
+      .def("close", [](database& d) {
+        check_idle(&d, true);
+        d.close();
+      });
 
   b.attr("MAX_KEY") = kMaxKey;
   b.attr("MAX_VALUE") = kMaxValue;
