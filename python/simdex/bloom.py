@@ -18,6 +18,8 @@ those, ``add_filters(files, column, out=...)`` adds filters to files written wit
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from . import _bloom_values as _values
@@ -130,10 +132,12 @@ class BloomFilter:
 
     def __getattr__(self, name):
         # Only reached while _f is unset: a filter from from_parquet() reads its bitset now.
-        if name == "_f" and "_load" in self.__dict__:
-            self._f = self.__dict__["_load"]()
-            del self.__dict__["_load"]
-            return self._f
+        # Threads may get here together: the loader gives each the same filter.
+        load = self.__dict__.get("_load") if name == "_f" else None
+        if load is not None:
+            f = self.__dict__.setdefault("_f", load())
+            self.__dict__.pop("_load", None)
+            return f
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     # -- construction / serialization ---------------------------------------------------------
@@ -327,11 +331,14 @@ def from_parquet(path, columns=None, row_groups=None) -> dict:
                          f"{footer['num_row_groups']} (0 to {footer['num_row_groups'] - 1})")
     shared: dict = {}  # bloom_filter_offset -> native filter, once read
 
+    reading = threading.Lock()  # one read per filter, also when threads ask at once
+
     def loader(index, offset):
         def load():
-            f = shared.get(offset)
-            if f is None:
-                f = shared[offset] = file.read_filter(index)
+            with reading:
+                f = shared.get(offset)
+                if f is None:
+                    f = shared[offset] = file.read_filter(index)
             return f
         return load
 

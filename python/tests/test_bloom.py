@@ -281,3 +281,62 @@ def test_cli_build_probe(tmp_path):
     assert r.returncode == 1 and "not a valid INT64" in r.stderr
     r = _cli("build", "--type", "INT32", "--bytes", "100", "-o", str(out), stdin="")
     assert r.returncode == 1 and "power of two" in r.stderr
+
+
+def test_one_filter_from_several_threads(tmp_path):
+    """Inserts and probes run without the GIL: two threads inserting into one filter could lose
+    each other's bits (inserted values then read absent), and a fold freed the bitset under a
+    probe (a segfault). Inserts and folds now have the filter alone, probes share it."""
+    import threading
+
+    f = BloomFilter(1 << 20)
+    parts = [np.arange(i, 4_000_000, 4, dtype=np.int64) for i in range(4)]
+    threads = [threading.Thread(target=f.insert, args=(p,)) for p in parts]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert all(f.check(p).all() for p in parts)
+
+    g = BloomFilter(1 << 22)
+    g.insert(np.arange(1000))
+    stop, seen = threading.Event(), []
+
+    def probe():
+        while not stop.is_set():
+            seen.append(int(g.check(np.arange(1000)).sum()))
+
+    t = threading.Thread(target=probe)
+    t.start()
+    for _ in range(8):
+        g._f.fold(1)
+    stop.set()
+    t.join()
+    assert seen and set(seen) == {1000} and g.num_bytes == (1 << 22) >> 8
+
+
+def test_filters_from_a_file_first_used_by_several_threads(tmp_path):
+    """A filter from from_parquet() is read on first use; threads using it first together raised
+    KeyError('_load') and could read it twice."""
+    import threading
+
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    p = tmp_path / "t.parquet"
+    pq.write_table(pa.table({"x": pa.array(range(5000), pa.int64())}), p, bloom_filter_options={"x": {}})
+    for _ in range(20):
+        f = bloom.from_parquet(p)[0]["x"]
+        errors, answers = [], []
+
+        def use(f=f, errors=errors, answers=answers):
+            try:
+                answers.append(bool(f.check(1234)))
+            except Exception as e:  # noqa: BLE001 - any error is the bug
+                errors.append(e)
+
+        ts = [threading.Thread(target=use) for _ in range(4)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+        assert not errors and answers == [True] * 4

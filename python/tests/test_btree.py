@@ -240,3 +240,32 @@ def test_pop_arguments_like_sortedcontainers():
             call()
     with pytest.raises(IndexError):
         sortedcontainers.SortedSet([1]).pop(2**70)
+
+
+def test_item_iteration_survives_a_collection_that_changes_the_dict():
+    """Building an item's tuple can run a garbage collection; a finalizer that changed the dict
+    (or let another thread do so) left the iterator stepping through freed pages: a segfault.
+    Now the iterator steps first, and the next call reports the change."""
+    import gc
+
+    d = SortedDict({i: i for i in range(200_000)})
+
+    class Changes:
+        def __del__(self):
+            d.clear()
+
+    old = gc.get_threshold()
+    gc.set_threshold(1)
+    seen, kept = 0, []  # kept: net allocations, so collections keep coming
+    try:
+        with pytest.raises(RuntimeError, match="changed during iteration"):
+            for item in d.items():
+                kept.append(item)
+                seen += 1
+                if seen == 1000:
+                    c = Changes()
+                    c.cycle = c
+                    del c
+    finally:
+        gc.set_threshold(*old)
+    assert 1000 <= seen < 200_000 and len(d) == 0

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <memory>
 #include <optional>
+#include <shared_mutex>
 #include <system_error>
 
 #include "bind.h"
@@ -196,6 +197,43 @@ void bind_pages(nb::module_& b) {
           "(rows, hits): per row the index of the key it equals or -1, and how many rows do.");
 }
 
+// One filter used from several threads. Probes and inserts run without the GIL, so nothing else
+// orders them: two inserts lost each other's bits (a wrong "absent" later), and a fold freed the
+// bitset under a probe. Probes share a filter; inserts and the calls that rewrite or replace the
+// bitset have it alone. A filter maps to one of 64 locks by address (filters that share one only
+// wait for each other); a call over many filters takes their locks in address order. A guard is
+// taken after the GIL is released, or with it held but around no Python call, so no thread ever
+// waits for the GIL while it holds one.
+std::shared_mutex& stripe(const filter* f) {
+  static std::shared_mutex locks[64];
+  return locks[(reinterpret_cast<std::uintptr_t>(f) * 0x9E3779B97F4A7C15ull) >> 58];
+}
+
+class filter_guard {
+ public:
+  explicit filter_guard(const std::vector<const filter*>& shared, const filter* alone = nullptr) {
+    locks_.reserve(shared.size() + 1);
+    if (alone) locks_.push_back({&stripe(alone), true});
+    for (const filter* f : shared) locks_.push_back({&stripe(f), false});
+    std::stable_sort(locks_.begin(), locks_.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    // One entry per lock; the exclusive one (first of its run) wins.
+    locks_.erase(std::unique(locks_.begin(), locks_.end(),
+                             [](const auto& a, const auto& b) { return a.first == b.first; }),
+                 locks_.end());
+    for (auto& [m, alone_] : locks_) alone_ ? m->lock() : m->lock_shared();
+  }
+  ~filter_guard() {
+    for (auto it = locks_.rbegin(); it != locks_.rend(); ++it)
+      it->second ? it->first->unlock() : it->first->unlock_shared();
+  }
+  filter_guard(const filter_guard&) = delete;
+  filter_guard& operator=(const filter_guard&) = delete;
+
+ private:
+  std::vector<std::pair<std::shared_mutex*, bool>> locks_;
+};
+
 }  // namespace
 
 void bind_bloom(nb::module_& m) {
@@ -233,21 +271,43 @@ void bind_bloom(nb::module_& m) {
           "Filter from a Thrift BloomFilterHeader followed by its bitset.")
       .def_prop_ro("num_blocks", &filter::num_blocks)
       .def_prop_ro("num_bytes", &filter::size_bytes)
-      .def("bitset", [](const filter& f) { return as_bytes(f.words(), f.size_bytes()); })
+      .def("bitset",
+           [](const filter& f) {
+             std::string copy;
+             {
+               filter_guard g({&f}, {});
+               copy.assign(reinterpret_cast<const char*>(f.words()), f.size_bytes());
+             }
+             return nb::bytes(copy.data(), copy.size());
+           })
       .def("serialize",
            [](const filter& f) {
-             auto v = serialize(f);
+             std::vector<std::uint8_t> v;
+             {
+               filter_guard g({&f}, {});
+               v = serialize(f);
+             }
              return as_bytes(v.data(), v.size());
            })
       .def(
-          "insert_hash", [](filter& f, std::uint64_t h) { f.insert(h); }, nb::arg("hash"))
+          "insert_hash",
+          [](filter& f, std::uint64_t h) {
+            filter_guard g({}, &f);
+            f.insert(h);
+          },
+          nb::arg("hash"))
       .def(
-          "check_hash", [](const filter& f, std::uint64_t h) { return f.check(h); },
+          "check_hash",
+          [](const filter& f, std::uint64_t h) {
+            filter_guard g({&f}, {});
+            return f.check(h);
+          },
           nb::arg("hash"))
       .def(
           "insert_hashes",
           [](filter& f, hashes_in h) {
             nb::gil_scoped_release rel;
+            filter_guard g({}, &f);
             f.insert({h.data(), h.shape(0)});
           },
           nb::arg("hashes"))
@@ -258,6 +318,7 @@ void bind_bloom(nb::module_& m) {
             auto arr = new_array<bool>(h.shape(0), &out);
             {
               nb::gil_scoped_release rel;
+              filter_guard g({&f}, {});
               f.check({h.data(), h.shape(0)}, reinterpret_cast<std::uint8_t*>(out));
             }
             return arr;
@@ -270,27 +331,66 @@ void bind_bloom(nb::module_& m) {
             auto arr = new_array<std::uint64_t>((h.shape(0) + 63) / 64, &out);
             {
               nb::gil_scoped_release rel;
+              filter_guard g({&f}, {});
               f.check_bits({h.data(), h.shape(0)}, out);
             }
             return arr;
           },
           nb::arg("hashes"), "Bitmap (uint64 words, LSB first) of check results.")
-      .def("merge", &filter::merge, nb::arg("other"))
-      .def("fold", &filter::fold, nb::arg("k"))
-      .def("fold_to_fpp", &filter::fold_to_fpp, nb::arg("target_fpp"))
-      .def("fill", &filter::fill)
-      .def("popcount", &filter::popcount)
-      .def("estimated_fpp", &filter::estimated_fpp)
-      .def("copy", [](const filter& f) { return filter(f); })
-      .def("__eq__", [](const filter& a, const filter& c) { return a == c; });
+      .def(
+          "merge",
+          [](filter& f, const filter& other) {
+            filter_guard g({&other}, &f);
+            f.merge(other);
+          },
+          nb::arg("other"))
+      .def(
+          "fold",
+          [](filter& f, unsigned k) {
+            filter_guard g({}, &f);
+            f.fold(k);
+          },
+          nb::arg("k"))
+      .def(
+          "fold_to_fpp",
+          [](filter& f, double target) {
+            filter_guard g({}, &f);
+            return f.fold_to_fpp(target);
+          },
+          nb::arg("target_fpp"))
+      .def("fill",
+           [](filter& f) {
+             filter_guard g({&f});
+             return f.fill();
+           })
+      .def("popcount",
+           [](const filter& f) {
+             filter_guard g({&f}, {});
+             return f.popcount();
+           })
+      .def("estimated_fpp",
+           [](const filter& f) {
+             filter_guard g({&f}, {});
+             return f.estimated_fpp();
+           })
+      .def("copy",
+           [](const filter& f) {
+             filter_guard g({&f}, {});
+             return filter(f);
+           })
+      .def("__eq__", [](const filter& a, const filter& c) {
+        filter_guard g({&a, &c}, {});
+        return a == c;
+      });
 
   b.def(
       "check_filters",
       [](const std::vector<const filter*>& fs, std::uint64_t h) {
+        bool* out;
+        auto arr = new_array<bool>(fs.size(), &out);
+        filter_guard g(fs, {});
         std::vector<filter_view> views;
         for (const filter* f : fs) views.push_back(f->view());
-        bool* out;
-        auto arr = new_array<bool>(views.size(), &out);
         check_filters(views, h, reinterpret_cast<std::uint8_t*>(out));
         return arr;
       },
@@ -298,11 +398,12 @@ void bind_bloom(nb::module_& m) {
   b.def(
       "check_filters_many",
       [](const std::vector<const filter*>& fs, hashes_in h) {
+        bool* out;
+        auto arr = new_array<bool>(fs.size() * h.shape(0), &out);
+        nb::gil_scoped_release rel;
+        filter_guard g(fs, {});
         std::vector<filter_view> views;
         for (const filter* f : fs) views.push_back(f->view());
-        bool* out;
-        auto arr = new_array<bool>(views.size() * h.shape(0), &out);
-        nb::gil_scoped_release rel;
         check_filters(views, {h.data(), h.shape(0)}, reinterpret_cast<std::uint8_t*>(out));
         return arr;
       },

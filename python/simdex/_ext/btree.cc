@@ -344,9 +344,11 @@ PyObject* iter_next(PyObject* self) {
             --sp.stop;
             return yielded(*s->h, sp.stop, s->what);
           }
-          PyObject* r = yielded(*s->h, sp.cur, s->what);
-          ++sp.cur;
-          return r;
+          // Step first: building an item's tuple can run a garbage collection, whose
+          // finalizers (or the threads they let in) may change the tree under `cur`; the next
+          // call then sees the new version instead of stepping a dead iterator.
+          const auto at = sp.cur++;
+          return yielded(*s->h, at, s->what);
         }
       },
       s->span);
