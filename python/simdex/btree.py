@@ -200,16 +200,36 @@ class _Sorted:
             raise ValueError(f"{value!r} is not in {type(self).__name__}")
         return pos
 
+    def _stable(self, read):
+        """read() (several native calls: ranks then keys, keys then values) under one version of
+        the key set: retried when another thread changed the set between its calls, so a result
+        is never a mix of two states (keys outside the asked range, values under other keys)."""
+        for _ in range(64):
+            v = self._version
+            try:
+                out = read()
+            except RuntimeError:  # an iterator inside read() saw the change
+                if self._version == v:
+                    raise
+                continue
+            if self._version == v:
+                return out
+        raise RuntimeError(f"{type(self).__name__} kept changing during the call (other threads)")
+
     def islice(self, start=None, stop=None, reverse=False):
         """Iterate over the keys at positions [start, stop), as slicing would choose them."""
-        start, stop, _ = slice(start, stop).indices(len(self))
-        return self._iter(start, max(start, stop), bool(reverse), _KEYS)
+        def read():
+            a, b, _ = slice(start, stop).indices(len(self))
+            return self._iter(a, max(a, b), bool(reverse), _KEYS)
+        return self._stable(read)
 
     def irange(self, minimum=None, maximum=None, inclusive=(True, True), reverse=False):
         """Iterate over the keys k with minimum <= k <= maximum (each bound is strict when its
         ``inclusive`` flag is False; None leaves that side open)."""
-        a, b = self._rank_range(minimum, maximum, bool(inclusive[0]), bool(inclusive[1]))
-        return self._iter(a, b, bool(reverse), _KEYS)
+        def read():
+            a, b = self._rank_range(minimum, maximum, bool(inclusive[0]), bool(inclusive[1]))
+            return self._iter(a, b, bool(reverse), _KEYS)
+        return self._stable(read)
 
     def contains_many(self, values) -> np.ndarray:
         """Membership of many values at once (bool array), by value like ``in``."""
@@ -242,17 +262,18 @@ class _Sorted:
 
     def to_numpy(self) -> np.ndarray:
         """Every key, in order, as an array of the dtype."""
-        return self._keys_at(0, len(self))
+        return self._stable(lambda: self._keys_at(0, len(self)))
 
     def range(self, minimum=None, maximum=None) -> np.ndarray:
         """Keys k with minimum <= k < maximum (None: unbounded) as an array."""
-        a, b = self._rank_range(minimum, maximum, True, False)
-        return self._keys_at(a, b)
+        return self._stable(lambda: self._keys_at(*self._rank_range(minimum, maximum, True, False)))
 
     def range_by_index(self, start: int, stop: int) -> np.ndarray:
         """Keys at positions [start, stop) as an array (bounds clipped like slicing)."""
-        start, stop, _ = slice(start, stop).indices(len(self))
-        return self._keys_at(start, max(start, stop))
+        def read():
+            a, b, _ = slice(start, stop).indices(len(self))
+            return self._keys_at(a, max(a, b))
+        return self._stable(read)
 
     def validate(self) -> None:
         """Check every structural invariant of the tree; raises AssertionError if broken."""
@@ -536,7 +557,7 @@ def _items_of(args, kwargs):
     if args:
         src = args[0]
         if isinstance(src, SortedDict):
-            keys, values = src.to_numpy(), list(src.values())
+            keys, values = src._keys_and_values()
         elif hasattr(src, "keys"):
             keys = list(src.keys())
             values = [src[k] for k in keys]
@@ -603,8 +624,10 @@ class SortedDict(_native._Map):
 
     def irange_items(self, minimum=None, maximum=None, inclusive=(True, True), reverse=False):
         """Like irange, yielding (key, value) pairs."""
-        a, b = self._rank_range(minimum, maximum, bool(inclusive[0]), bool(inclusive[1]))
-        return self._iter(a, b, bool(reverse), _ITEMS)
+        def read():
+            a, b = self._rank_range(minimum, maximum, bool(inclusive[0]), bool(inclusive[1]))
+            return self._iter(a, b, bool(reverse), _ITEMS)
+        return self._stable(read)
 
     def update(self, *args, **kwargs) -> None:
         """Set items from a mapping or an iterable of pairs, and from keyword arguments."""
@@ -618,11 +641,15 @@ class SortedDict(_native._Map):
         keys = list(iterable)
         return cls(zip(keys, repeat(value)))
 
+    def _keys_and_values(self):
+        """Every key (array) and value (list), of one state of the dict."""
+        return self._stable(lambda: (self._keys_at(0, len(self)), list(self.values())))
+
     def copy(self) -> SortedDict:
         """A shallow copy: the same value objects under copies of the keys."""
         d = self._like()
         if len(self):
-            d._set_many(self.to_numpy(), list(self.values()))
+            d._set_many(*self._keys_and_values())
         return d
 
     __copy__ = copy
@@ -631,15 +658,15 @@ class SortedDict(_native._Map):
         d = self._like()
         memo[id(self)] = d
         if len(self):
-            d._set_many(self.to_numpy(), _copy.deepcopy(list(self.values()), memo))
+            keys, values = self._keys_and_values()
+            d._set_many(keys, _copy.deepcopy(values, memo))
         if getattr(self, "__dict__", None):
             d.__dict__.update(_copy.deepcopy(self.__dict__, memo))
         return d
 
     def __reduce__(self):
         state = getattr(self, "__dict__", None) or None
-        args = (type(self), self._dtype_name, self._page_mode, self.to_numpy(), list(self.values()),
-                self.batch_filter)
+        args = (type(self), self._dtype_name, self._page_mode, *self._keys_and_values(), self.batch_filter)
         return (_rebuild_dict, args, state)
 
     def __eq__(self, other):

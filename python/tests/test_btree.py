@@ -2,6 +2,7 @@
 
 import math
 import random
+import time
 
 import numpy as np
 import pytest
@@ -269,3 +270,39 @@ def test_item_iteration_survives_a_collection_that_changes_the_dict():
     finally:
         gc.set_threshold(*old)
     assert 1000 <= seen < 200_000 and len(d) == 0
+
+
+def test_results_of_several_native_calls_are_of_one_state():
+    """range()/irange() rank the bounds and then read the keys, copy()/pickle read keys and then
+    values: another thread changing the container between the two calls gave keys outside the
+    asked range and values paired with other keys. Those reads now retry until one version of
+    the key set held throughout."""
+    import pickle
+    import threading
+
+    s = SortedSet(range(0, 200_000, 2))
+    d = SortedDict({k: ("v", k) for k in range(20_000)})
+    stop = threading.Event()
+
+    def churn():
+        r = random.Random(5)
+        while not stop.is_set():
+            k = r.randrange(200_000)
+            s.add(k) if r.random() < 0.5 else s.discard(k)
+            j = r.randrange(20_000, 40_000)
+            d[j] = ("v", j)
+            d.pop(r.randrange(20_000, 40_000), None)
+
+    t = threading.Thread(target=churn)
+    t.start()
+    try:
+        deadline = time.monotonic() + 1.5
+        while time.monotonic() < deadline:
+            got = s.range(1000, 1100)
+            assert ((got >= 1000) & (got < 1100)).all()
+            assert all(1000 <= k <= 1100 for k in s.irange(1000, 1100))
+            for c in (d.copy(), pickle.loads(pickle.dumps(d))):
+                assert all(v == ("v", k) for k, v in c.items())
+    finally:
+        stop.set()
+        t.join()

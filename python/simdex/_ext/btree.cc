@@ -646,6 +646,9 @@ void bind_common(Cls& cls, const char* kind) {
       .def_prop_ro(
           "_dtype_name",
           [](H& h) { return h.visit([](auto& t) { return dtype_name<key_of<decltype(t)>>(); }); })
+      // The key set's version: Python methods made of several native calls compare it around
+      // them, so another thread's change between the calls is never mixed into one result.
+      .def_prop_ro("_version", [](const H& h) { return h.version; })
       .def(
           "bisect_left",
           [](H& h, nb::handle x) {
