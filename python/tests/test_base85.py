@@ -484,3 +484,29 @@ def test_a85_options_refused_for_other_variants(variant):
             make()
     with pytest.raises(ValueError, match="apply to variant 'a85' only"):
         b85.encode_file(b"", b"", variant, adobe=True)
+
+
+def test_a_stream_used_from_two_threads_is_refused_not_overrun():
+    """update() releases the GIL on large chunks after sizing its output from the stream's
+    state; another thread's update() meanwhile changed that state (an overrun of up to a
+    group). A second call while one runs now raises RuntimeError."""
+    import threading
+
+    for codec, chunk in ((b85.Encoder("b85"), b"\x01" * (1 << 20)),
+                         (b85.Decoder("b85"), b85.b85encode(b"\x01" * (1 << 20)))):
+        errors, outs = [], []
+
+        def feed(codec=codec, chunk=chunk, errors=errors, outs=outs):
+            for _ in range(20):
+                try:
+                    outs.append(len(codec.update(chunk)))
+                except RuntimeError as e:
+                    errors.append(str(e))
+
+        ts = [threading.Thread(target=feed) for _ in range(2)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+        assert all("another thread" in e for e in errors)
+        assert len(outs) + len(errors) == 40

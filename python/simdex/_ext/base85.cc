@@ -6,6 +6,7 @@
 #include <Python.h>
 #include <nanobind/stl/string.h>
 
+#include <stdexcept>
 #include <string>
 
 #include "bind.h"
@@ -160,9 +161,27 @@ nb::bytes decode_py(nb::handle data, const std::string& v, bool fold_spaces, boo
   return out.finish(r.written);
 }
 
+// A stream's update() releases the GIL on large chunks; another thread's call on the same
+// stream meanwhile would change the state the output was sized from (an overrun). Refused:
+// `busy` is read and written only with the GIL held.
+struct one_call {
+  bool& busy;
+  explicit one_call(bool& b) : busy(b) {
+    if (busy)
+      throw std::runtime_error(
+          "this stream is in a call from another thread; a stream is used by one thread at a time");
+    busy = true;
+  }
+  ~one_call() { busy = false; }
+  one_call(const one_call&) = delete;
+  one_call& operator=(const one_call&) = delete;
+};
+
 struct py_encoder {
   b85::encoder e;
+  bool busy = false;
   nb::bytes update(nb::handle data) {
+    one_call c(busy);
     buffer in(data);
     out_bytes out(e.max_output(in.size()));
     std::size_t n = maybe_without_gil(in.size(), [&] {
@@ -171,6 +190,7 @@ struct py_encoder {
     return out.finish(n);
   }
   nb::bytes finish() {
+    one_call c(busy);
     char tail[b85::encoder::kMaxFinish];
     std::size_t n = e.finish(tail);
     return nb::bytes(tail, n);
@@ -180,7 +200,9 @@ struct py_encoder {
 struct py_decoder {
   b85::decode_options o;
   b85::decoder d;
+  bool busy = false;
   nb::bytes update(nb::handle data) {
+    one_call c(busy);
     buffer in(data);
     out_bytes out(d.max_output(in.size()));
     auto* dst = reinterpret_cast<std::uint8_t*>(out.data());
@@ -190,6 +212,7 @@ struct py_decoder {
     return out.finish(r.written);
   }
   nb::bytes finish() {
+    one_call c(busy);
     std::uint8_t tail[b85::decoder::kMaxFinish];
     b85::result r = d.finish(tail);
     if (!r.ok()) raise(o, r);
