@@ -15,10 +15,9 @@ from __future__ import annotations
 import operator
 import os
 import re
-import stat
-import tempfile
 from typing import BinaryIO, Union
 
+from ._output import Output, write_all
 from ._simdex import base85 as _native
 
 __all__ = [
@@ -275,66 +274,12 @@ _File = Union[str, os.PathLike, BinaryIO]
 _CHUNK = 1 << 20
 
 
-class _Output:
-    """A result file named by path. A regular file (or a name not taken yet) is written beside
-    itself and renamed into place by ``commit()``, so a failure never leaves a partial file that
-    reads as a result; anything else (/dev/null, a FIFO, a device) is written in place."""
-
-    def __init__(self, path):
-        path = os.fspath(path)
-        try:
-            st = os.stat(path)
-            staged = stat.S_ISREG(st.st_mode)
-        except FileNotFoundError:
-            st, staged = None, True
-        except OSError:
-            st, staged = None, False
-        self._tmp = None
-        if not staged:
-            self.file = open(path, "wb")
-            return
-        target = os.path.realpath(path)  # a symlink stays a symlink: its target is replaced
-        try:
-            fd, self._tmp = tempfile.mkstemp(prefix=".simdex-base85-", dir=os.path.dirname(target))
-        except OSError as e:  # name the user's path, not the temporary one
-            raise OSError(e.errno, e.strerror, path) from None
-        self._target = target
-        self._mode = stat.S_IMODE(st.st_mode) if st is not None else 0o666 & ~_umask()
-        self.file = os.fdopen(fd, "wb")
-
-    def commit(self) -> None:
-        self.file.close()  # a write error of the last buffered bytes surfaces here
-        if self._tmp is not None:
-            os.chmod(self._tmp, self._mode)
-            os.replace(self._tmp, self._target)
-            self._tmp = None
-
-    def discard(self) -> None:
-        """Close, and remove the partial result if it was staged (safe after commit)."""
-        try:
-            self.file.close()
-        except OSError:
-            pass  # the caller is already reporting a failure
-        if self._tmp is not None:
-            try:
-                os.unlink(self._tmp)
-            except OSError:
-                pass
-            self._tmp = None
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
 def _pump(codec, src: _File, dst: _File, chunk_size: int) -> int:
     if int(chunk_size) < 1:  # read(0) is b"", which reads as the end: nothing would be written
         raise ValueError(f"chunk_size must be at least 1, got {chunk_size}")
     fin = open(src, "rb") if isinstance(src, (str, os.PathLike)) else None
     try:
-        out_file = _Output(dst) if isinstance(dst, (str, os.PathLike)) else None
+        out_file = Output(dst) if isinstance(dst, (str, os.PathLike)) else None
     except BaseException:
         if fin is not None:
             fin.close()
@@ -347,10 +292,10 @@ def _pump(codec, src: _File, dst: _File, chunk_size: int) -> int:
             if not block:
                 break
             out = codec.update(block)
-            writer.write(out)
+            write_all(writer, out)
             written += len(out)
         out = codec.finish()
-        writer.write(out)
+        write_all(writer, out)
         if out_file is not None:
             out_file.commit()
         return written + len(out)

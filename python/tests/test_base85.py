@@ -417,7 +417,7 @@ def test_cli_output_on_error_is_never_removed_unless_its_own(tmp_path):
     assert link.is_symlink() and target.read_bytes() == b"keep"
     assert run_cli("encode", "-o", str(link), input=b"hi").returncode == 0
     assert link.is_symlink() and b85.b85decode(target.read_bytes()) == b"hi"
-    assert not [p for p in os.listdir(tmp_path) if p.startswith(".simdex-base85-")]
+    assert not [p for p in os.listdir(tmp_path) if "simdex-tmp" in p]
     new = tmp_path / "new.txt"
     assert run_cli("decode", "-o", str(new), input=b'ab"cd').returncode == 1 and not new.exists()
     if os.geteuid() == 0:
@@ -472,7 +472,7 @@ def test_file_helpers_never_leave_a_partial_result(tmp_path):
     assert e.value.filename == str(tmp_path / "no" / "x.txt")
     r = run_cli("encode", "-o", str(tmp_path / "no" / "x.txt"), input=b"hi")
     assert r.returncode == 1 and str(tmp_path / "no" / "x.txt").encode() in r.stderr, r.stderr
-    assert b".simdex-base85-" not in r.stderr
+    assert b"simdex-tmp" not in r.stderr
 
 
 @pytest.mark.parametrize("variant", ["b85", "z85"])
@@ -510,3 +510,24 @@ def test_a_stream_used_from_two_threads_is_refused_not_overrun():
             t.join()
         assert all("another thread" in e for e in errors)
         assert len(outs) + len(errors) == 40
+
+
+def test_stdout_that_takes_part_of_a_write_is_not_truncated_silently(tmp_path):
+    """Under PYTHONUNBUFFERED (or python -u) stdout is a raw file whose write() may take only
+    part of the data; the rest was dropped and the command exited 0 with a truncated result."""
+    import os
+    import resource
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (500_000, 500_000))
+
+    out = tmp_path / "out"
+    with open(out, "wb") as f:
+        r = subprocess.run([sys.executable, "-m", "simdex", "base85", "encode"], input=os.urandom(1_000_000),
+                           stdout=f, stderr=subprocess.PIPE, preexec_fn=limit,
+                           env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    assert r.returncode == 1 and b"File too large" in r.stderr, r.stderr
+    with open(out, "wb") as f:
+        r = subprocess.run([sys.executable, "-u", "-m", "simdex", "base85", "encode"], input=b"x" * 3_000_000,
+                           stdout=f, stderr=subprocess.PIPE)
+    assert r.returncode == 0 and b85.b85decode(out.read_bytes()) == b"x" * 3_000_000

@@ -112,12 +112,12 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _stream(args: argparse.Namespace, codec, src, decode: bool, to_file: bool) -> int:
-    # A regular file appears only complete (simdex.base85's _Output: written beside it, renamed
-    # at the end, removed on error); /dev/null, a pipe or a device is written in place.
-    from ..base85 import _Output
+    # A regular file appears only complete (simdex._output: written beside it, renamed at the
+    # end, removed on error); /dev/null, a pipe or a device is written in place.
+    from .._output import Output, write_all
 
     try:
-        out_file = _Output(args.output) if to_file else None
+        out_file = Output(args.output) if to_file else None
     except OSError as e:
         return _error(f"cannot write {_printable(args.output)}: {e.strerror or e}")
     dst = out_file.file if out_file else sys.stdout.buffer
@@ -127,12 +127,12 @@ def _stream(args: argparse.Namespace, codec, src, decode: bool, to_file: bool) -
         for block in _blocks(src, decode):
             out = codec.update(block)
             wrote_any |= bool(out)
-            dst.write(out)
+            write_all(dst, out)
         out = codec.finish()
         wrote_any |= bool(out)
-        dst.write(out)
+        write_all(dst, out)
         if not decode and args.wrap and wrote_any:
-            dst.write(b"\n")
+            write_all(dst, b"\n")
         dst.flush()
         if out_file is not None:
             out_file.commit()
