@@ -23,6 +23,9 @@ std::size_t arrow_num_bytes(std::uint64_t ndv, double fpp) {
   // Arrow truncates m to whole bits before rounding up to a power of two.
   const double m =
       std::floor(-8.0 * static_cast<double>(ndv) / std::log(1.0 - std::pow(fpp, 1.0 / 8)));
+  // Below about 1e-130, 1 - fpp^(1/8) rounds to 1 and m to -inf: the largest filter, as Arrow
+  // gives (it was the smallest, 32 bytes, saturated at once).
+  if (m < 0) return kMaxBytes;
   return clamp_pow2_bytes(m);
 }
 

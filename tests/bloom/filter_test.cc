@@ -135,7 +135,9 @@ TEST(BloomSizing, ArrowFormula) {
   EXPECT_EQ(arrow_num_bytes(0, 0.01), 32u);
   EXPECT_EQ(arrow_num_bytes(1, 0.5), 32u);
   EXPECT_EQ(arrow_num_bytes(std::uint64_t{1} << 40, 0.001), kMaxBytes);
-  EXPECT_EQ(arrow_num_bytes(20000, 0.05), 32768u);  // what pyarrow writes
+  EXPECT_EQ(arrow_num_bytes(20000, 0.05), 32768u);      // what pyarrow writes
+  EXPECT_EQ(arrow_num_bytes(1000, 1e-300), kMaxBytes);  // 1 - fpp^(1/8) rounds to 1
+  EXPECT_EQ(model_num_bytes(1000, 1e-300), kMaxBytes);
   for (std::uint64_t ndv : {100u, 10000u, 1000000u})
     for (double p : {0.1, 0.01, 0.001}) {
       std::size_t m = model_num_bytes(ndv, p);
