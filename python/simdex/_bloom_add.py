@@ -3,14 +3,16 @@
 The new file is the old one's bytes up to its footer, unchanged (so every page, index and
 offset stays valid), then one BloomFilterHeader + bitset per column chunk, then the old footer
 with ``bloom_filter_offset`` / ``bloom_filter_length`` set (every other footer byte copied
-through). It is written under a temporary name in the target's directory, synced, and renamed
-into place: a failure leaves the target as it was.
+through). By simdex._output's rules, a regular target is written under a temporary name in its
+directory (a symlink's target's: the link stays), synced, checked and renamed into place, so a
+failure leaves it as it was; a device or FIFO is written in place, never replaced by a file.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import struct
 import tempfile
 import threading
@@ -105,8 +107,11 @@ def _output_path(path: str, out, in_place: bool, many: bool) -> str:
     if out is None:
         raise ValueError("give out (a file, or a directory for many files) or in_place=True; "
                          "the original file is never modified unless asked")
+    # "DIR/" names a directory (made if missing), as "cp f DIR/" does: writing a file "DIR"
+    # there was a surprise.
+    as_dir = str(out).endswith(("/", os.sep))
     out = Path(out)
-    if many or out.is_dir():
+    if many or as_dir or out.is_dir():
         out.mkdir(parents=True, exist_ok=True)
         out = out / Path(path).name
     if out.exists() and os.path.samefile(out, path):
@@ -174,14 +179,14 @@ def add_filters_file(path: str, columns, out: str, *, fpp: float = 0.01, ndv: in
         return c["row_group"], c["column"], f.serialize()
 
     workers = max(1, min(threads or os.cpu_count() or 1, len(todo)))
-    with open(path, "rb") as src, _atomic_output(out, src) as dst:
+    with open(path, "rb") as src, _parquet_output(out, src) as dst:
         fd = src.fileno()  # read by position only, so shared by the hashing threads and the copy
         start = nf.footer_offset
         old_footer = os.pread(fd, nf.footer_length, start)
         # The data pages go over in the kernel, and on to the disk, while the filters are
         # built: the final sync then waits only for the filters and the footer.
         with ThreadPoolExecutor(workers + 1) as ex:
-            copied = ex.submit(_copy_and_sync, src, dst, start)
+            copied = ex.submit(_copy_and_sync, src, dst, start, out)
             blobs = list(ex.map(build, todo))
             copied.result()
         locs, at = [], start
@@ -192,33 +197,75 @@ def add_filters_file(path: str, columns, out: str, *, fpp: float = 0.01, ndv: in
             new_footer = _native.set_bloom_locations(old_footer, locs)
         except ValueError as e:
             raise ValueError(f"cannot add filters to {path}: {e}") from None
-        for _, _, b in blobs:
-            dst.write(b)
-        dst.write(new_footer)
-        dst.write(struct.pack("<I", len(new_footer)) + b"PAR1")
+        with _naming(out):
+            for _, _, b in blobs:
+                dst.write(b)
+            dst.write(new_footer)
+            dst.write(struct.pack("<I", len(new_footer)) + b"PAR1")
     return {"path": path, "out": out, "row_groups": footer["num_row_groups"], "filters_added": len(blobs),
             "filters_kept": kept, "filter_bytes": sum(len(b) for _, _, b in blobs)}
 
 
 @contextlib.contextmanager
-def _atomic_output(out: str, src):
-    """A temporary file beside ``out`` to write; on success it is synced, must parse as Parquet
-    and then replaces ``out`` (with ``src``'s permissions); on any failure it is removed and
-    ``out`` is left as it was."""
-    out_dir = os.path.dirname(os.path.abspath(out))
-    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(out) + ".", suffix=".simdex-tmp", dir=out_dir)
+def _naming(path: str, tmp: str | None = None, *, every: bool = False):
+    """OSErrors raised in the block name ``path`` (the user's name for the file being written)
+    where they named no file (a write, a sync) or the temporary file ``tmp``; with ``every``,
+    all of them (a block that only writes ``path``)."""
+    try:
+        yield
+    except OSError as e:
+        if not every and e.filename is not None and e.filename != tmp:
+            raise
+        if e.errno is None:
+            raise OSError(f"{path}: {e}") from None
+        raise OSError(e.errno, e.strerror, path) from None
+
+
+@contextlib.contextmanager
+def _parquet_output(out: str, src):
+    """The file to write ``out`` through, by simdex._output's rules. A regular file, or a name not
+    taken yet, is staged: a temporary file beside it (beside a symlink's target: the link stays)
+    that on success is synced, must parse as Parquet and then replaces it (with ``src``'s
+    permissions); on any failure it is removed and ``out`` is left as it was. A device or a
+    FIFO is written in place (renaming over it would replace it with a file); a directory is
+    refused. Errors name ``out``, never the temporary file."""
+    from ._output import Output
+
+    try:
+        staged = stat.S_ISREG(os.stat(out).st_mode)
+    except FileNotFoundError:
+        staged = True
+    except OSError:
+        staged = False
+    if not staged:
+        with _naming(out):
+            o = Output(out)  # refuses a directory; opens anything else in place
+        try:
+            yield o.file
+            with _naming(out):
+                o.commit()  # the last buffered bytes: a write error surfaces here
+        finally:
+            o.discard()
+        return
+    target = os.path.realpath(out)
+    with _naming(out, every=True):  # its error names the temporary file
+        fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(target) + ".", suffix=".simdex-tmp",
+                                   dir=os.path.dirname(target))
     try:
         with os.fdopen(fd, "wb") as dst:
             yield dst
-            dst.flush()
-            os.fsync(dst.fileno())
-        try:
-            os.chmod(tmp, os.stat(src.name).st_mode & 0o7777)
-        except OSError:
-            pass
-        # The new file must parse before it replaces anything.
-        _native.ParquetFile(tmp, [], None, True)
-        os.replace(tmp, out)
+            with _naming(out, tmp):
+                dst.flush()
+                os.fsync(dst.fileno())
+        with _naming(out, tmp):
+            os.chmod(tmp, stat.S_IMODE(os.fstat(src.fileno()).st_mode))
+            # The new file must parse before it replaces anything.
+            try:
+                _native.ParquetFile(tmp, [], None, True)
+            except ValueError as e:
+                raise ValueError(f"{out}: the new file does not read back ({str(e).replace(tmp, out)}); "
+                                 "nothing was replaced") from None
+            os.replace(tmp, target)
     except BaseException:
         try:
             os.unlink(tmp)
@@ -227,18 +274,24 @@ def _atomic_output(out: str, src):
         raise
 
 
-def _copy_and_sync(src, dst, n: int) -> None:
-    _copy_prefix(src, dst, n)
-    if hasattr(os, "fdatasync"):
-        os.fdatasync(dst.fileno())
+def _copy_and_sync(src, dst, n: int, name: str) -> None:
+    regular = stat.S_ISREG(os.fstat(dst.fileno()).st_mode)
+    _copy_prefix(src, dst, n, name, regular)
+    if regular and hasattr(os, "fdatasync"):
+        with _naming(name):
+            os.fdatasync(dst.fileno())
 
 
-def _copy_prefix(src, dst, n: int) -> None:
-    """The first n bytes of src into dst: in the kernel where it can (no user-space copy)."""
+def _copy_prefix(src, dst, n: int, name: str | None = None, regular: bool = True) -> None:
+    """The first n bytes of src into dst: in the kernel where it can (no user-space copy).
+    ``regular``: dst is a regular file (else a device or pipe: written in order, never sought).
+    Errors writing dst name ``name``."""
+    name = name if name is not None else str(dst.name)
     done = 0
     sfd, dfd = src.fileno(), dst.fileno()
-    dst.flush()
-    if hasattr(os, "copy_file_range"):
+    with _naming(name):
+        dst.flush()
+    if regular and hasattr(os, "copy_file_range"):
         try:
             while done < n:
                 got = os.copy_file_range(sfd, dfd, min(n - done, 1 << 30), done)
@@ -246,16 +299,23 @@ def _copy_prefix(src, dst, n: int) -> None:
                     break
                 done += got
         except OSError:
-            done = 0
-            os.lseek(dfd, 0, os.SEEK_SET)
-            os.ftruncate(dfd, 0)
+            done = 0  # the copy below starts over (and meets a write error again, if it was one)
+            with _naming(name):
+                os.lseek(dfd, 0, os.SEEK_SET)
+                os.ftruncate(dfd, 0)
     while done < n:
-        buf = os.pread(sfd, min(_COPY_CHUNK, n - done), done)
+        with _naming(str(src.name)):
+            buf = os.pread(sfd, min(_COPY_CHUNK, n - done), done)
         if not buf:
             raise OSError(f"{src.name} shrank while being copied")
-        os.write(dfd, buf)
+        view = memoryview(buf)
+        with _naming(name):
+            while view:  # os.write may take only part of it
+                view = view[os.write(dfd, view):]
         done += len(buf)
-    os.lseek(dfd, n, os.SEEK_SET)
+    if regular:
+        with _naming(name):
+            os.lseek(dfd, n, os.SEEK_SET)
 
 
 def add_filters(source, columns, *, out=None, in_place: bool = False, fpp: float = 0.01,

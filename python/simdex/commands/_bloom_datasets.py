@@ -71,6 +71,8 @@ def cmd_lookup(args) -> int:
     from .._bloom_dataset import resolve
 
     files, _ = resolve(args.source)
+    if args.output:
+        _refuse_input_as_output(args.output, files)
     values = _read_values(args, files)
     columns = [c for part in args.columns for c in part.split(",") if c] if args.columns else None
     show = not args.no_progress and sys.stderr.isatty()
@@ -87,14 +89,7 @@ def cmd_lookup(args) -> int:
     if args.explain:
         print(report, file=sys.stderr if not args.output else sys.stdout)
     if args.output:
-        if args.output.endswith(".csv"):
-            import pyarrow.csv as pcsv
-
-            pcsv.write_csv(table, args.output)
-        else:
-            import pyarrow.parquet as pq
-
-            pq.write_table(table, args.output)
+        _write_rows(table, args.output)
         print(f"wrote {table.num_rows} rows to {args.output}", file=sys.stderr)
     elif args.format == "csv":
         import pyarrow.csv as pcsv
@@ -108,9 +103,68 @@ def cmd_lookup(args) -> int:
     return 0
 
 
+def _refuse_input_as_output(output: str, files) -> None:
+    """-o naming a file being read (under any name: a symlink, a hard link) would replace the
+    data with the rows found in it: refused, as `simdex base85` and cat refuse."""
+    import os
+    import stat
+
+    try:
+        out = os.stat(output)
+    except OSError:
+        return  # not there yet (or not reachable: writing it will say why)
+    if stat.S_ISDIR(out.st_mode):
+        raise IsADirectoryError(21, "Is a directory", output)
+    if not stat.S_ISREG(out.st_mode):
+        return  # a device or FIFO is never an input file
+    for f in files:
+        try:
+            st = os.stat(f)
+        except OSError:
+            continue
+        if (st.st_dev, st.st_ino) == (out.st_dev, out.st_ino):
+            also = "" if os.path.abspath(f) == os.path.abspath(output) else f" ({f})"
+            raise ValueError(f"{output}: input file is output file{also}: write the rows elsewhere")
+
+
+def _write_rows(table, output: str) -> None:
+    """The rows as Parquet, or CSV for a name ending in .csv, by simdex._output's rules: a
+    regular file appears only complete (a failed write leaves an old file as it was, and no
+    truncated result); a device or FIFO is written in place. Errors name ``output``."""
+    from .._bloom_add import _naming
+    from .._output import Output
+
+    with _naming(output):
+        o = Output(output)
+    try:
+        if output.endswith(".csv"):
+            import pyarrow.csv as pcsv
+
+            write = pcsv.write_csv
+        else:
+            import pyarrow.parquet as pq
+
+            write = pq.write_table
+        with _naming(output, every=True):  # pyarrow writes a table in memory: every error is the output's
+            write(table, o.file)
+            o.commit()
+    finally:
+        o.discard()
+
+
+def _refuse_bad_ndv(args) -> int | None:
+    if args.ndv is not None and args.ndv < 1:
+        print(f"simdex bloom: ndv must be at least 1, got {args.ndv}", file=sys.stderr)
+        return 2
+    return None
+
+
 def cmd_add(args) -> int:
     from .. import bloom
 
+    bad = _refuse_bad_ndv(args)
+    if bad is not None:
+        return bad
     kw = dict(fpp=args.fpp, ndv=args.ndv, sizing=args.sizing, replace=args.replace)
 
     def done(r) -> None:  # each file as it is complete: a later failure or Ctrl-C keeps these lines
@@ -159,8 +213,10 @@ def register(sub, run, values_start_with_minus) -> None:
     ad.add_argument("--sizing", choices=("arrow", "model"), default="arrow",
                     help="arrow: Arrow/DuckDB formula; model: exact SBBF model (default: %(default)s)")
     o = ad.add_mutually_exclusive_group(required=True)
-    o.add_argument("--out", help="output file (one input) or directory")
-    o.add_argument("--in-place", action="store_true", help="replace each file (atomically: temporary file + rename)")
+    o.add_argument("--out", help="output file (one input) or directory (many inputs, or a name ending in /; "
+                                 "made if missing)")
+    o.add_argument("--in-place", action="store_true", help="replace each file (atomically: temporary file + rename; "
+                                                           "a symlink's target, the link kept)")
     ad.add_argument("--replace", action="store_true", help="rebuild filters that are already there")
     ad.add_argument("--no-progress", action="store_true", help="no progress bar")
     _dask_args(ad)

@@ -43,9 +43,14 @@ _NAN_NOTE = "maybe (NaN is never in a bloom filter: parquet-java leaves it out)"
 
 
 def _cmd_build(args) -> int:
+    from .._bloom_add import _naming
     from .._bloom_values import hash_values
+    from .._output import Output, write_all
     from ..bloom import BloomFilter
 
+    if args.ndv is not None and args.ndv < 1:  # as `bloom add` refuses it (0 gave a saturated filter)
+        print(f"simdex bloom: ndv must be at least 1, got {args.ndv}", file=sys.stderr)
+        return 2
     src = open(args.input, "rb") if args.input != "-" else sys.stdin.buffer
     with src:
         lines = [ln.rstrip(b"\r\n") for ln in src]
@@ -66,8 +71,17 @@ def _cmd_build(args) -> int:
         f = BloomFilter(ndv=args.ndv if args.ndv is not None else max(distinct, 1), fpp=args.fpp, sizing=args.sizing)
     if values:
         f.insert_hashes(hash_values(values, args.type, args.logical_type or "", args.type_length)[0])
-    with open(args.output, "wb") as out:
-        out.write(_with_type_note(f, args))
+    data = _with_type_note(f, args)
+    # A regular file appears only complete (simdex._output: written beside it, renamed at the
+    # end): a failed write leaves no truncated filter, and an old one as it was.
+    with _naming(args.output):
+        out = Output(args.output)
+    try:
+        with _naming(args.output, every=True):
+            write_all(out.file, data)
+            out.commit()
+    finally:
+        out.discard()
     print(f"wrote {args.output}: {f.num_bytes} bytes, {len(values)} values, fill {f.fill():.4f}, "
           f"estimated FPP {f.estimated_fpp():.3g}")
     return 0
@@ -138,10 +152,15 @@ def _cmd_probe(args) -> int:
                              "hash the values differently and answer 'absent' for values that are there")
     elif args.type is None:
         raise ValueError(f"{args.filter} does not record its values' type: give --type")
+    # Every value is parsed and answered before any answer is printed: a bad value late in the
+    # list printed the answers before it and then failed.
+    answers = []
     for text in args.values:
         value = _parse_value(text, args.type, args.type_length, args.logical_type, args.hex)
         h, nan = _hash_one(value, args.type, args.type_length, args.logical_type)
-        print(f"{text}\t{_NAN_NOTE if nan else 'maybe' if f.check_hash(h) else 'absent'}")
+        answers.append(f"{text}\t{_NAN_NOTE if nan else 'maybe' if f.check_hash(h) else 'absent'}")
+    for line in answers:
+        print(line)
     return 0
 
 
