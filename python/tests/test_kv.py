@@ -629,3 +629,22 @@ def test_calls_from_several_threads_never_crash():
     db.validate()
     assert len(db.read()) == 200_001
     db.close()
+
+
+def test_file_names_that_are_not_utf8(tmp_path):
+    """A name that is not UTF-8 (os.listdir and argv give it escaped) raised TypeError from the
+    native open; it now opens as the bytes it is, from Python and from the CLI."""
+    name = os.fsdecode(b"db\xff.kv")
+    p = tmp_path / name
+    db = kv.open(p)
+    with db.write() as tx:
+        tx[b"k"] = b"v"
+    db.close()
+    assert os.fsencode(name) in os.listdir(os.fsencode(str(tmp_path)))
+    assert kv.open(str(p), read_only=True).read()[b"k"] == b"v"
+    r = subprocess.run([sys.executable, "-m", "simdex", "kv", "check", os.fsencode(str(p))],
+                       capture_output=True)
+    assert r.returncode == 0 and b": ok" in r.stdout and b"Traceback" not in r.stderr, r.stderr
+    with pytest.raises(OSError) as e:
+        kv.open(tmp_path / os.fsdecode(b"no\xff") / "x.kv")
+    assert e.value.filename == str(tmp_path / os.fsdecode(b"no\xff") / "x.kv")

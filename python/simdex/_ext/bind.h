@@ -9,10 +9,23 @@
 
 #include <cstddef>
 #include <optional>
+#include <string>
 
 namespace simdex::py {
 
 namespace nb = nanobind;
+
+// A file system path from Python: str (encoded as the file system encodes names, so a name
+// that is not UTF-8, which os.listdir and argv give escaped, opens as it is), bytes or
+// os.PathLike. A NUL inside is kept for the callee to refuse in its own words.
+inline std::string fs_path(nb::handle p) {
+  nb::object path = nb::steal(PyOS_FSPath(p.ptr()));
+  if (!path.is_valid()) throw nb::python_error();
+  nb::object b =
+      PyBytes_Check(path.ptr()) ? path : nb::steal(PyUnicode_EncodeFSDefault(path.ptr()));
+  if (!b.is_valid()) throw nb::python_error();
+  return std::string(PyBytes_AsString(b.ptr()), static_cast<std::size_t>(PyBytes_Size(b.ptr())));
+}
 
 // Calls that touch this many bytes or more run with the GIL released; below it releasing and
 // taking it back costs more than other threads gain.

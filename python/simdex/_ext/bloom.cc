@@ -540,16 +540,17 @@ void bind_bloom(nb::module_& m) {
   b.def("model_bits_per_value", &model_bits_per_value, nb::arg("fpp"));
 
   b.def(
-      "read_footer", [](const std::string& path) { return footer_dict(read_footer(path)); },
+      "read_footer", [](nb::handle path) { return footer_dict(read_footer(fs_path(path))); },
       nb::arg("path"));
 
   nb::class_<py_parquet_file>(b, "ParquetFile",
                               "An open Parquet file: the chunks asked for, filters read on demand.")
       .def(
           "__init__",
-          [](py_parquet_file* self, const std::string& path,
+          [](py_parquet_file* self, nb::handle path_arg,
              std::optional<std::vector<std::string>> columns,
              std::optional<std::vector<int>> row_groups, bool with_filter_only) {
+            const std::string path = fs_path(path_arg);
             auto* p = new (self) py_parquet_file();
             p->request.columns = columns.value_or(std::vector<std::string>{});
             p->request.row_groups = row_groups.value_or(std::vector<int>{});

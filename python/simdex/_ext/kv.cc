@@ -61,10 +61,15 @@ void translate(const std::exception_ptr& p, void*) {
     std::rethrow_exception(p);
   } catch (const error& e) {
     PyObject* type = error_type(e.kind());
-    nb::object exc = nb::steal(PyObject_CallFunction(type, "s", e.what()));
+    // A message may hold a path that is not UTF-8: its bytes are shown escaped (\xff).
+    auto text = [](const std::string& s) {
+      return nb::steal(
+          PyUnicode_DecodeUTF8(s.data(), static_cast<Py_ssize_t>(s.size()), "backslashreplace"));
+    };
+    nb::object exc = nb::steal(PyObject_CallFunctionObjArgs(type, text(e.what()).ptr(), nullptr));
     if (!exc.is_valid()) return;  // the call set its own error
     exc.attr("kind") = error_kind_name(e.kind());
-    exc.attr("detail") = e.detail();
+    exc.attr("detail") = text(e.detail());
     if (e.sys_errno() != 0) {  // as OSError's own: .errno, .strerror, .filename
       exc.attr("errno") = e.sys_errno();
       exc.attr("strerror") = std::strerror(e.sys_errno());
@@ -110,8 +115,7 @@ void make_error_types(nb::module_& m) {
 std::string tree_name(nb::str name) {
   nb::object b = nb::steal(PyUnicode_AsEncodedString(name.ptr(), "utf-8", "surrogateescape"));
   if (!b.is_valid()) throw nb::python_error();
-  return std::string(PyBytes_AS_STRING(b.ptr()),
-                     static_cast<std::size_t>(PyBytes_GET_SIZE(b.ptr())));
+  return std::string(PyBytes_AsString(b.ptr()), static_cast<std::size_t>(PyBytes_Size(b.ptr())));
 }
 
 // One object used from several threads. A call that releases the GIL (a long read, stat,
@@ -385,7 +389,9 @@ void bind_kv(nb::module_& m) {
   nb::class_<database>(b, "Database")
       .def_static(
           "open",
-          [](std::optional<std::string> path, const std::string& sync, bool read_only) {
+          [](nb::handle path_arg, const std::string& sync, bool read_only) {
+            const std::optional<std::string> path =
+                path_arg.is_none() ? std::nullopt : std::optional<std::string>(fs_path(path_arg));
             options o;
             if (sync == "none")
               o.sync = sync_mode::none;

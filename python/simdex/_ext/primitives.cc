@@ -30,12 +30,14 @@ template <class T>
 array_in<T> typed(nb::handle h, const char* what, const char* name) {
   nb::ndarray<nb::ndim<1>, nb::device::cpu> any;
   if (!nb::try_cast(h, any, false) || any.dtype() != nb::dtype<T>()) {
-    std::string got = Py_TYPE(h.ptr())->tp_name;
-    if (nb::hasattr(h, "dtype")) {
-      nb::object d = nb::steal(PyObject_Str(h.attr("dtype").ptr()));
-      if (d.is_valid()) got += std::string(" of dtype ") + PyUnicode_AsUTF8(d.ptr());
-      PyErr_Clear();
-    }
+    // str() of attributes (the stable ABI has no tp_name field and no PyUnicode_AsUTF8)
+    auto text = [](nb::handle o) {
+      const nb::object t = nb::steal(PyObject_Str(o.ptr()));
+      if (!t.is_valid()) throw nb::python_error();
+      return std::string(nb::borrow<nb::str>(t).c_str());
+    };
+    std::string got = text(h.type().attr("__qualname__"));
+    if (nb::hasattr(h, "dtype")) got += " of dtype " + text(h.attr("dtype"));
     throw nb::type_error(
         (std::string(what) + " must be a 1-D numpy array of " + name + ", not " + got).c_str());
   }
