@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 from . import components as _components
+from ._output import Output, write_all
 
 # A component's benchmark program is bench/<component>/'s bench_<component>; available() says
 # which of them this installation has. cpu has none (its probe runs inside every program).
@@ -87,7 +88,9 @@ def _run_python_side(component: str, json_path: Path, mode: str, reps: int, only
         mod.run(doc, mode, reps or (5 if mode == "quick" else 10))
     finally:
         benchmarks.ONLY = ()
-    json_path.write_text(json.dumps(doc, indent=1) + "\n")
+    # Staged and renamed into place: a failed write must not truncate the native figures.
+    with Output(json_path) as o:
+        write_all(o.file, (json.dumps(doc, indent=1) + "\n").encode())
 
 
 def _has_results(path: Path) -> bool:
@@ -154,6 +157,7 @@ def run(components: list[str], mode: str = "quick", out: str = "bench-results", 
         args.append("--no-probe")
 
     failed = []
+    unmatched = []  # Python-only benchmarks that --only left nothing to measure (they wrote nothing)
     with Progress(TextColumn("{task.description:<60}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
                   TimeElapsedColumn(), console=console, transient=False) as progress:
         for c in [c for c in wanted if c in have]:
@@ -179,17 +183,23 @@ def run(components: list[str], mode: str = "quick", out: str = "bench-results", 
             task = progress.add_task(f"{c}: starting", total=None)
             t0 = time.monotonic()
             try:
-                _components.part("benchmarks", c).run_standalone(
-                    outdir, mode, reps, log=lambda msg, c=c, task=task: progress.update(task, description=f"{c}: {msg}"))
+                written = _components.part("benchmarks", c).run_standalone(
+                    outdir, mode, reps, log=lambda msg, c=c, task=task: progress.update(task, description=f"{c}: {msg}"),
+                    only=tuple(only))
             except Exception as e:  # one benchmark failing must not lose the others' figures
                 failed.append(c)
                 console.print(f"[red]{c}: benchmark failed: {e}[/]", highlight=False)
                 progress.update(task, description=f"[red]{c}: failed", total=1, completed=1)
                 continue
+            if written is None:  # --only matched none of its workloads: nothing ran, nothing written
+                unmatched.append(c)
+                progress.update(task, description=f"{c}: no workload matches --only", total=1, completed=1)
+                continue
             progress.update(task, description=f"{c}: done in {time.monotonic() - t0:.0f} s", total=1, completed=1)
     if only:
         ran = [c for c in wanted if c in have and c not in failed] + [c for c in python_only if c not in failed]
-        empty = [c for c in ran if not _has_results(outdir / f"{c}.json")]
+        # (an unmatched Python-only benchmark's datasets.json, if any, is an older run's)
+        empty = [c for c in ran if c in unmatched or not _has_results(outdir / f"{c}.json")]
         if empty and len(empty) == len(ran):  # nothing measured at all: a typo, not a filter
             console.print(f"[red]no workload of {', '.join(empty)} matches --only {' '.join(only)}: nothing measured[/]",
                           highlight=False)

@@ -7,11 +7,14 @@ from __future__ import annotations
 import html
 import json
 import math
+import os
 import re
+import stat
 from collections import OrderedDict
 from pathlib import Path
 
 from . import agreement, components, headlines, plots
+from ._output import Output, write_all
 
 SCHEMA = "simdex-bench/1"
 ORDER = components.ALL
@@ -19,26 +22,129 @@ PALETTE = plots.PALETTE
 
 
 def load(directory: str | Path) -> list[dict]:
+    """The benchmark documents of DIR (schema simdex-bench/1), checked, in component order."""
+    return [doc for _, doc in _load(directory)]
+
+
+def _read_regular(path: Path) -> bytes:
+    """The bytes of the regular file at ``path``. Opened without blocking and checked before
+    reading: a FIFO named ``*.json`` hung the report, waiting for a writer."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = "a FIFO" if stat.S_ISFIFO(mode) else "a directory" if stat.S_ISDIR(mode) else "a device or socket"
+            raise ValueError(f"{path}: is {kind}, not a regular file")
+    except BaseException:
+        os.close(fd)
+        raise
+    with os.fdopen(fd, "rb") as f:
+        return f.read()
+
+
+def read_text(path: str | Path) -> str:
+    """A regular file's text (UTF-8), or an error naming the file."""
+    data = _read_regular(Path(path))
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{path}: not UTF-8 text ({e})") from None
+
+
+def _load(directory: str | Path) -> list[tuple[Path, dict]]:
+    """The benchmark documents of DIR with their files, checked: every problem names its file."""
     d = Path(directory)
     if not d.is_dir():
         raise OSError(f"{d}: not a directory")
-    docs, seen = [], {}
+    found, seen = [], {}
     for p in sorted(d.glob("*.json")):
+        data = _read_regular(p)
         try:
-            doc = json.loads(p.read_text())
+            doc = json.loads(data.decode("utf-8"))
         except (json.JSONDecodeError, UnicodeDecodeError) as e:
             raise ValueError(f"{p}: not valid JSON ({e})") from None
+        except RecursionError:
+            raise ValueError(f"{p}: not valid JSON (nested too deeply)") from None
         if isinstance(doc, dict) and doc.get("schema") == SCHEMA:
-            _check(p, doc)
+            _check_component(p, doc)
             if doc["component"] in seen:
                 raise ValueError(f"{d}: two runs of {doc['component']} ({seen[doc['component']].name} and "
                                  f"{p.name}); a report shows one per component")
             seen[doc["component"]] = p
-            docs.append(doc)
-    if not docs:
+            found.append((p, doc))
+    if not found:
         raise ValueError(f"{d}: no benchmark JSON files (schema {SCHEMA})")
-    docs.sort(key=lambda doc: (ORDER.index(doc["component"]) if doc["component"] in ORDER else len(ORDER), doc["component"]))
-    return docs
+    for p, doc in found:
+        _check(p, doc)
+    found.sort(key=lambda pd: (ORDER.index(pd[1]["component"]) if pd[1]["component"] in ORDER else len(ORDER), pd[1]["component"]))
+    return found
+
+
+def known_components() -> tuple[str, ...]:
+    """The components a benchmark document may name: every component, and the Python-only
+    benchmarks (datasets)."""
+    from .bench import PYTHON_ONLY
+
+    return tuple(components.ALL) + tuple(c for c in PYTHON_ONLY if c not in components.ALL)
+
+
+def _check_component(path: Path, doc: dict) -> None:
+    """The document's component: a name, and one this simdex knows (the name picks the module
+    whose report hooks run: "../../x" reached the import system)."""
+    c = doc.get("component")
+    if not isinstance(c, str) or not c:
+        raise ValueError(f'{path}: no "component" name')
+    if c not in known_components():
+        raise ValueError(f'{path}: "component" is {c!r}, not one of {", ".join(known_components())}')
+
+
+def _number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _finite(v) -> bool:
+    return _number(v) and math.isfinite(v)
+
+
+def _shown(where: dict, key: str) -> str:
+    return repr(where[key]) if key in where else "missing"
+
+
+def _machine_problem(m) -> str | None:
+    """What is wrong with a run's "machine" block (null: not measured), as the report reads it."""
+    if m is None:
+        return None
+    if not isinstance(m, dict):
+        return f'"machine" is {type(m).__name__}, not an object or null'
+    for key in ("cycle_ns", "ghz_estimate"):
+        if m.get(key) is not None and not _finite(m[key]):
+            return f'"machine.{key}" is {m[key]!r}, not a finite number'
+    if "probe_bytes" in m and not _finite(m["probe_bytes"]):
+        return f'"machine.probe_bytes" is {m["probe_bytes"]!r}, not a finite number'
+
+    def stat_problem(where: str, v) -> str | None:
+        if not isinstance(v, dict):
+            return f'"{where}" is not an object'
+        if v.get("median") is not None and not _finite(v["median"]):
+            return f'"{where}.median" is {v["median"]!r}, not a finite number'
+        return None
+
+    for key, depth in (("memcpy_gib_s", 1), ("latency_ns", 2)):
+        if key not in m:
+            continue
+        if not isinstance(m[key], dict):
+            return f'"machine.{key}" is not an object'
+        for page, v in m[key].items():
+            where = f"machine.{key}.{page}"
+            if depth == 1:
+                problem = stat_problem(where, v)
+            elif not isinstance(v, dict):
+                problem = f'"{where}" is not an object'
+            else:
+                problem = next((p for chains, s in v.items() if (p := stat_problem(f"{where}.{chains}", s))), None)
+            if problem:
+                return problem
+    return None
 
 
 def _check(path: Path, doc: dict) -> None:
@@ -46,11 +152,16 @@ def _check(path: Path, doc: dict) -> None:
     def bad(what: str):
         raise ValueError(f"{path}: {what}")
 
-    if not isinstance(doc.get("component"), str) or not doc["component"]:
-        bad('no "component" name')
-    # The run's own fields: rendered in every report's header, where a gap once read "None mode"
-    # (the lab's section checks its whole document, these fields included, as it renders).
-    if doc["component"] != "lab":
+    _check_component(path, doc)
+    component = doc["component"]
+    # A component's own check of its document (the lab's block), else the run's own fields:
+    # rendered in every report's header, where a gap once read "None mode".
+    validate = section_hook(component, "validate")
+    if validate is not None:
+        problems = validate(doc)
+        if problems:
+            raise ValueError(f"{path} is not a complete {component} run: {'; '.join(problems)}")
+    else:
         if doc.get("mode") not in ("quick", "full"):
             bad(f'"mode" is {doc.get("mode")!r}, not "quick" or "full"')
         reps = doc.get("repetitions")
@@ -61,15 +172,53 @@ def _check(path: Path, doc: dict) -> None:
                 bad(f'no "{key}" time')
         if not isinstance(doc.get("environment"), dict):
             bad('no "environment" block')
+    env = doc.get("environment", {})
+    if not isinstance(env, dict):
+        bad('"environment" is not an object')
+    caches = env.get("caches", [])
+    if not isinstance(caches, list):
+        bad(f'"environment.caches" is {type(caches).__name__}, not a list')
+    for i, c in enumerate(caches):
+        if not isinstance(c, dict) or "level" not in c or "size" not in c or not isinstance(c.get("type"), str):
+            bad(f'"environment.caches" entry {i} is not an object with a level, a type and a size')
+    problem = _machine_problem(doc.get("machine"))
+    if problem:
+        bad(problem)
+    notes = doc.get("notes", [])
+    if not isinstance(notes, list) or not all(isinstance(n, str) for n in notes):
+        bad('"notes" is not a list of strings')
     results = doc.get("results", [])
     if not isinstance(results, list):
         bad('"results" is not a list')
+    # The params the component plots against (its SCALING): numbers on an axis.
+    axes = {s.get("x") for s in (headlines.declared(component, "SCALING") or []) if isinstance(s, dict)}
     for i, r in enumerate(results):
         if not isinstance(r, dict) or not isinstance(r.get("workload"), str) or not isinstance(r.get("contender"), str):
             bad(f"result {i} lacks its workload or contender name")
         m = r.get("median")
+        name = f"result {i} ({r['workload']}, {r['contender']})"
         if isinstance(m, bool) or not isinstance(m, (int, float)) or not math.isfinite(m):
-            bad(f"result {i} ({r['workload']}, {r['contender']}): median {m!r} is not a finite number")
+            bad(f"{name}: median {m!r} is not a finite number")
+        params = r.get("params")
+        if not isinstance(params, dict):
+            bad(f'{name}: "params" is {_shown(r, "params")}, not an object')
+        for key in axes & params.keys():
+            if not _finite(params[key]):
+                bad(f'{name}: param {key} is {params[key]!r}, not a finite number')
+        if not isinstance(r.get("unit"), str):
+            bad(f'{name}: "unit" is {_shown(r, "unit")}, not a string')
+        if r.get("better") not in ("lower", "higher"):
+            bad(f'{name}: "better" is {_shown(r, "better")}, not "lower" or "higher"')
+        for key in ("min", "max"):
+            if not _number(r.get(key)):
+                bad(f'{name}: "{key}" is {_shown(r, key)}, not a number')
+        ratio = r.get("ratio", {})
+        if not isinstance(ratio, dict):
+            bad(f'{name}: "ratio" is {ratio!r}, not an object')
+        if ratio and not isinstance(ratio.get("reference"), str):
+            bad(f'{name}: "ratio" names no reference contender')
+        if ratio.get("value") is not None and not _number(ratio["value"]):
+            bad(f'{name}: ratio {ratio["value"]!r} is not a number')
 
 
 def fmt(x) -> str:
@@ -196,9 +345,25 @@ MACHINE_HEAD = ["run", "memcpy 4k GiB/s", "memcpy 2m GiB/s", "DRAM 1 chain 4k ns
 
 def section_hook(component: str, name: str):
     """A component's own report section: ``markdown_section(doc)`` or ``html_section(doc)`` in
-    ``simdex.benchmarks.<component>``, returning text placed after its tables; None if absent."""
+    ``simdex.benchmarks.<component>``, returning text placed after its tables; None if absent.
+    (``validate(doc)``, a list of problems, is the component's own check of its document.)"""
     mod = components.part("benchmarks", component)
     return getattr(mod, name, None) if mod is not None else None
+
+
+def _section(doc: dict, name: str, sources: dict | None) -> str | None:
+    """The component's section hook's text, or None without one. A document shaped in a way the
+    hook does not expect (its own fields, which the report's checks do not know) is named with
+    what went wrong rather than failing with a traceback."""
+    hook = section_hook(doc["component"], name)
+    if hook is None:
+        return None
+    try:
+        return hook(doc)
+    except (KeyError, TypeError, AttributeError, IndexError, ZeroDivisionError, OverflowError) as e:
+        where = (sources or {}).get(doc["component"]) or f"{doc['component']}.json"
+        raise ValueError(f"{where}: its {doc['component']} section cannot be rendered "
+                         f"({type(e).__name__}: {e})") from None
 
 
 def md_table(head: list[str], rows: list[list[str]]) -> str:
@@ -276,30 +441,65 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "-", text).strip("-")
 
 
-def write_plots(docs: list[dict], directory: Path, colours: plots.Colours) -> dict[str, list[str]]:
-    """The summary chart and every scaling plot as SVG files under DIR/plots, for REPORT.md to
-    show; returns component -> relative paths ("" for the summary)."""
+def plot_svgs(docs: list[dict], colours: plots.Colours) -> tuple[list[tuple[str, str]], dict[str, list[str]]]:
+    """The summary chart and every scaling plot: (file name under DIR/plots, SVG) pairs, and
+    component -> their paths relative to DIR ("" for the summary), for REPORT.md to show."""
     out: dict[str, list[str]] = {}
-    d = directory / "plots"
-    svgs: list[tuple[str, str, str]] = []
+    svgs: list[tuple[str, str]] = []
     chart = summary_chart(headlines.headlines(docs))
     if chart:
-        svgs.append(("", "summary.svg", chart))
+        svgs.append(("summary.svg", chart))
+        out.setdefault("", []).append("plots/summary.svg")
     for doc in docs:
         for s in headlines.scalings(doc, doc.get("machine") or headlines.run_machine(docs)):
             name = _slug(f"{doc['component']}-{s.title}-{param_label(s.params)}") + ".svg"
-            svgs.append((doc["component"], name, scaling_svg(s, colours)))
+            svgs.append((name, scaling_svg(s, colours)))
+            out.setdefault(doc["component"], []).append(f"plots/{name}")
+    return svgs, out
+
+
+def write_plots(docs: list[dict], directory: Path, colours: plots.Colours) -> dict[str, list[str]]:
+    """The summary chart and every scaling plot as SVG files under DIR/plots, for REPORT.md to
+    show; returns component -> relative paths ("" for the summary)."""
+    svgs, out = plot_svgs(docs, colours)
     if svgs:
-        d.mkdir(exist_ok=True)
-    for component, name, svg in svgs:
-        (d / name).write_text(svg + "\n")
-        out.setdefault(component, []).append(f"plots/{name}")
+        (directory / "plots").mkdir(exist_ok=True)
+    write_texts([(directory / "plots" / name, svg + "\n") for name, svg in svgs])
     return out
+
+
+def write_texts(files: list[tuple[str | Path, str]]) -> None:
+    """Writes each (path, text) as UTF-8 through :class:`simdex._output.Output`: every regular
+    file is staged beside itself and all of them are renamed into place only once every one was
+    written, so a failed write (a full disk, a file size limit) leaves each old file as it was,
+    never a truncated one nor a new file beside an old one that belongs with it. Errors name the
+    user's path."""
+    outs: list[tuple[str | Path, Output]] = []
+    try:
+        for path, text in files:
+            try:
+                o = Output(path)
+            except OSError as e:
+                raise OSError(e.errno, e.strerror, str(path)) from None
+            outs.append((path, o))
+            try:
+                write_all(o.file, text.encode("utf-8"))
+                o.file.close()  # the last buffered bytes: an error here is a failed write too
+            except OSError as e:
+                raise OSError(e.errno, e.strerror, str(path)) from None
+        for path, o in outs:
+            try:
+                o.commit()
+            except OSError as e:
+                raise OSError(e.errno, e.strerror, str(path)) from None
+    finally:
+        for _, o in outs:
+            o.discard()
 
 
 # --- the two documents ---------------------------------------------------------------------------
 
-def render_markdown(docs: list[dict], plot_files: dict[str, list[str]] | None = None) -> str:
+def render_markdown(docs: list[dict], plot_files: dict[str, list[str]] | None = None, *, sources: dict | None = None) -> str:
     plot_files = plot_files or {}
     first = docs[0]
     parts = ["# simdex benchmark report", ""]
@@ -332,9 +532,9 @@ def render_markdown(docs: list[dict], plot_files: dict[str, list[str]] | None = 
             parts.append("")
             rows = [[label] + [cell(row.get(c)) for c in g["contenders"]] for label, row in g["rows"].items()]
             parts += [md_table(["params"] + g["contenders"], rows), ""]
-        hook = section_hook(doc["component"], "markdown_section")
-        if hook is not None:
-            parts += [hook(doc), ""]
+        section = _section(doc, "markdown_section", sources)
+        if section is not None:
+            parts += [section, ""]
     return "\n".join(parts) + "\n"
 
 
@@ -344,7 +544,7 @@ def html_table(head: list[str], rows: list[list[str]]) -> str:
     return f"<table><thead><tr>{h}</tr></thead><tbody>{b}</tbody></table>"
 
 
-def render_html(docs: list[dict]) -> str:
+def render_html(docs: list[dict], *, sources: dict | None = None) -> str:
     colours = report_colours(docs)
     parts = ["<!doctype html><html><head><meta charset='utf-8'><title>simdex benchmark report</title><style>",
              "body{font-family:sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222}",
@@ -376,9 +576,9 @@ def render_html(docs: list[dict]) -> str:
             parts.append(svg_chart(workload, g, colours=colours))
             rows = [[label] + [cell(row.get(c)) for c in g["contenders"]] for label, row in g["rows"].items()]
             parts.append(html_table(["params"] + g["contenders"], rows))
-        hook = section_hook(doc["component"], "html_section")
-        if hook is not None:
-            parts.append(hook(doc))
+        section = _section(doc, "html_section", sources)
+        if section is not None:
+            parts.append(section)
     parts.append("</body></html>")
     return "\n".join(parts)
 
@@ -405,19 +605,25 @@ def readme_block(docs: list[dict], command: str) -> str:
 
 def update_readme(readme: str | Path, docs: list[dict], command: str) -> None:
     path = Path(readme)
-    text = path.read_text()
+    text = read_text(path)
     if README_BEGIN.split(" (")[0] not in text or README_END not in text:
         raise ValueError(f"{path}: no results markers ({README_END})")
     head = text[: text.index(README_BEGIN.split(" (")[0])]
     tail = text[text.index(README_END) + len(README_END):]
-    path.write_text(head + readme_block(docs, command) + tail)
+    write_texts([(path, head + readme_block(docs, command) + tail)])
 
 
 def render(directory: str | Path) -> tuple[Path, Path]:
-    docs = load(directory)
+    """REPORT.md, report.html and the plots under DIR/plots, all rendered before any is written
+    and renamed into place together (:func:`write_texts`)."""
+    found = _load(directory)
+    docs = [doc for _, doc in found]
+    sources = {doc["component"]: p for p, doc in found}
     d = Path(directory)
     md, page = d / "REPORT.md", d / "report.html"
-    files = write_plots(docs, d, report_colours(docs))
-    md.write_text(render_markdown(docs, files))
-    page.write_text(render_html(docs))
+    svgs, files = plot_svgs(docs, report_colours(docs))
+    texts = [(md, render_markdown(docs, files, sources=sources)), (page, render_html(docs, sources=sources))]
+    if svgs:
+        (d / "plots").mkdir(exist_ok=True)
+    write_texts([(d / "plots" / name, svg + "\n") for name, svg in svgs] + texts)
     return md, page

@@ -52,6 +52,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .._output import Output, write_all
 from . import group
 
 SHAPES = {"quick": (32, 8, 1 << 16), "full": (256, 16, 1 << 18)}
@@ -103,6 +104,18 @@ def _shape(mode: str) -> tuple:
 KEYS = (("int64", "k"), ("string", "s"))
 PHASES = ("lookups", "add_filters", "dask_add", "dask_lookup")
 DASK_PHASES = ("dask_add", "dask_lookup")
+
+
+# The workloads each phase measures (benchmarks.group): what `simdex bench --only` picks from.
+PHASE_WORKLOADS = {"lookups": ("lookup",), "add_filters": ("add_filters",), "dask_add": ("dask_add_filters",),
+                   "dask_lookup": ("dask_lookup",)}
+
+
+def _selected_phases(only=()) -> tuple:
+    """The phases to run: those of :func:`_phases` with a workload that --only leaves in (a name
+    containing one of ``only``, as benchmarks.group filters; every phase without --only)."""
+    only = tuple(only)
+    return tuple(p for p in _phases() if not only or any(o in w for w in PHASE_WORKLOADS[p] for o in only))
 
 
 def _phases() -> tuple:
@@ -474,8 +487,26 @@ def _keep_data(mode: str) -> bool:
     return mode == "quick" and not os.environ.get("SIMDEX_DATASETS_SHAPE")
 
 
-def run_standalone(out: Path, mode: str = "quick", reps: int = 0, log=None) -> Path:
-    """Runs the whole benchmark and writes ``<out>/datasets.json``."""
+def run_standalone(out: Path, mode: str = "quick", reps: int = 0, log=None, only=()) -> Path | None:
+    """Runs the benchmark and writes ``<out>/datasets.json``; ``only`` (``simdex bench --only``)
+    keeps the phases and workloads whose names contain one of its strings. None, with nothing
+    generated or written, when it leaves no workload."""
+    from .. import benchmarks as suite
+
+    only = tuple(only)
+    phases = _selected_phases(only)
+    if not phases:
+        return None
+    previous = suite.ONLY
+    if only:
+        suite.ONLY = only
+    try:
+        return _run(out, mode, reps, log, phases)
+    finally:
+        suite.ONLY = previous
+
+
+def _run(out: Path, mode: str, reps: int, log, phases: tuple) -> Path:
     log = log or (lambda msg: print(msg, file=sys.stderr))
     reps = reps or (5 if mode == "quick" else 10)
     out = Path(out)
@@ -492,7 +523,6 @@ def run_standalone(out: Path, mode: str = "quick", reps: int = 0, log=None) -> P
     meter = LoadMeter()
     rng = np.random.default_rng(int(time.time()))
     identical = True
-    phases = _phases()
     _check_shape(files_n, rgs, rows, phases)
     doc["params"]["phases"] = list(phases)
     dask_phases = tuple(p for p in phases if p in DASK_PHASES)
@@ -540,7 +570,8 @@ def run_standalone(out: Path, mode: str = "quick", reps: int = 0, log=None) -> P
         f"on {doc['load']['cpus']} CPUs, busy {doc['load']['busy_share']:.0%}, stolen {doc['load']['steal_share']:.0%}")
     doc["finished"] = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     path = out / "datasets.json"
-    path.write_text(json.dumps(doc, indent=1) + "\n")
+    with Output(path) as o:  # renamed into place only complete
+        write_all(o.file, (json.dumps(doc, indent=1) + "\n").encode())
     return path
 
 

@@ -10,6 +10,7 @@ comes from there. ``mapping_markdown(registry)`` renders the study-to-lab table 
 from __future__ import annotations
 
 import html
+import math
 
 from .. import plots, report
 
@@ -44,9 +45,133 @@ def _missing(where: dict, fields, prefix: str = "") -> list[str]:
     return out
 
 
+def _number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _finite(v) -> bool:
+    return _number(v) and math.isfinite(v)
+
+
+def _strings(v) -> bool:
+    return isinstance(v, list) and all(isinstance(x, str) for x in v)
+
+
+def _curve_problems(name: str, j: int, c) -> list[str]:
+    """What the report's pictures and tables need of a curve (finite points: an infinite one
+    broke the axis ticks)."""
+    where = f"{name}: curve {j}"
+    if not isinstance(c, dict):
+        return [f"{where} is not an object"]
+    out = [f"{where}: '{key}' is not a string" for key in ("title", "x_label", "y_label") if not isinstance(c.get(key), str)]
+    if not isinstance(c.get("section", ""), str):
+        out.append(f"{where}: 'section' is not a string")
+    lines = c.get("lines")
+    if not isinstance(lines, list):
+        return out + [f"{where}: 'lines' is not a list"]
+    for k, line in enumerate(lines):
+        if not isinstance(line, dict) or not isinstance(line.get("label"), str) or not isinstance(line.get("points"), list):
+            out.append(f"{where}: line {k} is not an object with a label and points")
+            continue
+        for p in line["points"]:
+            if (not isinstance(p, list) or len(p) < 2 or not _finite(p[0])
+                    or not all(v is None or _finite(v) for v in p[1:])):
+                out.append(f"{where}: line {k} has a point {p!r}, not [x, y, ...] of finite numbers")
+                break
+    markers = c.get("markers", [])
+    if not isinstance(markers, list) or not all(isinstance(m, dict) and _finite(m.get("x")) and isinstance(m.get("label"), str)
+                                                for m in markers):
+        out.append(f"{where}: 'markers' is not a list of {{x, label}}")
+    return out
+
+
+def _experiment_problems(i: int, e) -> list[str]:
+    """The shape of one experiment: every field the report reads, of the type it reads it as."""
+    if not isinstance(e, dict):
+        return [f"experiment {i} is {type(e).__name__}, not an object"]
+    name = e.get("id", "?") if isinstance(e.get("id", "?"), str) else f"experiment {i}"
+    problems = []
+    for key in ("id", "study", "group", "title", "question", "study_figure", "range", "checks", "verdict", "reason", "validity",
+                "counters", "curves", "notes"):
+        if key not in e:
+            problems.append(f"{name}: no '{key}'")
+    for key in ("id", "group", "title", "question", "study_figure", "reason"):
+        if key in e and not isinstance(e[key], str):
+            problems.append(f"{name}: '{key}' is not a string")
+    if e.get("verdict") not in VERDICTS:
+        problems.append(f"{name}: verdict {e.get('verdict')!r}")
+    study = e.get("study", 0)
+    if not isinstance(study, int) or isinstance(study, bool) or not 1 <= study <= 37:
+        problems.append(f"{name}: study number {e.get('study')!r}")
+    r = e.get("range", {})
+    if not isinstance(r, dict):
+        problems.append(f"{name}: 'range' is not an object")
+    else:
+        for key in ("lo", "hi"):
+            if r.get(key) is not None and not _number(r[key]):
+                problems.append(f"{name}: 'range.{key}' is {r[key]!r}, not a number")
+        for key in ("unit", "basis"):
+            if r.get(key) is not None and not isinstance(r[key], str):
+                problems.append(f"{name}: 'range.{key}' is not a string")
+    f = e.get("figure")
+    if f is not None and not isinstance(f, dict):
+        problems.append(f"{name}: 'figure' is not an object or null")
+    elif f:
+        if f.get("value") is not None and not _number(f["value"]):
+            problems.append(f"{name}: 'figure.value' is {f['value']!r}, not a number")
+        if (f.get("value") is not None or f.get("not_measured")) and not isinstance(f.get("unit"), str):
+            problems.append(f"{name}: 'figure.unit' is not a string")
+        ms = f.get("measurements", [])
+        if not isinstance(ms, list) or not all(isinstance(m, dict) and "label" in m and (m.get("median") is None or _number(m["median"]))
+                                               for m in ms):
+            problems.append(f"{name}: 'figure.measurements' is not a list of {{label, median}}")
+    checks = e.get("checks", [])
+    if not _strings(checks):
+        problems.append(f"{name}: 'checks' is not a list of names")
+        checks = []
+    validity = e.get("validity", [])
+    if not isinstance(validity, list) or not all(isinstance(c, dict) for c in validity):
+        problems.append(f"{name}: 'validity' is not a list of objects")
+        validity = []
+    seen = {c.get("name") for c in validity if isinstance(c.get("name"), str)}
+    for c in validity:
+        if c.get("status") not in CHECK_STATUSES:
+            problems.append(f"{name}: check {c.get('name')} status {c.get('status')!r}")
+        if not isinstance(c.get("name"), str) or not isinstance(c.get("detail"), str):
+            problems.append(f"{name}: a check lacks its name or detail")
+    for declared in checks:
+        if declared not in seen:
+            problems.append(f"{name}: declared check {declared!r} has no result")
+    if any(c.get("status") == "fail" for c in validity) and e.get("verdict") != "inconclusive":
+        problems.append(f"{name}: a check failed but the verdict is {e.get('verdict')}")
+    counters = e.get("counters", [])
+    if not isinstance(counters, list):
+        problems.append(f"{name}: 'counters' is not a list")
+        counters = []
+    for group in counters:
+        if not isinstance(group, dict) or not isinstance(group.get("label"), str) or not isinstance(group.get("readings", []), list):
+            problems.append(f"{name}: a counter group is not an object with a label and readings")
+            continue
+        for r in group.get("readings", []):
+            if (not isinstance(r, dict) or not isinstance(r.get("name"), str) or not isinstance(r.get("status"), str)
+                    or (r.get("value") is not None and not _number(r["value"]))):
+                problems.append(f"{name}: a counter reading is not an object with a name, a numeric value or null, and a status")
+            elif r.get("value") is None and not str(r.get("status", "")).startswith(("unavailable", "untrusted")):
+                problems.append(f"{name}: counter {r.get('name')} has no value and no reason")
+    curves = e.get("curves", [])
+    if not isinstance(curves, list):
+        problems.append(f"{name}: 'curves' is not a list")
+    else:
+        for j, c in enumerate(curves):
+            problems += _curve_problems(name, j, c)
+    if not _strings(e.get("notes", [])):
+        problems.append(f"{name}: 'notes' is not a list of strings")
+    return problems
+
+
 def validate(doc: dict) -> list[str]:
     """Problems with a lab run's JSON document: the run's own fields and the ``lab`` block (empty
-    when it is well formed)."""
+    when it is well formed), down to the type of every field the report reads."""
     problems = _missing(doc, RUN_FIELDS)
     if doc.get("mode") not in (None, "quick", "full"):
         problems.append(f"mode {doc.get('mode')!r}")
@@ -58,32 +183,17 @@ def validate(doc: dict) -> list[str]:
     problems += _missing(lab, LAB_FIELDS, "lab.")
     if problems:
         return problems
-    study = lab.get("study", [])
-    if sorted(s.get("number") for s in study) != list(range(1, 38)):
+    for key in ("tsc_ghz", "now_ns_cost", "core_ghz"):
+        if lab["clock"].get(key) is not None and not _number(lab["clock"][key]):
+            problems.append(f"'lab.clock.{key}' is {lab['clock'][key]!r}, not a number")
+    study = lab["study"]
+    if not all(isinstance(s, dict) and isinstance(s.get("number"), int) and not isinstance(s["number"], bool)
+               and isinstance(s.get("name"), str) for s in study):
+        problems.append("'study' is not a list of {number, name}")
+    elif sorted(s["number"] for s in study) != list(range(1, 38)):
         problems.append("'study' does not list experiments 1..37")
-    for e in lab.get("experiments", []):
-        name = e.get("id", "?")
-        for key in ("id", "study", "group", "title", "question", "study_figure", "range", "checks", "verdict", "reason", "validity",
-                    "counters", "curves", "notes"):
-            if key not in e:
-                problems.append(f"{name}: no '{key}'")
-        if e.get("verdict") not in VERDICTS:
-            problems.append(f"{name}: verdict {e.get('verdict')!r}")
-        if not 1 <= int(e.get("study", 0)) <= 37:
-            problems.append(f"{name}: study number {e.get('study')!r}")
-        seen = {c.get("name") for c in e.get("validity", [])}
-        for c in e.get("validity", []):
-            if c.get("status") not in CHECK_STATUSES:
-                problems.append(f"{name}: check {c.get('name')} status {c.get('status')!r}")
-        for declared in e.get("checks", []):
-            if declared not in seen:
-                problems.append(f"{name}: declared check {declared!r} has no result")
-        if any(c.get("status") == "fail" for c in e.get("validity", [])) and e.get("verdict") != "inconclusive":
-            problems.append(f"{name}: a check failed but the verdict is {e.get('verdict')}")
-        for group in e.get("counters", []):
-            for r in group.get("readings", []):
-                if r.get("value") is None and not str(r.get("status", "")).startswith(("unavailable", "untrusted")):
-                    problems.append(f"{name}: counter {r.get('name')} has no value and no reason")
+    for i, e in enumerate(lab["experiments"]):
+        problems += _experiment_problems(i, e)
     return problems
 
 
@@ -156,14 +266,19 @@ def table_in(text: str) -> str:
 
 
 def update_table(path, table: str) -> None:
-    """Replaces the table between the lab-table markers in the file at ``path``."""
+    """Replaces the table between the lab-table markers in the file at ``path``: written beside
+    it and renamed into place (:func:`simdex.report.write_texts`), so a failed write leaves the
+    old file as it was."""
     from pathlib import Path
 
     p = Path(path)
-    text = p.read_text()
-    table_in(text)  # raises without markers
+    text = report.read_text(p)
+    try:
+        table_in(text)  # raises without markers
+    except ValueError as e:
+        raise ValueError(f"{p}: {e}") from None
     head, rest = text.split(TABLE_BEGIN, 1)
-    p.write_text(head + TABLE_BEGIN + "\n" + table + "\n" + TABLE_END + rest.split(TABLE_END, 1)[1])
+    report.write_texts([(p, head + TABLE_BEGIN + "\n" + table + "\n" + TABLE_END + rest.split(TABLE_END, 1)[1])])
 
 
 def _bytes(v: float) -> str:
