@@ -65,6 +65,17 @@ def _plain(text: str | None) -> str | None:
     return re.sub(r"(?::[a-z]+:)?`{1,2}([^`]+)`{1,2}", r"\1", text)
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, except that a failed write of help, a version or a usage message is an error
+    (argparse drops it: `simdex --help > /dev/full` exited 0 with nothing written, where stdout
+    is unbuffered). Subcommand parsers are of this class too."""
+
+    def _print_message(self, message, file=None):
+        file = file or sys.stderr
+        if message and file is not None:
+            file.write(message)
+
+
 def _plain_help(parser: argparse.ArgumentParser) -> None:
     """Strip markup from every help text of ``parser`` and its subcommands (the component
     commands take their descriptions from module docstrings written for Python readers)."""
@@ -101,7 +112,7 @@ def _bench_epilog() -> str:
 def build_parser() -> argparse.ArgumentParser:
     from . import __version__
 
-    p = argparse.ArgumentParser(prog="simdex", description=__doc__)
+    p = _Parser(prog="simdex", description=__doc__)
     p.add_argument("--version", action="version", version=f"simdex {__version__}")
     p.add_argument("--include-dir", action="store_true", help="print the folder of the C++ headers and exit")
     p.add_argument("--cmake-dir", action="store_true",
@@ -161,7 +172,17 @@ def _silence_stdout() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        try:
+            args = parser.parse_args(argv)
+        except SystemExit as e:  # --help, --version, usage errors: their output must arrive too
+            if sys.stdout is not None:
+                sys.stdout.flush()
+            return e.code if isinstance(e.code, int) else (0 if e.code is None else 2)
+    except OSError as err:
+        _silence_stdout()
+        print(f"simdex: {err.strerror or err}", file=sys.stderr)
+        return 1
     if args.command is not None:
         # A bad SIMDEX_ISA is a usage error of every command, reported before any work (it
         # used to surface as a traceback at a command's first kernel call, or as a benchmark
@@ -185,6 +206,7 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         if args.command is None:
             parser.print_help()
+            sys.stdout.flush()
             return 0
         code = int(args.func(args) or 0)
         if sys.stdout is not None:

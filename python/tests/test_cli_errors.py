@@ -41,11 +41,15 @@ def test_a_failing_benchmark_is_reported_without_a_traceback(tmp_path):
 
 
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
-@pytest.mark.parametrize("args", [["--include-dir"], ["info"]])
-def test_a_full_disk_on_stdout_is_a_message(args):
+@pytest.mark.parametrize("args", [["--include-dir"], ["info"], ["--help"], ["--version"], [], ["kv", "--help"]])
+@pytest.mark.parametrize("unbuffered", ["", "1"])
+def test_a_full_disk_on_stdout_is_a_message(args, unbuffered):
+    """Help and --version went through argparse, which drops a failed write: with stdout
+    unbuffered (PYTHONUNBUFFERED) `simdex --help > /dev/full` exited 0 having written nothing."""
     with open("/dev/full", "w") as full:
-        r = _simdex(*args, stdout=full)
-    assert r.returncode == 1 and "No space left on device" in r.stderr and "Traceback" not in r.stderr
+        r = subprocess.run([sys.executable, "-m", "simdex", *args], stdout=full, capture_output=False,
+                           stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": unbuffered})
+    assert r.returncode == 1 and "No space left on device" in r.stderr and "Traceback" not in r.stderr, r.stderr
 
 
 def test_report_names_the_damaged_file(tmp_path):

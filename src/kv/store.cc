@@ -887,7 +887,9 @@ void open_file(db_impl& db, const std::string& path, const options& o) {
   db.sync = o.sync;
   db.read_only = o.read_only;
   for (;;) {
-    db.fd = ::open(path.c_str(), (o.read_only ? O_RDONLY : O_RDWR) | O_CLOEXEC);
+    // O_NONBLOCK: opening a FIFO for reading would wait for a writer (a hang, before the
+    // check below refuses it); a regular file's reads ignore the flag.
+    db.fd = ::open(path.c_str(), (o.read_only ? O_RDONLY : O_RDWR) | O_CLOEXEC | O_NONBLOCK);
     if (db.fd < 0 && errno == ENOENT && !o.read_only) {
       if (create_file(db, path, false) == EEXIST) {
         ::close(std::exchange(db.fd, -1));
@@ -898,10 +900,10 @@ void open_file(db_impl& db, const std::string& path, const options& o) {
     break;
   }
   if (db.fd < 0) fail_errno("open", path);
-  lock_file(db, o.read_only);
   struct stat st;
   if (fstat(db.fd, &st) != 0) fail_errno("fstat", path);
   if (!S_ISREG(st.st_mode)) fail(error_kind::invalid_argument, path + " is not a regular file");
+  lock_file(db, o.read_only);
   std::size_t size = static_cast<std::size_t>(st.st_size);
   if (size == 0) {
     // An empty file (made by hand): replaced by a valid empty database.

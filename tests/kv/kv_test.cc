@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <xxhash.h>
 
@@ -439,6 +440,18 @@ TEST(KvErrors, LimitsAndMisuse) {
     EXPECT_EQ(e.path(), missing);
     EXPECT_EQ(e.detail(), "create " + missing + ": " + std::strerror(ENOENT));
   }
+  const std::string fifo = kvt::tmp_path("fifo");
+  std::remove(fifo.c_str());
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  for (bool ro : {true, false}) {  // opening it for reading waited for a writer: a hang
+    try {
+      kv::database::open(fifo, {kv::sync_mode::none, ro, std::nullopt});
+      FAIL();
+    } catch (const kv::error& e) {
+      EXPECT_EQ(e.kind(), kv::error_kind::invalid_argument) << e.what();
+    }
+  }
+  std::remove(fifo.c_str());
 }
 
 // A cursor outliving its view's nodes: a released snapshot's nodes are freed and reused by
