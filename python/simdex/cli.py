@@ -183,6 +183,10 @@ def main(argv: list[str] | None = None) -> int:
         _silence_stdout()
         print(f"simdex: {err.strerror or err}", file=sys.stderr)
         return 1
+    if sys.stdout is None and args.command != "base85":  # base85 says so itself, and takes -o
+        # (`>&-`): the answers would be lost and the command would exit 0
+        print("simdex: stdout is closed: nothing could be shown", file=sys.stderr)
+        return 2
     if args.command is not None:
         # A bad SIMDEX_ISA is a usage error of every command, reported before any work (it
         # used to surface as a traceback at a command's first kernel call, or as a benchmark

@@ -154,3 +154,10 @@ def test_bench_scratch_is_removed_even_when_interrupted(tmp_path, monkeypatch):
     prog.write_text('#!/bin/sh\necho "$TMPDIR" > "$SEEN"\ntouch "$TMPDIR/db"\nexit 3\n')
     assert bench._run_native("kv", [], tmp_path / "kv.log", Interrupting(), None) == 3
     assert not Path(seen.read_text().strip()).exists()
+
+
+@pytest.mark.parametrize("command", ["info", "kv stat x.kv", "lab list", "--include-dir"])
+def test_a_closed_stdout_is_refused(command):
+    """With stdout closed (`>&-`) the answers went nowhere and the command exited 0."""
+    r = subprocess.run(f"{sys.executable} -m simdex {command} >&-", shell=True, capture_output=True, text=True)
+    assert r.returncode == 2 and "stdout is closed" in r.stderr, r.stderr
