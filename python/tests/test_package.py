@@ -194,11 +194,13 @@ def test_bench_says_what_is_left_out_and_why(tmp_path, monkeypatch):
     assert "btree  (not in this installation)" in h.stdout
 
 
-def test_docstring_examples_run():
+def test_docstring_examples_run(tmp_path, monkeypatch):
     """The modules' docstring examples are doctests (simdex.bloom's once kept its answer in a
-    comment, so nothing checked it)."""
+    comment, so nothing checked it). Run in a scratch folder: simdex.kv's writes data.kv."""
     import doctest
     import importlib
+
+    monkeypatch.chdir(tmp_path)
 
     for name in ("simdex", "simdex.bloom", "simdex.kv", "simdex.btree", "simdex.base85", "simdex.primitives"):
         try:
