@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Every test: formatting and lint, the C++ tests at every ISA level this machine has (g++), the
 # per-level symbol check, the same tests under ASan+UBSan (clang 14), a short run of every fuzz
-# target, an install + find_package check, and pytest. Installs what is missing first
-# (scripts/setup.sh); safe to rerun.
+# target, an install + find_package check, and pytest, which must leave no file in the checkout.
+# Installs what is missing first (scripts/setup.sh); safe to rerun.
 #   FUZZ_SECONDS=N (default 10) sets each fuzz target's run time.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
@@ -10,6 +10,11 @@ simdex_setup
 
 JOBS="$(nproc)"
 FUZZ_SECONDS="${FUZZ_SECONDS:-10}"
+
+# Files the run leaves in the checkout (outside ignored build folders) are a bug: a test that
+# writes into the current folder. Compared at the end with what was there before.
+untracked() { git ls-files --others --exclude-standard 2>/dev/null | sort || true; }
+UNTRACKED_BEFORE="$(untracked)"
 
 log "clang-format and ruff"
 git ls-files -z '*.cc' '*.h' | xargs -0 clang-format-14 --dry-run -Werror
@@ -75,3 +80,10 @@ build/install-check/consumer
 
 log "pytest"
 python -m pytest -q python/tests
+
+new_files="$(comm -13 <(printf '%s\n' "$UNTRACKED_BEFORE") <(untracked))"
+if [[ -n "$new_files" ]]; then
+  log "the tests left these files in the checkout:"
+  printf '%s\n' "$new_files"
+  exit 1
+fi
