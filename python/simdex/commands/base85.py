@@ -52,7 +52,12 @@ def _blocks(src, decode: bool):
     newline after an adobe "~>"); whitespace elsewhere goes on, as spaces, in its place."""
     pending = 0  # whitespace read but not passed on
     while True:
-        block = src.read(_CHUNK)
+        try:
+            block = src.read(_CHUNK)
+        except OSError as e:  # name the input (an I/O error of /proc/self/mem said only "[Errno 5]")
+            if e.filename is None:
+                e.filename = getattr(src, "name", None)
+            raise
         if not block:
             return
         if not decode:

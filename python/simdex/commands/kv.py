@@ -39,7 +39,7 @@ def _cmd_stat(args) -> int:
     try:
         db = _open(args.path)
     except kv.KvError as e:
-        print(f"simdex kv: {e}", file=sys.stderr)
+        print(f"simdex kv stat: {args.path}: {e}", file=sys.stderr)
         return 1
     line = _recovery_line(args.path, db.recovery())
     if line:
