@@ -11,12 +11,14 @@
 // --sync none|fsync, --no-scalar, --no-mem-peers.
 #include <absl/container/btree_map.h>
 #include <lmdb.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <xxhash.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -138,7 +140,38 @@ struct store {
   virtual std::uint64_t iterate() = 0;
   virtual std::uint64_t bytes_on_disk() { return 0; }
   virtual std::string shape() { return ""; }
+  virtual std::string file() { return ""; }  // the file it maps (persistent stores)
 };
+
+// How much of this process's map of `path` sits on 2 MiB pages (FilePmdMapped of its Rss, from
+// /proc/self/smaps): the two stores get the same advice, but where the kernel gives a file large
+// folios depends on how its pages were written, and that moves random reads by tens of percent.
+std::string huge_page_share(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) return "unknown (no such file)";
+  std::FILE* f = std::fopen("/proc/self/smaps", "r");
+  if (!f) return "unknown (no /proc/self/smaps)";
+  char line[4096];
+  bool ours = false;
+  std::uint64_t rss = 0, pmd = 0, kb = 0;
+  while (std::fgets(line, sizeof line, f)) {
+    // A mapping's first line: "start-end perms offset dev inode [path]". Matched by inode: a
+    // map made before the file got its name shows the temporary name.
+    unsigned long ino = 0;
+    char dash = 0;
+    if (std::isxdigit(static_cast<unsigned char>(line[0])) &&
+        std::sscanf(line, "%*x%c%*x %*s %*x %*s %lu", &dash, &ino) == 2 && dash == '-') {
+      ours = ino == st.st_ino;
+    } else if (ours && std::sscanf(line, "Rss: %lu kB", &kb) == 1) {
+      rss += kb;
+    } else if (ours && std::sscanf(line, "FilePmdMapped: %lu kB", &kb) == 1) {
+      pmd += kb;
+    }
+  }
+  std::fclose(f);
+  return std::to_string(pmd >> 10) + " of " + std::to_string(rss >> 10) +
+         " MiB resident on 2 MiB pages";
+}
 
 struct kv_store : store {
   std::string path;
@@ -157,6 +190,7 @@ struct kv_store : store {
     std::remove(path.c_str());
     db = kv::database::open(path, kv::options{sync, false, level});
   }
+  std::string file() override { return path; }
   ~kv_store() override {
     tx.reset();
     snap.reset();
@@ -235,26 +269,36 @@ struct lmdb_store : store {
   MDB_txn* txn = nullptr;
   MDB_txn* rtxn = nullptr;
   MDB_cursor* rcur = nullptr;
-  lmdb_store(const std::string& dir, kv::sync_mode sync) {
-    name = "lmdb";
+  // writemap: MDB_WRITEMAP, LMDB's faster write path (pages written through the map, as
+  // simdex writes its own) at the cost of its protection against stray writes.
+  lmdb_store(const std::string& dir, kv::sync_mode sync, bool writemap) {
+    name = writemap ? "lmdb-writemap" : "lmdb";
     int maj, min, pat;
     mdb_version(&maj, &min, &pat);
     version = std::to_string(maj) + "." + std::to_string(min) + "." + std::to_string(pat);
     persistent = true;
-    path = dir + "/lmdb.mdb";
+    path = dir + "/" + name + ".mdb";
     std::remove(path.c_str());
     std::remove((path + "-lock").c_str());
     LMDB_CHECK(mdb_env_create(&env));
     LMDB_CHECK(mdb_env_set_mapsize(env, std::size_t{64} << 30));
     LMDB_CHECK(mdb_env_set_maxreaders(env, 126));
     // sync none: MDB_NOSYNC (commits reach the page cache only, like simdex's none).
-    const unsigned flags = MDB_NOSUBDIR | (sync == kv::sync_mode::none ? MDB_NOSYNC : 0u);
+    const unsigned flags = MDB_NOSUBDIR | (sync == kv::sync_mode::none ? MDB_NOSYNC : 0u) |
+                           (writemap ? MDB_WRITEMAP : 0u);
     LMDB_CHECK(mdb_env_open(env, path.c_str(), flags, 0644));
+    // The advice simdex gives its own map (src/kv/store.cc, advise_map): 2 MiB pages under sync
+    // none, no readahead under fsync. LMDB gives none of its own by default.
+    MDB_envinfo info;
+    LMDB_CHECK(mdb_env_info(env, &info));
+    madvise(info.me_mapaddr, info.me_mapsize,
+            sync == kv::sync_mode::none ? MADV_HUGEPAGE : MADV_RANDOM);
     MDB_txn* t;
     LMDB_CHECK(mdb_txn_begin(env, nullptr, 0, &t));
     LMDB_CHECK(mdb_dbi_open(t, nullptr, 0, &dbi));
     LMDB_CHECK(mdb_txn_commit(t));
   }
+  std::string file() override { return path; }
   ~lmdb_store() override {
     close_read();
     if (txn) mdb_txn_abort(txn);
@@ -425,7 +469,8 @@ struct driver {
     v.push_back(std::make_unique<kv_store>(dir, cfg.sync, std::nullopt, "simdex"));
     if (cfg.scalar)
       v.push_back(std::make_unique<kv_store>(dir, cfg.sync, isa::scalar, "simdex-scalar"));
-    v.push_back(std::make_unique<lmdb_store>(dir, cfg.sync));
+    v.push_back(std::make_unique<lmdb_store>(dir, cfg.sync, false));
+    v.push_back(std::make_unique<lmdb_store>(dir, cfg.sync, true));
     if (cfg.mem_peers) {
       v.push_back(std::make_unique<map_store<absl::btree_map<std::string, std::string>>>(
           "absl::btree_map"));
@@ -474,22 +519,30 @@ struct driver {
     }
     params base{{"gen", gn}, {"keys", static_cast<std::int64_t>(n)}};
     // Commit every 1 and every 100 operations (persistent stores only).
+    // The keys go in as repetitions, the stores taking turns, so each rate is a median.
     if (g == gen::rand && wants("insert/commit-every")) {
+      const auto reps = static_cast<std::uint64_t>(s.opts().repetitions());
       for (std::uint64_t every : {std::uint64_t{1}, std::uint64_t{100}}) {
         const std::uint64_t cnt =
             every == 1 ? std::min<std::uint64_t>(cfg.items / 10, 100000) : cfg.items / 2;
-        for (auto& st : stores) {
-          if (!st->persistent) continue;
-          const double rate = insert(*st, g, n, n + cnt, every);
+        const std::uint64_t parts = std::max<std::uint64_t>(std::min(reps, cnt), 1);
+        const std::uint64_t part = cnt / parts, used = part * parts;
+        std::vector<std::vector<double>> rates(stores.size());
+        for (std::uint64_t j = 0; j < parts; ++j)
+          for (std::size_t i = 0; i < stores.size(); ++i)
+            if (stores[i]->persistent)
+              rates[i].push_back(insert(*stores[i], g, n + j * part, n + (j + 1) * part, every));
+        for (std::size_t i = 0; i < stores.size(); ++i) {
+          if (!stores[i]->persistent) continue;
           params p = base;
           p.push_back({"commit_every", static_cast<std::int64_t>(every)});
-          p.push_back({"ops", static_cast<std::int64_t>(cnt)});
-          rec("insert/commit-every", p, *st, "Mops/s", {rate});
+          p.push_back({"ops", static_cast<std::int64_t>(used)});
+          rec("insert/commit-every", p, *stores[i], "Mops/s", std::move(rates[i]));
         }
         // Keep every store at the same key set.
         for (auto& st : stores)
-          if (!st->persistent) insert(*st, g, n, n + cnt, 0);
-        n += cnt;
+          if (!st->persistent) insert(*st, g, n, n + used, 0);
+        n += used;
       }
     }
     base = params{{"gen", gn}, {"keys", static_cast<std::int64_t>(n)}};
@@ -508,6 +561,10 @@ struct driver {
       }
     }
     reads(g, stores, n, base);
+    for (auto& st : stores)
+      if (!st->file().empty())
+        s.note(gn + " " + st->name + " file map after the reads at " + std::to_string(n) +
+               " keys: " + huge_page_share(st->file()));
     if (g == gen::rand) {
       const char* conc[] = {"concurrent/reader-alone", "concurrent/reader-with-writer",
                             "concurrent/reader-alone-wall", "concurrent/reader-with-writer-wall",

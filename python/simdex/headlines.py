@@ -169,7 +169,9 @@ def headline(component: str, doc: dict, spec: dict, machine: Optional[dict]) -> 
     any_r = next(iter(row.values()))
     unit, better = any_r["unit"], any_r["better"]
     ours = [r for c, r in row.items() if role(c) == "simdex"]
-    pick = spec.get("simdex") or dispatched(row, doc.get("environment", {}).get("isa_active"))
+    pick = spec.get("simdex")
+    if pick not in row:  # none named, or not in this run (a peer-matched contender without its peer)
+        pick = dispatched(row, doc.get("environment", {}).get("isa_active"))
     me = row.get(pick) if pick else _best(ours, better)
     if me is None or not me.get("median"):
         return None

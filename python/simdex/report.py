@@ -375,8 +375,16 @@ def md_table(head: list[str], rows: list[list[str]]) -> str:
 # --- the summary at the top ------------------------------------------------------------------
 
 SUMMARY_HEAD = ["component", "workload", "params", "simdex", "best peer", "ratio", "machine limit"]
-SUMMARY_NOTE = ("ratio > 1: simdex is better than the best peer in that row (same run, same inputs); "
+SUMMARY_NOTE = ("ratio > 1: simdex is better than the best of the peers its component compares that "
+                "headline with (same run, same inputs; every contender is in the component's tables); "
                 "where a row has no peer the comparison is with its reference, marked (reference).")
+
+
+def summary_note(docs: list[dict]) -> str:
+    """SUMMARY_NOTE, then what each component compares its headlines with (HEADLINE_NOTE)."""
+    notes = [f"{d['component']}: {n}" for d in docs
+             if isinstance(n := headlines.declared(d["component"], "HEADLINE_NOTE"), str)]
+    return " ".join([SUMMARY_NOTE, *notes])
 
 
 def _figure(f: headlines.Figure, unit: str = "") -> str:
@@ -505,7 +513,7 @@ def render_markdown(docs: list[dict], plot_files: dict[str, list[str]] | None = 
     parts = ["# simdex benchmark report", ""]
     heads = headlines.headlines(docs)
     if heads:
-        parts += ["## Summary", "", SUMMARY_NOTE, "", md_table(SUMMARY_HEAD, summary_rows(heads)), ""]
+        parts += ["## Summary", "", summary_note(docs), "", md_table(SUMMARY_HEAD, summary_rows(heads)), ""]
         parts += [f"![simdex against the best peer]({p})" for p in plot_files.get("", [])] + [""]
     parts += ["## Environment", "", md_table(["", ""], [[k, v] for k, v in env_rows(first, docs)])]
     parts += ["", "Medians of interleaved repetitions; `~` marks a noisy figure (max/min > 1.5); "
@@ -553,7 +561,7 @@ def render_html(docs: list[dict], *, sources: dict | None = None) -> str:
              "</style></head><body><h1>simdex benchmark report</h1>"]
     heads = headlines.headlines(docs)
     if heads:
-        parts += ["<h2>Summary</h2>", f"<p>{html.escape(SUMMARY_NOTE)}</p>", html_table(SUMMARY_HEAD, summary_rows(heads)),
+        parts += ["<h2>Summary</h2>", f"<p>{html.escape(summary_note(docs))}</p>", html_table(SUMMARY_HEAD, summary_rows(heads)),
                   summary_chart(heads)]
     parts += ["<h2>Environment</h2>", html_table(["", ""], [[k, v] for k, v in env_rows(docs[0], docs)])]
     parts.append("<p>Medians of interleaved repetitions; ~ marks a noisy figure (max/min &gt; 1.5); (N×) is the ratio "
@@ -598,7 +606,7 @@ def readme_block(docs: list[dict], command: str) -> str:
     lines = [README_BEGIN, "",
              f"Measured {docs[0].get('started', '?')[:10]} on {e.get('cpu_model', '?')} ({e.get('cores', '?')} cores, "
              f"{'KVM guest, ' if e.get('hypervisor') else ''}THP {e.get('thp', '?')}), {commit}, "
-             f"by `{command}` ({docs[0].get('mode', '?')} mode); medians, `~` noisy; {SUMMARY_NOTE}", "",
+             f"by `{command}` ({docs[0].get('mode', '?')} mode); medians, `~` noisy; {summary_note(docs)}", "",
              md_table(SUMMARY_HEAD, summary_rows(headlines.headlines(docs))), "", README_END]
     return "\n".join(lines)
 

@@ -306,6 +306,9 @@ if __name__ == "__main__":
 
 _U64 = {"key": "u64", "keys": "sparse", "pages": "2m"}
 _NATIVE_PEERS = ["absl::btree_set", "std::set", "JudyL"]
+HEADLINE_NOTE = ("ordered indexes: absl::btree_set, std::set and JudyL (Python: sortedcontainers.SortedSet); "
+                 "absl::flat_hash_set and a sorted vector, in the tables, answer membership without order "
+                 "or take no inserts, and are not in the summary.")
 HEADLINES = [
     {"workload": w, "params": _U64, "simdex": "simdex::btree_set", "peers": _NATIVE_PEERS, "limit": "dram"}
     for w in ("contains_hit", "contains_miss", "lower_bound", "rand_insert", "rand_delete", "seq_insert")

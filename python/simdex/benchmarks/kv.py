@@ -14,6 +14,8 @@ ME, PEER, SCALAR = "simdex", "lmdb", "simdex-scalar"
 # The report's summary rows: XXH3 keys, simdex against LMDB only (absl::btree_map and std::map
 # are in-memory speed limits without persistence or snapshots, not peers).
 _RAND = {"gen": "rand"}
+HEADLINE_NOTE = ("LMDB, the persistent store; absl::btree_map and std::map, in the tables, keep nothing "
+                 "on disk and are speed limits, not peers.")
 HEADLINES = [
     {"workload": w, "params": {**_RAND, **extra}, "simdex": ME, "peers": [PEER], **({"limit": limit} if limit else {})}
     for w, extra, limit in [
