@@ -228,3 +228,27 @@ def test_probe_checks_every_value_before_answering(tmp_path):
     assert r.stdout == ""  # no answers for the values before the bad one
     r = _cli("probe", out, "1", "3")
     assert r.returncode == 0 and r.stdout.splitlines() == ["1\tmaybe", "3\tabsent"]
+
+
+def test_build_to_stdout_and_its_usage_errors(tmp_path):
+    """`build -o -` wrote a file named "-"; it now writes the filter to stdout (the summary to
+    stderr). A bad --bytes or --fpp is a usage error (exit 2) before any input is read."""
+    r = subprocess.run([sys.executable, "-m", "simdex", "bloom", "build", "--type", "INT64", "-o", "-"],
+                       input=b"1\n2\n3\n", capture_output=True, cwd=tmp_path, timeout=60)
+    assert r.returncode == 0 and not (tmp_path / "-").exists(), r.stderr
+    assert b"wrote stdout" in r.stderr
+    (tmp_path / "f.bloom").write_bytes(r.stdout)
+    p = _cli("probe", tmp_path / "f.bloom", "2", "999999")
+    assert p.returncode == 0 and p.stdout.split("\n")[0].endswith("maybe"), p.stderr
+    for opt in (["--bytes", "48"], ["--bytes", str(1 << 28)], ["--fpp", "1.5"], ["--fpp", "0"]):
+        r = _cli("build", "--type", "INT64", *opt, "-o", tmp_path / "g.bloom", stdin="1\n")
+        assert r.returncode == 2 and "Traceback" not in r.stderr and opt[0] in r.stderr, (opt, r.stderr)
+        assert not (tmp_path / "g.bloom").exists()
+
+
+def test_lookup_csv_by_any_case_of_the_extension(plain, tmp_path):
+    """`lookup -o rows.CSV` wrote Parquet: only a lower-case .csv chose CSV."""
+    out = tmp_path / "rows.CSV"
+    r = _cli("lookup", plain, "--column", "id", "--value", "7", "-o", out)
+    assert r.returncode == 0, r.stderr
+    assert out.read_text().splitlines()[0].replace('"', "").startswith("id")

@@ -137,7 +137,7 @@ def _write_rows(table, output: str) -> None:
     with _naming(output):
         o = Output(output)
     try:
-        if output.endswith(".csv"):
+        if output.lower().endswith(".csv"):
             import pyarrow.csv as pcsv
 
             write = pcsv.write_csv

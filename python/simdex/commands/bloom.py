@@ -48,8 +48,16 @@ def _cmd_build(args) -> int:
     from .._output import Output, write_all
     from ..bloom import BloomFilter
 
+    # Usage errors before any input is read: exit 2, as for the other bad options.
+    bad = None
     if args.ndv is not None and args.ndv < 1:  # as `bloom add` refuses it (0 gave a saturated filter)
-        print(f"simdex bloom: ndv must be at least 1, got {args.ndv}", file=sys.stderr)
+        bad = f"ndv must be at least 1, got {args.ndv}"
+    elif args.bytes is not None and not (32 <= args.bytes <= 1 << 27 and args.bytes & (args.bytes - 1) == 0):
+        bad = f"--bytes must be a power of two in [32, 134217728], got {args.bytes}"
+    elif not 0.0 < args.fpp < 1.0:
+        bad = f"--fpp must be in (0, 1), got {args.fpp}"
+    if bad:
+        print(f"simdex bloom: {bad}", file=sys.stderr)
         return 2
     src = open(args.input, "rb") if args.input != "-" else sys.stdin.buffer
     with src:
@@ -72,6 +80,13 @@ def _cmd_build(args) -> int:
     if values:
         f.insert_hashes(hash_values(values, args.type, args.logical_type or "", args.type_length)[0])
     data = _with_type_note(f, args)
+    summary = (f"{f.num_bytes} bytes, {len(values)} values, fill {f.fill():.4f}, "
+               f"estimated FPP {f.estimated_fpp():.3g}")
+    if args.output == "-":  # the filter on stdout (it wrote a file named "-"); the summary aside
+        write_all(sys.stdout.buffer, data)
+        sys.stdout.buffer.flush()
+        print(f"wrote stdout: {summary}", file=sys.stderr)
+        return 0
     # A regular file appears only complete (simdex._output: written beside it, renamed at the
     # end): a failed write leaves no truncated filter, and an old one as it was.
     with _naming(args.output):
@@ -82,8 +97,7 @@ def _cmd_build(args) -> int:
             out.commit()
     finally:
         out.discard()
-    print(f"wrote {args.output}: {f.num_bytes} bytes, {len(values)} values, fill {f.fill():.4f}, "
-          f"estimated FPP {f.estimated_fpp():.3g}")
+    print(f"wrote {args.output}: {summary}")
     return 0
 
 
@@ -280,7 +294,7 @@ def register(subparsers) -> None:
     b = sub.add_parser("build", help="build a filter from values, one per line")
     typed(b)
     b.add_argument("-i", "--input", default="-", help="values file (default: stdin)")
-    b.add_argument("-o", "--output", required=True, help="filter file to write (header + bitset)")
+    b.add_argument("-o", "--output", required=True, help="filter file to write (header + bitset); - for stdout")
     g = b.add_mutually_exclusive_group()
     g.add_argument("--bytes", type=int, help="bitset size: a power of two in [32, 134217728]")
     g.add_argument("--ndv", type=int, help="expected distinct values (default: the distinct input values)")
