@@ -280,7 +280,7 @@ def test_cli_build_probe(tmp_path):
     r = _cli("probe", str(out), "--type", "INT64", "x")
     assert r.returncode == 1 and "not a valid INT64" in r.stderr
     r = _cli("build", "--type", "INT32", "--bytes", "100", "-o", str(out), stdin="")
-    assert r.returncode == 1 and "power of two" in r.stderr
+    assert r.returncode == 2 and "power of two" in r.stderr  # a usage error, before any input
 
 
 def test_one_filter_from_several_threads(tmp_path):
