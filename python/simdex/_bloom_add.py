@@ -14,7 +14,6 @@ import contextlib
 import os
 import stat
 import struct
-import tempfile
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -223,55 +222,27 @@ def _naming(path: str, tmp: str | None = None, *, every: bool = False):
 
 @contextlib.contextmanager
 def _parquet_output(out: str, src):
-    """The file to write ``out`` through, by simdex._output's rules. A regular file, or a name not
-    taken yet, is staged: a temporary file beside it (beside a symlink's target: the link stays)
-    that on success is synced, must parse as Parquet and then replaces it (with ``src``'s
-    permissions); on any failure it is removed and ``out`` is left as it was. A device or a
-    FIFO is written in place (renaming over it would replace it with a file); a directory is
-    refused. Errors name ``out``, never the temporary file."""
+    """The file to write ``out`` through, by simdex._output's rules (staged beside it, or beside
+    a symlink's target, renamed only complete; a device or FIFO written in place; a directory
+    refused). A staged file also gets ``src``'s permissions, is synced, and must parse as
+    Parquet before it replaces anything. Errors name ``out``, never the temporary file."""
     from ._output import Output
 
-    try:
-        staged = stat.S_ISREG(os.stat(out).st_mode)
-    except FileNotFoundError:
-        staged = True
-    except OSError:
-        staged = False
-    if not staged:
-        with _naming(out):
-            o = Output(out)  # refuses a directory; opens anything else in place
+    def reads_back(tmp: str) -> None:
         try:
-            yield o.file
-            with _naming(out):
-                o.commit()  # the last buffered bytes: a write error surfaces here
-        finally:
-            o.discard()
-        return
-    target = os.path.realpath(out)
-    with _naming(out, every=True):  # its error names the temporary file
-        fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(target) + ".", suffix=".simdex-tmp",
-                                   dir=os.path.dirname(target))
+            _native.ParquetFile(tmp, [], None, True)
+        except ValueError as e:
+            raise ValueError(f"{out}: the new file does not read back ({str(e).replace(tmp, out)}); "
+                             "nothing was replaced") from None
+
+    with _naming(out, every=True):
+        o = Output(out, mode=stat.S_IMODE(os.fstat(src.fileno()).st_mode), sync=True, check=reads_back)
     try:
-        with os.fdopen(fd, "wb") as dst:
-            yield dst
-            with _naming(out, tmp):
-                dst.flush()
-                os.fsync(dst.fileno())
-        with _naming(out, tmp):
-            os.chmod(tmp, stat.S_IMODE(os.fstat(src.fileno()).st_mode))
-            # The new file must parse before it replaces anything.
-            try:
-                _native.ParquetFile(tmp, [], None, True)
-            except ValueError as e:
-                raise ValueError(f"{out}: the new file does not read back ({str(e).replace(tmp, out)}); "
-                                 "nothing was replaced") from None
-            os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+        yield o.file
+        with _naming(out, o.temporary):
+            o.commit()  # the last buffered bytes: a write error surfaces here
+    finally:
+        o.discard()
 
 
 def _copy_and_sync(src, dst, n: int, name: str) -> None:

@@ -7,6 +7,10 @@ as it was; a symlink's target is replaced, the link stays. Anything else (/dev/n
 FIFO, a device) is written in place: renaming over it would replace the device with a file.
 ``discard()`` (safe after ``commit()``) closes and removes the temporary file. As a context
 manager it commits when the block ends normally and discards otherwise.
+
+For a staged file: ``mode`` sets its permissions (default: the old file's, else 0666 less the
+umask), ``sync`` puts it on disk before the rename, and ``check(temporary_path)`` may raise to
+refuse it before it replaces anything.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ import tempfile
 
 
 class Output:
-    def __init__(self, path, *, suffix: str = ""):
+    def __init__(self, path, *, mode: int | None = None, sync: bool = False, check=None):
         path = os.fspath(path)
         self.path = path
         try:
@@ -35,18 +39,30 @@ class Output:
             return
         target = os.path.realpath(path)
         try:
-            fd, self._tmp = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.", suffix=".simdex-tmp" + suffix,
+            fd, self._tmp = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.", suffix=".simdex-tmp",
                                              dir=os.path.dirname(target))
         except OSError as e:  # name the user's path, not the temporary one
             raise OSError(e.errno, e.strerror, path) from None
         self._target = target
-        self._mode = stat.S_IMODE(st.st_mode) if st is not None else 0o666 & ~umask()
+        if mode is None:
+            mode = stat.S_IMODE(st.st_mode) if st is not None else 0o666 & ~umask()
+        self._mode, self._sync, self._check = mode, sync, check
         self.file = os.fdopen(fd, "wb")
 
+    @property
+    def temporary(self) -> str | None:
+        """The staged file's temporary name (None when written in place, or once renamed)."""
+        return self._tmp
+
     def commit(self) -> None:
+        if self._tmp is not None and self._sync:
+            self.file.flush()
+            os.fsync(self.file.fileno())
         self.file.close()  # a write error of the last buffered bytes surfaces here
         if self._tmp is not None:
             os.chmod(self._tmp, self._mode)
+            if self._check is not None:
+                self._check(self._tmp)
             os.replace(self._tmp, self._target)
             self._tmp = None
 

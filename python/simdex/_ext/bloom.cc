@@ -9,6 +9,8 @@
 #include <nanobind/stl/vector.h>
 
 #include <algorithm>
+#include <array>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <shared_mutex>
@@ -211,28 +213,61 @@ std::shared_mutex& stripe(const filter* f) {
 
 class filter_guard {
  public:
+  filter_guard(std::initializer_list<const filter*> shared, const filter* alone = nullptr) {
+    lock(shared.begin(), shared.end(), alone);
+  }
   explicit filter_guard(const std::vector<const filter*>& shared, const filter* alone = nullptr) {
-    locks_.reserve(shared.size() + 1);
-    if (alone) locks_.push_back({&stripe(alone), true});
-    for (const filter* f : shared) locks_.push_back({&stripe(f), false});
-    std::stable_sort(locks_.begin(), locks_.end(),
-                     [](const auto& a, const auto& b) { return a.first < b.first; });
-    // One entry per lock; the exclusive one (first of its run) wins.
-    locks_.erase(std::unique(locks_.begin(), locks_.end(),
-                             [](const auto& a, const auto& b) { return a.first == b.first; }),
-                 locks_.end());
-    for (auto& [m, alone_] : locks_) alone_ ? m->lock() : m->lock_shared();
+    lock(shared.data(), shared.data() + shared.size(), alone);
   }
   ~filter_guard() {
-    for (auto it = locks_.rbegin(); it != locks_.rend(); ++it)
-      it->second ? it->first->unlock() : it->first->unlock_shared();
+    while (end_ != begin_) {
+      --end_;
+      end_->alone ? end_->m->unlock() : end_->m->unlock_shared();
+    }
   }
   filter_guard(const filter_guard&) = delete;
   filter_guard& operator=(const filter_guard&) = delete;
 
  private:
-  std::vector<std::pair<std::shared_mutex*, bool>> locks_;
+  struct entry {
+    std::shared_mutex* m;
+    bool alone;
+  };
+  void lock(const filter* const* first, const filter* const* last, const filter* alone) {
+    // A probe or an insert (one or two filters) allocates nothing; many filters use the heap.
+    const std::size_t n = static_cast<std::size_t>(last - first) + (alone != nullptr);
+    if (n > small_.size()) big_.resize(n);
+    begin_ = n > small_.size() ? big_.data() : small_.data();
+    end_ = begin_;
+    if (alone) *end_++ = {&stripe(alone), true};
+    for (; first != last; ++first) *end_++ = {&stripe(*first), false};
+    std::stable_sort(begin_, end_, [](const entry& a, const entry& b) { return a.m < b.m; });
+    // One entry per lock; the exclusive one (first of its run) wins.
+    end_ = std::unique(begin_, end_, [](const entry& a, const entry& b) { return a.m == b.m; });
+    for (entry* e = begin_; e != end_; ++e) e->alone ? e->m->lock() : e->m->lock_shared();
+  }
+  std::array<entry, 3> small_;
+  std::vector<entry> big_;
+  entry* begin_;
+  entry* end_;
 };
+
+// A member of filter bound with the filter held alone (it rewrites the bitset) or shared (it
+// reads it), with the member's own parameter types.
+template <class R, class... A, bool NE>
+auto alone(R (filter::*m)(A...) noexcept(NE)) {
+  return [m](filter& f, A... a) {
+    filter_guard g({}, &f);
+    return (f.*m)(a...);
+  };
+}
+template <class R, class... A, bool NE>
+auto shared(R (filter::*m)(A...) const noexcept(NE)) {
+  return [m](const filter& f, A... a) {
+    filter_guard g({&f});
+    return (f.*m)(a...);
+  };
+}
 
 }  // namespace
 
@@ -344,35 +379,11 @@ void bind_bloom(nb::module_& m) {
             f.merge(other);
           },
           nb::arg("other"))
-      .def(
-          "fold",
-          [](filter& f, unsigned k) {
-            filter_guard g({}, &f);
-            f.fold(k);
-          },
-          nb::arg("k"))
-      .def(
-          "fold_to_fpp",
-          [](filter& f, double target) {
-            filter_guard g({}, &f);
-            return f.fold_to_fpp(target);
-          },
-          nb::arg("target_fpp"))
-      .def("fill",
-           [](filter& f) {
-             filter_guard g({&f});
-             return f.fill();
-           })
-      .def("popcount",
-           [](const filter& f) {
-             filter_guard g({&f}, {});
-             return f.popcount();
-           })
-      .def("estimated_fpp",
-           [](const filter& f) {
-             filter_guard g({&f}, {});
-             return f.estimated_fpp();
-           })
+      .def("fold", alone(&filter::fold), nb::arg("k"))
+      .def("fold_to_fpp", alone(&filter::fold_to_fpp), nb::arg("target_fpp"))
+      .def("fill", shared(&filter::fill))
+      .def("popcount", shared(&filter::popcount))
+      .def("estimated_fpp", shared(&filter::estimated_fpp))
       .def("copy",
            [](const filter& f) {
              filter_guard g({&f}, {});

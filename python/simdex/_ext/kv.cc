@@ -137,6 +137,7 @@ std::unordered_map<const void*, int> g_calls;  // object -> calls in flight (-1:
 // Before a call that keeps the GIL: refused while a call runs on the object alone (`ending`,
 // a call that ends the object: while any call runs on it).
 void check_idle(const void* o, bool ending = false) {
+  if (g_calls.empty()) return;  // the usual case: a get() pays no hash lookup
   auto it = g_calls.find(o);
   if (it != g_calls.end() && (ending || it->second < 0)) refuse_busy();
 }
