@@ -631,6 +631,35 @@ def test_calls_from_several_threads_never_crash():
     db.close()
 
 
+def test_cursor_refuses_while_its_transaction_is_in_a_call():
+    """A transaction's cursor moved while another thread's commit (or validate) of the same
+    transaction ran without the GIL: its staleness check could pass just before the commit
+    began changing the nodes it reads. It is now refused with busy, as the transaction's own
+    calls are (audit of 2026-11-28)."""
+    db = kv.open()
+    tx = db.write()
+    tx.bulk_load((b"%08d" % i, b"v" * 16) for i in range(300_000))
+    c = tx.cursor()
+    assert c.first()
+    refused = False
+    for _ in range(10):  # validate walks 300,000 keys: the cursor call lands inside it
+        t = threading.Thread(target=tx.validate)
+        t.start()
+        time.sleep(0.005)
+        try:
+            c.next()
+        except kv.KvError as e:
+            assert e.kind == "busy"
+            refused = True
+        t.join()
+        if refused:
+            break
+    assert refused
+    assert c.next() and c.valid  # idle again: the cursor moves on
+    tx.abort()
+    db.close()
+
+
 def test_file_names_that_are_not_utf8(tmp_path):
     """A name that is not UTF-8 (os.listdir and argv give it escaped) raised TypeError from the
     native open; it now opens as the bytes it is, from Python and from the CLI."""

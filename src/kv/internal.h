@@ -184,6 +184,8 @@ class allocator {
   std::uint32_t fitting_bin(std::uint32_t units) const;
   bool take_free(std::uint32_t units, std::uint32_t& off);
   void coalesce();
+  // The contents: extents (offset << 32 | units) sorted by offset and merged, below `hwm`.
+  void refill(const std::vector<std::uint64_t>& sorted, std::uint64_t hwm);
 };
 
 // Free space rebuilt at open from the persisted list and log: extents merged as they come, so
@@ -217,6 +219,9 @@ struct db_impl {
   std::mutex mu;  // committed state and the reader table
   std::condition_variable cv;
   bool writer = false;
+  // Set when a commit published in memory could not be written to the file (a failed sync, say):
+  // what the file holds is unknown, so no write is taken until the database is reopened.
+  std::string failed;
   std::thread::id writer_thread;  // the thread that opened the write transaction, while one is
   std::uint64_t seq = 0;
   std::vector<tree_info> trees;

@@ -303,6 +303,13 @@ void write_free_space(db_impl& db, std::uint64_t id, std::uint64_t seq) {
   db.freelog.push_back(ref);
 }
 
+// With db.mu held.
+void refuse_if_failed(const db_impl& db) {
+  if (!db.failed.empty())
+    throw error(error_kind::io, "an earlier commit could not be written to " + db.path + " (" +
+                                    db.failed + "); the database takes no more writes: reopen it");
+}
+
 void sync_file(db_impl& db) {
   if (fdatasync(db.fd) != 0) fail_errno("fdatasync", db.path);
 }
@@ -602,16 +609,31 @@ void write_tx::commit() {
     db.seq = seq;
     db.publish_space_locked();  // a snapshot of this state reads figures that cover it
   }
+  auto end = [&] {
+    t.clock->level = 0;  // ended
+    t.clock->depth = 0;
+    release_writer(db);
+    detach();
+  };
   if (!db.memory) {
-    write_free_space(db, t.base(), seq);
-    if (db.sync == sync_mode::fsync) sync_file(db);
-    write_meta(db);
-    if (db.sync == sync_mode::fsync) sync_file(db);
+    try {
+      write_free_space(db, t.base(), seq);
+      if (db.sync == sync_mode::fsync) sync_file(db);
+      write_meta(db);
+      if (db.sync == sync_mode::fsync) sync_file(db);
+    } catch (const std::exception& e) {
+      // The trees are published: undoing the level now would free live nodes. The commit stays
+      // in memory, and since the file's state is unknown (after a failed fdatasync the kernel
+      // may drop the dirty pages), later writes are refused until the database is reopened.
+      {
+        std::lock_guard<std::mutex> g(db.mu);
+        db.failed = e.what();
+      }
+      end();
+      throw;
+    }
   }
-  t.clock->level = 0;  // ended
-  t.clock->depth = 0;
-  release_writer(db);
-  detach();
+  end();
 }
 
 void txn_state::undo_level() noexcept {
@@ -837,6 +859,20 @@ void lock_file(const db_impl& db, bool read_only) {
   fail_errno("flock", db.path);
 }
 
+// Makes a name just linked or renamed in path's directory survive a power loss: until the
+// directory is synced, the disk may still hold the old entry (POSIX; fdatasync of the file does
+// not cover its name). Best effort, as a directory that cannot be opened read-only is left as it
+// is.
+void sync_dir_of(const std::string& path) {
+  const std::size_t slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash + 1);
+  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd >= 0) {
+    ::fsync(dfd);
+    ::close(dfd);
+  }
+}
+
 // A new database appears under its name only complete: its two meta pages are written and synced
 // under a temporary name first, then linked into place (or renamed over an empty file), so a
 // process killed while creating leaves either no database or a valid empty one.
@@ -870,14 +906,7 @@ int create_file(db_impl& db, const std::string& path, bool replace_empty) {
     errno = err;
     fail_errno("create", path);
   }
-  // The new name must survive a crash too.
-  const std::size_t slash = path.rfind('/');
-  const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash + 1);
-  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd >= 0) {
-    ::fsync(dfd);
-    ::close(dfd);
-  }
+  sync_dir_of(path);  // the new name must survive a crash too
   db.alloc.logging = true;
   return 0;
 }
@@ -1080,6 +1109,7 @@ write_tx database::write(std::string_view tree) {
                   "this thread already has a write transaction open on the database; commit or "
                   "abort it first (or nest one with sub())");
     db.cv.wait(g, [&] { return !db.writer; });
+    refuse_if_failed(db);
     const int i = db.tree_index(tree);
     if (i < 0 && db.trees.size() >= kMaxTrees)
       throw error(error_kind::invalid_argument,
@@ -1169,6 +1199,10 @@ void database::compact() {
   if (db_.use_count() != 1)
     throw error(error_kind::busy, "compact needs no open snapshot or transaction");
   if (db.read_only) throw error(error_kind::read_only, "database was opened read-only");
+  {
+    std::lock_guard<std::mutex> g(db.mu);
+    refuse_if_failed(db);
+  }
   database fresh;
   std::string tmp;
   if (db.memory) {
@@ -1197,6 +1231,9 @@ void database::compact() {
     const options o{db.sync, false, std::nullopt};
     fresh.close();
     if (::rename(tmp.c_str(), path.c_str()) != 0) fail_errno("rename", tmp);
+    // Before the reopened file takes commits: without it a power loss could leave the old file
+    // under the name, and with it lose every commit made since (found by the power-loss test).
+    sync_dir_of(path);
     db_.reset();
     *this = open(path, o);
   } else {

@@ -173,6 +173,21 @@ class released_call {
   std::optional<nb::gil_scoped_release> rel_;
 };
 
+// A cursor and the snapshot or transaction it reads (kept alive by the binding), checked
+// before every move: the owner's registered calls conflict with the cursor's reads.
+struct py_cursor {
+  cursor c;
+  const void* owner;
+  cursor& at() {
+    check_idle(owner);
+    return c;
+  }
+  const cursor& at() const {
+    check_idle(owner);
+    return c;
+  }
+};
+
 // Snapshots are read side by side; a transaction's calls may change it, so each runs alone.
 template <class T>
 constexpr bool kAlone = std::is_same_v<T, write_tx>;
@@ -258,39 +273,47 @@ void bind_reads(C& cls) {
           "cursor",
           [](const T& v) {
             check_idle(&v);
-            return v.make_cursor();
+            return py_cursor{v.make_cursor(), &v};
           },
           nb::keep_alive<0, 1>());
 }
 
 void bind_cursor(nb::module_& b) {
-  nb::class_<cursor>(b, "Cursor")
-      .def("valid", &cursor::valid)
+  // Each call first checks its owner: a commit or validate running without the GIL may be
+  // changing or walking the nodes the cursor reads, and the cursor's own staleness test could
+  // pass just before such a call began.
+  nb::class_<py_cursor>(b, "Cursor")
+      .def("valid", [](const py_cursor& c) { return c.at().valid(); })
       .def(
           "first",
-          [](cursor& c, std::optional<nb::bytes> p) { return p ? c.first(sv(*p)) : c.first(); },
+          [](py_cursor& c, std::optional<nb::bytes> p) {
+            return p ? c.at().first(sv(*p)) : c.at().first();
+          },
           nb::arg("prefix") = nb::none())
       .def(
           "last",
-          [](cursor& c, std::optional<nb::bytes> p) { return p ? c.last(sv(*p)) : c.last(); },
+          [](py_cursor& c, std::optional<nb::bytes> p) {
+            return p ? c.at().last(sv(*p)) : c.at().last();
+          },
           nb::arg("prefix") = nb::none())
       .def(
-          "seek", [](cursor& c, nb::bytes k) { return c.seek(sv(k)); }, nb::arg("key"))
+          "seek", [](py_cursor& c, nb::bytes k) { return c.at().seek(sv(k)); }, nb::arg("key"))
       .def(
-          "lower_bound", [](cursor& c, nb::bytes k) { return c.lower_bound(sv(k)); },
+          "lower_bound", [](py_cursor& c, nb::bytes k) { return c.at().lower_bound(sv(k)); },
           nb::arg("key"))
       .def(
-          "upper_bound", [](cursor& c, nb::bytes k) { return c.upper_bound(sv(k)); },
+          "upper_bound", [](py_cursor& c, nb::bytes k) { return c.at().upper_bound(sv(k)); },
           nb::arg("key"))
-      .def("next", &cursor::next)
-      .def("prev", &cursor::prev)
-      .def("key", [](const cursor& c) { return as_bytes(c.key()); })
-      .def("value", [](const cursor& c) { return as_bytes(c.value()); })
+      .def("next", [](py_cursor& c) { return c.at().next(); })
+      .def("prev", [](py_cursor& c) { return c.at().prev(); })
+      .def("key", [](const py_cursor& c) { return as_bytes(c.at().key()); })
+      .def("value", [](const py_cursor& c) { return as_bytes(c.at().value()); })
       .def(
           "take",
-          [](cursor& c, std::size_t n, bool forward, std::optional<nb::bytes> stop) {
+          [](py_cursor& pc, std::size_t n, bool forward, std::optional<nb::bytes> stop) {
             // Up to n (key, value) pairs from here on, stopping at `stop` (exclusive bound in
             // the walking direction): one call per chunk instead of three per item.
+            cursor& c = pc.at();
             nb::list out;
             for (std::size_t i = 0; i < n && c.valid(); ++i) {
               const std::string_view k = c.key();
