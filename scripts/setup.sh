@@ -22,6 +22,7 @@ APT_PACKAGES=(
   cargo-web           # base85 peer: base85-simd (skipped when a cargo >= 1.70 is on PATH)
   valgrind            # btree_profile: callgrind markers; cachegrind counts for design work
   ccache              # scripts/wheels.sh: the library compiles once for all Python versions
+  openjdk-17-jdk-headless maven  # bloom interop tests against parquet-java (tests/bloom/parquet-java)
 )
 
 log() { printf '\033[1m[simdex]\033[0m %s\n' "$*" >&2; }
@@ -110,10 +111,26 @@ fetch_sortedcontainers_tests() {
   rm -rf "$tmp"
 }
 
+# parquet-java's side of the bloom filter interop tests (python/tests/test_bloom_parquet_java.py):
+# a small Maven project built into build/parquet-java/ (its jar, and its runtime classpath in
+# lib/), rebuilt only when a source is newer than the jar. The first build fetches parquet-java
+# and a few Hadoop jars from Maven Central into ~/.m2 (about 70 MB with Maven's plugins).
+build_parquet_java() {
+  local src=tests/bloom/parquet-java jar=build/parquet-java/parquet-java-bloom.jar
+  [[ -f $jar && -d ${jar%/*}/lib && -z "$(find "$src" -type f -newer "$jar" -print -quit)" ]] && return 0
+  log "building the parquet-java bloom filter interop tool (Maven)"
+  mkdir -p build
+  if ! mvn -q -B -ntp -f "$src/pom.xml" clean package >build/parquet-java.log 2>&1; then
+    tail -30 build/parquet-java.log >&2
+    log "warning: could not build $jar; its pytest module fails under scripts/test.sh, is skipped elsewhere"
+  fi
+}
+
 simdex_setup() {
   install_apt
   install_venv
   fetch_sortedcontainers_tests
+  build_parquet_java
   install_simdex
   export PATH="$SIMDEX_ROOT/.venv/bin:$PATH"
   [[ -d "$HOME/.cargo/bin" ]] && export PATH="$PATH:$HOME/.cargo/bin"

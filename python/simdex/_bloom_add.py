@@ -157,9 +157,11 @@ def add_filters_file(path: str, columns, out: str, *, fpp: float = 0.01, ndv: in
     def hashes_of(c) -> np.ndarray:
         if not hasattr(local, "reader"):
             local.reader = pq.ParquetFile(path)
-        if c["physical_type"] == "BYTE_ARRAY":
+        if c["physical_type"] in ("BYTE_ARRAY", "INT96"):
             try:
                 # Strings: hashed from the pages where they lie, not decoded into Arrow arrays.
+                # INT96 too: pyarrow decodes it into nanoseconds, wrapping years outside
+                # 1677-2262 into other values (a filter of those would miss the real ones).
                 return _pages.chunk_hashes(fd, local.reader.metadata.row_group(c["row_group"]).column(c["column"]),
                                            local.reader.schema.column(c["column"]).max_definition_level,
                                            local.reader.schema.column(c["column"]).max_repetition_level)

@@ -145,7 +145,8 @@ def _dedupe(values: list) -> list:
     seen, uniq = set(), []
     for v in values:
         try:
-            key = (type(v), struct.pack("<d", v) if isinstance(v, float) else v)
+            # numpy floats too: np.float32(-0.0) == np.float32(0.0) would drop one of them.
+            key = (type(v), struct.pack("<d", v) if isinstance(v, (float, np.floating)) else v)
             if key in seen:
                 continue
             seen.add(key)
@@ -326,8 +327,8 @@ def prune_file(path: str, column: str, values: Values, use_statistics: bool = Tr
     phys, hashes, order, keys = values.typed(t, logical, tl) if len(values.values) else (None, None, None, None)
     n = len(values.values)
     nan_idx = np.flatnonzero(phys.nan) if phys is not None and phys.nan is not None else None
-    # A writer may leave NaN out of its filter (parquet-java does), so no filter can rule out a
-    # chunk for a NaN value, as BloomFilter.check answers "maybe" for it.
+    # NaN has many bit patterns and a filter holds only those its writer hashed, so no filter
+    # can rule out a chunk for a NaN value, as BloomFilter.check answers "maybe" for it.
     nan_hit = nan_idx is not None and len(nan_idx) > 0
 
     survivors: list[int] = []
@@ -350,9 +351,10 @@ def prune_file(path: str, column: str, values: Values, use_statistics: bool = Tr
             if cand is not None and len(cand) == 0 and not null_hit:
                 rep.skipped_by_statistics += 1
                 continue
-        if null_hit or nan_hit or not n or not use_filters or c["bloom_filter_offset"] < 0:
+        has_filter = _values.usable_filter(c)  # not BOOLEAN ones: parquet-java's are empty
+        if null_hit or nan_hit or not n or not use_filters or not has_filter:
             survivors.append(i)
-            if not null_hit and n and c["bloom_filter_offset"] < 0:
+            if not null_hit and n and not has_filter:
                 rep.read_without_filter += 1
             continue
         candidates[i] = cand

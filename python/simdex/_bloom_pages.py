@@ -1,4 +1,5 @@
-"""A flat BYTE_ARRAY column chunk read straight from its pages, for two jobs.
+"""A flat BYTE_ARRAY (or, for hashes, INT96) column chunk read straight from its pages, for
+two jobs.
 
 Decoding a string column into Arrow arrays (dictionary indices resolved, offsets built) costs
 more than anything else adding a filter or a lookup does, and neither needs it:
@@ -10,6 +11,10 @@ more than anything else adding a filter or a lookup does, and neither needs it:
 - **matches** (a lookup): which rows equal one of the keys. The dictionary's entries are matched
   once and each row's index looked up; when no entry is a key, the dictionary-encoded pages are
   not even decompressed.
+
+INT96 chunks are hashed from their pages too (PLAIN 12-byte values and dictionaries of them):
+pyarrow decodes INT96 into nanosecond timestamps, which wrap silently outside 1677-2262, so a
+filter built from its decoded values would miss the values written (year 1, say).
 
 Page headers are parsed natively (``page_headers``), pages decompressed with pyarrow's codecs
 and the values walked natively; none of it holds the GIL for long, so several chunks go at once.
@@ -47,14 +52,15 @@ _COLS = len(_FIELDS)
 
 
 class _Chunk:
-    """One flat BYTE_ARRAY column chunk (pyarrow ColumnChunkMetaData ``meta``) of the open file
-    ``fd``: its bytes, read at once, and its page headers."""
+    """One flat BYTE_ARRAY or INT96 column chunk (pyarrow ColumnChunkMetaData ``meta``) of the
+    open file ``fd``: its bytes, read at once, and its page headers."""
 
-    def __init__(self, fd: int, meta, max_definition_level: int, max_repetition_level: int):
+    def __init__(self, fd: int, meta, max_definition_level: int, max_repetition_level: int,
+                 types=("BYTE_ARRAY",)):
         import pyarrow as pa
 
-        if meta.physical_type != "BYTE_ARRAY" or max_repetition_level != 0 or max_definition_level > 1:
-            raise Unsupported("not a flat BYTE_ARRAY column")
+        if meta.physical_type not in types or max_repetition_level != 0 or max_definition_level > 1:
+            raise Unsupported(f"not a flat {' or '.join(types)} column")
         self.codec = None
         if meta.compression != "UNCOMPRESSED":
             if meta.compression not in _CODECS:
@@ -90,10 +96,21 @@ class _Chunk:
         return defs, _inflate(self.codec if h[_VALUES_COMPRESSED] else None, raw, h[_UNCOMPRESSED] - levels)
 
 
+def _hash_int96(encoding: int, data: np.ndarray, count: int) -> np.ndarray:
+    """XXH64 of `count` PLAIN INT96 values (12 bytes each) at the start of `data`."""
+    if encoding != _PLAIN:
+        raise Unsupported(f"INT96 values in encoding {encoding}")
+    if count * 12 > len(data):
+        raise Unsupported("INT96 values run past their page")
+    return _native.hash_fixed(np.ascontiguousarray(data[:count * 12]).reshape(count, 12))
+
+
 def chunk_hashes(fd: int, meta, max_definition_level: int, max_repetition_level: int) -> np.ndarray:
-    """XXH64 of the values of one BYTE_ARRAY column chunk (pyarrow ColumnChunkMetaData ``meta``)
-    of the open file ``fd``: each dictionary value and each PLAIN value once per occurrence."""
-    chunk = _Chunk(fd, meta, max_definition_level, max_repetition_level)
+    """XXH64 of the values of one BYTE_ARRAY or INT96 column chunk (pyarrow ColumnChunkMetaData
+    ``meta``) of the open file ``fd``: each dictionary value and each PLAIN value once per
+    occurrence."""
+    chunk = _Chunk(fd, meta, max_definition_level, max_repetition_level, ("BYTE_ARRAY", "INT96"))
+    values = _hash_int96 if meta.physical_type == "INT96" else _native.hash_byte_array_values
     parts, have_dict = [], False
     try:
         for h in chunk.pages:
@@ -102,7 +119,7 @@ def chunk_hashes(fd: int, meta, max_definition_level: int, max_repetition_level:
                 if h[_ENCODING] not in (_PLAIN, _PLAIN_DICTIONARY) or have_dict:
                     raise Unsupported("dictionary page")
                 have_dict = True
-                parts.append(_native.hash_byte_array_values(_PLAIN, chunk.body(h), h[_VALUES]))
+                parts.append(values(_PLAIN, chunk.body(h), h[_VALUES]))
             elif kind in (_DATA_PAGE, _DATA_PAGE_V2):
                 if h[_ENCODING] in _DICTIONARY_ENCODINGS and have_dict:
                     continue  # indices into the dictionary, whose values are hashed already
@@ -115,7 +132,7 @@ def chunk_hashes(fd: int, meta, max_definition_level: int, max_repetition_level:
                     data = data[skip:]
                 else:
                     data, want = chunk.v2(h)[1], h[_VALUES] - h[_NULLS]
-                parts.append(_native.hash_byte_array_values(h[_ENCODING], data, want))
+                parts.append(values(h[_ENCODING], data, want))
             # index pages and unknown page types carry no values: skipped
     except ValueError as e:
         raise Unsupported(str(e)) from None

@@ -74,6 +74,14 @@ class _Ns(NamedTuple):
     ns: int
 
 
+def usable_filter(chunk) -> bool:
+    """Whether a column chunk (a footer's chunk dict) has a filter that may answer "absent".
+    Never on a BOOLEAN column: parquet-java writes a filter there but puts no value in it (its
+    writer hashes no booleans, and its reader never asks such a filter), so those filters say
+    "absent" for values that are there; the chunk's statistics tell true from false anyway."""
+    return chunk["bloom_filter_offset"] >= 0 and chunk["physical_type"] != "BOOLEAN"
+
+
 # ---- text (the CLI) ------------------------------------------------------------------------------
 
 _TS_RE = re.compile(r"^(\d{4}-\d{2}-\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?)?"

@@ -185,8 +185,8 @@ class BloomFilter:
     def check(self, values, physical_type=None):
         """True if a value may be present (bool for one value, a bool array for many).
 
-        NaN always answers True: parquet-java leaves NaN out of its filters, so a filter's
-        silence about NaN proves nothing. None raises: nulls are never in a filter."""
+        NaN always answers True: NaN has many bit patterns and a filter holds only those its
+        writer hashed, so a filter's silence about NaN proves nothing. None raises: nulls are never in a filter."""
         one = _values.is_scalar(values)
         h, nan = self._hashes(_as_values(values) if one else values, physical_type)
         out = self._f.check_hashes(h)
@@ -309,7 +309,8 @@ def from_parquet(path, columns=None, row_groups=None) -> dict:
     asked for (lists; None: all, []: none; a column or row group the file lacks raises
     ValueError); chunks that point at the same filter share one (so memory is
     what is used plus the footer; inserting into one of those inserts into all). Each filter
-    carries its column's physical_type, logical_type and type_length. Raises ValueError for a
+    carries its column's physical_type, logical_type and type_length. Filters on BOOLEAN columns
+    are left out (parquet-java's are empty: _bloom_values.usable_filter). Raises ValueError for a
     malformed footer or filter header (with the byte offset; headers are checked here), OSError
     for I/O errors and paths that are not regular files.
     """
@@ -345,6 +346,8 @@ def from_parquet(path, columns=None, row_groups=None) -> dict:
     out: dict = {}
     checked: set = set()
     for i, info in enumerate(footer["chunks"]):
+        if not _values.usable_filter(info):
+            continue  # as a chunk without a filter
         off = info["bloom_filter_offset"]
         if off not in checked:
             file.locate_filter(i)

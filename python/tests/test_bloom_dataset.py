@@ -568,7 +568,7 @@ def _isin_rows(path, column, values) -> int:
 
 
 def test_nan_is_never_ruled_out_by_a_filter_that_left_it_out(tmp_path):
-    """parquet-java leaves NaN out of its filters; BloomFilter.check answers "maybe" for NaN, and
+    """A writer may leave NaN out of its filters; BloomFilter.check answers "maybe" for NaN, and
     prune and lookup must too (they asked the filter and lost the NaN rows)."""
     from simdex.bloom import BloomFilter
 

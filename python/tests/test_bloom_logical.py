@@ -180,7 +180,7 @@ def test_unsigned_full_range(logical_file):
 
 def _splice_bitset(path, column, values):
     """Rewrites a column's filter in place with one holding `values` only, as parquet-java
-    writes float filters (it leaves NaN out)."""
+    writes float filters, with no NaN in them."""
     c = next(c for c in bloom.read_footer(str(path))["chunks"] if c["path"] == column)
     data = bytearray(path.read_bytes())
     old = bloom.from_parquet(path)[0][column]

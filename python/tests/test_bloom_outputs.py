@@ -252,3 +252,21 @@ def test_lookup_csv_by_any_case_of_the_extension(plain, tmp_path):
     r = _cli("lookup", plain, "--column", "id", "--value", "7", "-o", out)
     assert r.returncode == 0, r.stderr
     assert out.read_text().splitlines()[0].replace('"', "").startswith("id")
+
+
+@pytest.mark.skipif(not hasattr(pa, "uuid"), reason="pyarrow without the UUID extension type")
+def test_lookup_csv_writes_uuid_columns_as_text(tmp_path):
+    """pyarrow's CSV writer takes no extension types, so a lookup of a file with a UUID column
+    failed whole with --format csv or -o x.csv ("Unsupported Type"); UUIDs are now written as
+    their canonical text (audit of 2026-11-28)."""
+    import uuid
+
+    path = tmp_path / "u.parquet"
+    ids = [uuid.UUID(int=i * 7919).bytes for i in range(20)]
+    pq.write_table(pa.table({"id": pa.array(ids, pa.uuid()), "x": list(range(20))}), path)
+    want = f'"id","x"\n"{uuid.UUID(int=3 * 7919)}",3\n'
+    r = _cli("lookup", path, "--column", "x", "--value", "3", "--format", "csv")
+    assert r.returncode == 0 and r.stdout == want, r.stderr
+    out = tmp_path / "rows.csv"
+    r = _cli("lookup", path, "--column", "x", "--value", "3", "-o", out)
+    assert r.returncode == 0 and out.read_text() == want, r.stderr

@@ -94,13 +94,32 @@ def cmd_lookup(args) -> int:
     elif args.format == "csv":
         import pyarrow.csv as pcsv
 
-        pcsv.write_csv(table, sys.stdout.buffer)
+        pcsv.write_csv(_csv_ready(table), sys.stdout.buffer)
     else:
         print("\t".join(table.column_names))
         for batch in table.to_batches():
             for row in zip(*(col.to_pylist() for col in batch.columns)):
                 print("\t".join("" if v is None else str(v) for v in row))
     return 0
+
+
+def _csv_ready(table):
+    """The table with its extension-typed columns as pyarrow's CSV writer takes them (it takes
+    none: a UUID column failed the whole lookup): a UUID as its canonical text, any other as
+    its storage type."""
+    import uuid
+
+    import pyarrow as pa
+
+    for i, f in enumerate(table.schema):
+        if not isinstance(f.type, pa.BaseExtensionType):
+            continue
+        storage = pa.chunked_array([c.storage for c in table.column(i).chunks], f.type.storage_type)
+        if f.type.extension_name == "arrow.uuid":
+            storage = pa.array([None if b is None else str(uuid.UUID(bytes=b)) for b in storage.to_pylist()],
+                               pa.string())
+        table = table.set_column(i, f.name, storage)
+    return table
 
 
 def _refuse_input_as_output(output: str, files) -> None:
@@ -140,7 +159,8 @@ def _write_rows(table, output: str) -> None:
         if output.lower().endswith(".csv"):
             import pyarrow.csv as pcsv
 
-            write = pcsv.write_csv
+            def write(t, f):
+                pcsv.write_csv(_csv_ready(t), f)
         else:
             import pyarrow.parquet as pq
 

@@ -32,14 +32,14 @@ def _parse_value(text: str, physical_type: str, type_length=None, logical_type="
 
 
 def _hash_one(value, physical_type, type_length=None, logical_type=""):
-    """(hash, is_nan): NaN is never in a filter (parquet-java leaves it out), so it answers maybe."""
+    """(hash, is_nan): a filter cannot rule NaN out (its bit patterns differ), so it answers maybe."""
     from .._bloom_values import hash_values
 
     h, nan = hash_values([value], physical_type.upper(), logical_type or "", type_length)
     return int(h[0]), bool(nan is not None and nan[0])
 
 
-_NAN_NOTE = "maybe (NaN is never in a bloom filter: parquet-java leaves it out)"
+_NAN_NOTE = "maybe (a bloom filter cannot rule NaN out: NaN has many bit patterns)"
 
 
 def _cmd_build(args) -> int:
@@ -180,6 +180,7 @@ def _cmd_probe(args) -> int:
 
 def _cmd_inspect(args) -> int:
     from .. import bloom
+    from .._bloom_values import usable_filter
 
     if args.value is None:
         # One filter in memory at a time; chunks sharing a filter are read once.
@@ -236,16 +237,20 @@ def _cmd_inspect(args) -> int:
     for i, c in enumerate(chunks):
         off = c["bloom_filter_offset"]
         has = off >= 0
-        if has and off not in verdicts:
+        # A BOOLEAN chunk's filter is never asked: parquet-java writes them empty.
+        usable = usable_filter(c)
+        if usable and off not in verdicts:
             verdicts[off] = not nan and not pf.read_filter(i).check_hash(h)
         # Like DuckDB's parquet_bloom_probe: excludes is true only when a filter rules it out.
         rows.append({"file": str(args.file), "row_group": c["row_group"], "has_filter": has,
-                     "excludes": has and verdicts[off]})
+                     "excludes": usable and verdicts[off]})
     if args.json:
         print(json.dumps(rows, indent=2))
     else:
         if nan:
-            print("note: NaN is never in a bloom filter (parquet-java leaves it out): every row group may hold it")
+            print("note: a bloom filter cannot rule NaN out (NaN has many bit patterns): every row group may hold it")
+        if c0["physical_type"] == "BOOLEAN" and any(r["has_filter"] for r in rows):
+            print("note: filters on BOOLEAN columns are not used (parquet-java writes them empty)")
         for r in rows:
             verdict = "no filter" if not r["has_filter"] else ("excluded" if r["excludes"] else "may be present")
             print(f"row group {r['row_group']}: {verdict}")
