@@ -346,6 +346,14 @@ struct column_chunk_info {
   bool encrypted = false;  // crypto_metadata or encrypted_column_metadata present
 };
 
+// Whether a chunk's filter may be asked at all: not on a BOOLEAN column, where parquet-java
+// writes a filter with no value in it (its writer hashes no booleans and its reader never asks
+// such a filter), so it would answer "absent" for values the chunk holds. probe() and
+// read_filters() treat such a chunk as one without a filter.
+inline bool usable_filter(const column_chunk_info& c) noexcept {
+  return c.type != physical_type::boolean;
+}
+
 struct footer_info {
   std::int64_t num_rows = 0;
   int num_row_groups = 0;
@@ -399,7 +407,8 @@ class parquet_file {
   // the hashes select (runs of nearby blocks in one read), or the whole bitset where that costs
   // fewer reads. out[i * hashes.size() + j] = 1 when chunk i's filter may hold hash j. A chunk
   // whose filter cannot be read (no filter, a malformed header, a range outside the file) gets
-  // 1 for every hash, never 0, and its error text in errors[i] (empty where it was fine).
+  // 1 for every hash, never 0, and its error text in errors[i] (empty where it was fine); so
+  // does a chunk whose filter is not to be used (usable_filter), with no error text.
   struct probe_stats {
     std::uint64_t reads = 0, bytes = 0;  // filter reads and bytes read (headers included)
   };
@@ -440,7 +449,7 @@ struct column_filter {
   column_chunk_info chunk;
   filter bloom;
 };
-// Every column chunk that has a filter, loaded and validated.
+// Every column chunk that has a filter it may use (usable_filter), loaded and validated.
 std::vector<column_filter> read_filters(const std::string& path);
 
 }  // namespace simdex::bloom

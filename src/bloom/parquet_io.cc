@@ -605,8 +605,9 @@ footer_info read_footer(const std::string& path) {
 }
 
 std::vector<column_filter> read_filters(const std::string& path) {
-  parquet_file file(path,
-                    [](const column_chunk_info& c, const void*) { return c.bloom_offset >= 0; });
+  parquet_file file(path, [](const column_chunk_info& c, const void*) {
+    return c.bloom_offset >= 0 && usable_filter(c);
+  });
   std::vector<column_filter> out;
   std::unordered_map<std::int64_t, std::size_t> seen;  // offset -> index in out
   for (const auto& c : file.footer().chunks) {

@@ -47,6 +47,7 @@ parquet_file::probe_stats parquet_file::probe(std::span<const column_chunk_info*
   std::vector<std::uint64_t> idx(nh), order(nh);
   for (std::size_t i = 0; i < chunks.size(); ++i) {
     const column_chunk_info& c = *chunks[i];
+    if (!usable_filter(c)) continue;  // as a chunk without a filter: maybe for every hash
     try {
       const bitset_range r = locate_filter(c);  // one read of up to 256 bytes
       st.reads += 1;

@@ -29,13 +29,16 @@ filter sample_filter(std::size_t bytes, int n) {
 struct filter_file {
   std::vector<std::uint8_t> head, footer;
 };
-filter_file file_with_filter(const std::vector<std::uint8_t>& blob, bool with_length) {
+// One column `x` of physical `type` (Thrift enum: 0 BOOLEAN, 2 INT64) whose filter is `blob`.
+filter_file file_with_filter(const std::vector<std::uint8_t>& blob, bool with_length,
+                             int type = 2) {
   filter_file f{std::vector<std::uint8_t>(4 + blob.size()), {}};
   std::memcpy(f.head.data(), "PAR1", 4);
   std::copy(blob.begin(), blob.end(), f.head.begin() + 4);
   writer w;
-  one_column_schema(w, 2, "x");
+  one_column_schema(w, type, "x");
   open_single_chunk(w, "x");
+  w.i32(1, type);  // ColumnMetaData.type, after path_in_schema (field 3): out of order is valid
   w.i64(14, 4);
   if (with_length) w.i32(15, static_cast<std::int32_t>(blob.size()));
   close_single_chunk(w);
@@ -151,6 +154,28 @@ TEST(BloomParquet, FileMetadataFuzzNoCrash) {
   EXPECT_THROW(parse_file_metadata(deep.data(), deep.size()), parse_error);
   std::vector<std::uint8_t> huge = {0x29, 0xfc, 0xff, 0xff, 0xff, 0xff, 0x0f};
   EXPECT_THROW(parse_file_metadata(huge.data(), huge.size()), parse_error);
+}
+
+// parquet-java writes a filter on a BOOLEAN column with no value in it: asked, it would answer
+// "absent" for values the chunk holds. Such a chunk reads as one without a filter.
+TEST(BloomParquet, BooleanFiltersAreNeverAsked) {
+  filter empty(32);
+  auto [file, footer] = file_with_filter(serialize(empty), true, /*BOOLEAN*/ 0);
+  append_footer(file, footer);
+  const std::string path = ::testing::TempDir() + "/simdex_bloom_boolean.parquet";
+  write_file(path, file);
+  EXPECT_TRUE(read_filters(path).empty());
+  parquet_file pf(path);
+  ASSERT_EQ(pf.footer().chunks.size(), 1u);
+  const column_chunk_info* chunks[] = {&pf.footer().chunks[0]};
+  const std::uint64_t hashes[] = {hash_int32(0), hash_int32(1)};
+  std::uint8_t out[2] = {0, 0};
+  std::vector<std::string> errors;
+  pf.probe(chunks, hashes, out, errors);
+  EXPECT_EQ(out[0], 1);
+  EXPECT_EQ(out[1], 1);
+  EXPECT_EQ(errors[0], "");
+  std::remove(path.c_str());
 }
 
 TEST(BloomParquet, ReadFiltersFromFile) {
