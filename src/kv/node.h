@@ -35,8 +35,14 @@ inline int cmp(const u8* a, std::size_t an, const u8* b, std::size_t bn) {
     if (x != y) return __builtin_bswap64(x) < __builtin_bswap64(y) ? -1 : 1;
   }
   const std::size_t m = std::min(an, bn);
-  const int c = m ? std::memcmp(a, b, m) : 0;
-  if (c) return c;
+  if (m < 8) {
+    // Short suffixes (8-byte keys below the root): a byte loop that usually ends at the first
+    // byte costs less than the call to memcmp, a twentieth of a small transaction's time.
+    for (std::size_t i = 0; i < m; ++i)
+      if (a[i] != b[i]) return a[i] < b[i] ? -1 : 1;
+  } else if (const int c = std::memcmp(a, b, m)) {
+    return c;
+  }
   return an < bn ? -1 : (an > bn ? 1 : 0);
 }
 
