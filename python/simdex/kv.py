@@ -22,6 +22,7 @@ validate, stat, compact, opening, waiting for the writer) run without the GIL.
 
 from __future__ import annotations
 
+import os
 from typing import Iterable, Iterator, Optional
 
 from ._simdex import kv as _native
@@ -119,6 +120,7 @@ class _Reads:
     _v = None
 
     def __getitem__(self, key: bytes) -> bytes:
+        """view[key]: the value of key; KeyError when absent."""
         v = self._v.get(key)
         if v is None:
             raise KeyError(key)
@@ -130,18 +132,22 @@ class _Reads:
         return default if v is None else v
 
     def __contains__(self, key: bytes) -> bool:
+        """key in view."""
         return self._v.contains(key)
 
     def __len__(self) -> int:
+        """Number of keys (O(1))."""
         return self._v.size()
 
     def get_many(self, keys: Iterable[bytes]) -> list:
         """Values (None where absent) for many keys, looked up with many in flight."""
         return self._v.get_many(list(keys))
 
-    def count(self, lo: bytes = b"", hi: Optional[bytes] = None) -> int:
-        """Number of keys in [lo, hi) (hi None: to the end), in O(depth)."""
-        return self._v.count(lo, hi)
+    def count(self, lo: Optional[bytes] = b"", hi: Optional[bytes] = None) -> int:
+        """Number of keys in [lo, hi) (lo None: from the start, hi None: to the end), in
+        O(depth)."""
+        # None as in items(): count(None, hi) raised TypeError where items(None, hi) worked.
+        return self._v.count(b"" if lo is None else lo, hi)
 
     def cursor(self) -> Cursor:
         """A cursor over this view, not yet on a key."""
@@ -182,6 +188,7 @@ class _Reads:
         return (v for _, v in self.items(*args, **kw))
 
     def __iter__(self) -> Iterator[bytes]:
+        """The keys in order, as keys()."""
         return self.keys()
 
     def stat(self) -> dict:
@@ -219,9 +226,11 @@ class Snapshot(_Reads, _Closes):
         return self._v.seq()
 
     def __setitem__(self, key, value):
+        """Refused: KvError read_only."""
         raise _error("read_only", "a snapshot cannot be written; use db.write()")
 
     def __delitem__(self, key):
+        """Refused: KvError read_only."""
         raise _error("read_only", "a snapshot cannot be written; use db.write()")
 
     def close(self) -> None:
@@ -238,9 +247,11 @@ class Transaction(_Reads):
         self._subs: list[Transaction] = []  # made by sub(), for __exit__ to end them
 
     def __setitem__(self, key: bytes, value: bytes) -> None:
+        """tx[key] = value: as put()."""
         self._v.put(key, value)
 
     def __delitem__(self, key: bytes) -> None:
+        """del tx[key]: removes key; KeyError when absent (remove() returns False instead)."""
         if not self._v.remove(key):
             raise KeyError(key)
 
@@ -378,10 +389,13 @@ class Database(_Closes):
         self._db.close()
 
 
-def open(path: Optional[str] = None, sync: str = "none", read_only: bool = False) -> Database:  # noqa: A001
-    """Opens (or creates) the database file at path; path None: memory only.
+def open(path: Optional[str | bytes | os.PathLike] = None, sync: str = "none",  # noqa: A001
+         read_only: bool = False) -> Database:
+    """Opens (or creates) the database file at path (str, bytes or path-like); path None:
+    memory only.
 
     sync "none": a commit reaches the page cache (survives the process, not a power loss);
     "fsync": a commit returns once it is on disk. read_only opens an existing file for reads.
     """
-    return Database(_native.Database.open(None if path is None else str(path), sync, read_only))
+    # fsdecode, not str(): str(b"data.kv") is "b'data.kv'", a file of that name was created.
+    return Database(_native.Database.open(None if path is None else os.fsdecode(path), sync, read_only))

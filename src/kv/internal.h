@@ -251,7 +251,9 @@ struct db_impl {
   ~db_impl();
   std::uint8_t* at(std::uint32_t ref) const { return base + std::uint64_t{ref} * kUnit; }
   node_hdr* hdr(std::uint32_t ref) const { return reinterpret_cast<node_hdr*>(at(ref)); }
-  void ensure_mapped(std::uint64_t units);  // map [0, units*64 + slack)
+  void ensure_mapped(std::uint64_t units);
+  // ensure_mapped for a fresh allocation [ref, ref + units): on failure the extent is given back.
+  void map_or_give_back(std::uint32_t ref, std::uint32_t units);  // map [0, units*64 + slack)
   std::uint64_t limit_units() const { return reserved / kUnit - 64; }
   std::uint32_t allocate(std::uint32_t units);
   void reclaim_locked();        // moves freed extents no reader can see into the allocator

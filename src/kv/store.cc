@@ -129,6 +129,17 @@ void db_impl::ensure_mapped(std::uint64_t units) {
     madvise(base + mapped, target - mapped, MADV_HUGEPAGE);
   } else {
     if (ftruncate(fd, static_cast<off_t>(target)) != 0) fail_errno("ftruncate", path);
+    // Blocks for the new part now: a sparse tail let the first store into a page the file
+    // system then had no room for kill the process with SIGBUS (a full disk), where this fails
+    // with io instead. File systems without fallocate keep the sparse tail.
+    if (fallocate(fd, 0, static_cast<off_t>(mapped), static_cast<off_t>(target - mapped)) != 0 &&
+        errno != EOPNOTSUPP) {
+      const int err = errno;
+      // Back to the old length, so no page past the map can fault (best effort).
+      [[maybe_unused]] const int r = ftruncate(fd, static_cast<off_t>(mapped));
+      errno = err;
+      fail_errno("fallocate", path);
+    }
     void* p = mmap(base + mapped, target - mapped, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
                    fd, static_cast<off_t>(mapped));
     if (p == MAP_FAILED) fail_errno("mmap", path);
@@ -140,8 +151,19 @@ void db_impl::ensure_mapped(std::uint64_t units) {
 std::uint32_t db_impl::allocate(std::uint32_t units) {
   const std::uint32_t ref = alloc.take(units, limit_units());
   if (!ref) fail(error_kind::full, "arena full");
-  ensure_mapped(alloc.hwm);
+  map_or_give_back(ref, units);
   return ref;
+}
+
+void db_impl::map_or_give_back(std::uint32_t ref, std::uint32_t units) {
+  try {
+    ensure_mapped(alloc.hwm);
+  } catch (...) {
+    // The file could not grow: the extent goes back (and the bump pointer with it), or it
+    // stayed neither used nor free and the next commit wrote that into the file.
+    alloc.give(ref, units);
+    throw;
+  }
 }
 
 std::uint64_t db_impl::birth_of(std::uint64_t txn) const {
@@ -247,7 +269,7 @@ blob_hdr* start_free_node(db_impl& db, std::uint32_t units, std::uint8_t type, s
                           std::uint32_t& ref) {
   ref = db.alloc.take(units, db.limit_units());
   if (!ref) fail(error_kind::full, "arena full");
-  db.ensure_mapped(db.alloc.hwm);
+  db.map_or_give_back(ref, units);
   auto* h = reinterpret_cast<blob_hdr*>(db.at(ref));
   h->type = type;
   h->flags = 0;
@@ -627,7 +649,8 @@ void write_tx::commit() {
       // may drop the dirty pages), later writes are refused until the database is reopened.
       {
         std::lock_guard<std::mutex> g(db.mu);
-        db.failed = e.what();
+        const auto* k = dynamic_cast<const error*>(&e);
+        db.failed = k ? k->detail() : e.what();
       }
       end();
       throw;
@@ -911,17 +934,41 @@ int create_file(db_impl& db, const std::string& path, bool replace_empty) {
   return 0;
 }
 
-void open_file(db_impl& db, const std::string& path, const options& o) {
+// The file a name leads to, symbolic links followed (a dangling one names the file to create):
+// a database is created, replaced when empty, and compacted where the link points. Creating it
+// beside the link and linking it to the link's name failed with EEXIST, which open_file took
+// for another process's creation and retried for ever.
+std::string resolve_links(std::string path) {
+  for (int hops = 0; hops < 40; ++hops) {
+    struct stat st;
+    if (::lstat(path.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) return path;
+    std::string to(4096, '\0');  // PATH_MAX
+    const ssize_t n = ::readlink(path.c_str(), to.data(), to.size());
+    if (n < 0) fail_errno("readlink", path);
+    to.resize(static_cast<std::size_t>(n));
+    const std::size_t slash = path.rfind('/');
+    if (!to.empty() && to[0] != '/' && slash != std::string::npos)
+      to = path.substr(0, slash + 1) + to;
+    path = std::move(to);
+  }
+  errno = ELOOP;
+  fail_errno("open", path);
+}
+
+void open_file(db_impl& db, const std::string& name, const options& o) {
+  const std::string path = o.read_only ? name : resolve_links(name);
   db.path = path;
   db.sync = o.sync;
   db.read_only = o.read_only;
-  for (;;) {
+  for (int tries = 0;; ++tries) {
     // O_NONBLOCK: opening a FIFO for reading would wait for a writer (a hang, before the
     // check below refuses it); a regular file's reads ignore the flag.
     db.fd = ::open(path.c_str(), (o.read_only ? O_RDONLY : O_RDWR) | O_CLOEXEC | O_NONBLOCK);
     if (db.fd < 0 && errno == ENOENT && !o.read_only) {
       if (create_file(db, path, false) == EEXIST) {
         ::close(std::exchange(db.fd, -1));
+        // Another process created it first: open that one, unless the name keeps vanishing.
+        if (tries == 100) fail(error_kind::io, path + " keeps appearing and disappearing");
         continue;
       }
       return;

@@ -101,13 +101,20 @@ def register(subparsers) -> None:
     p = subparsers.add_parser("kv", help="kv database files: stat, check",
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="kv_command", required=True, metavar="COMMAND")
-    s = sub.add_parser("stat", help="keys, depth, node counts, bytes per key, free space")
-    s.add_argument("path")
+    # description= too: `simdex kv stat --help` showed only the usage line.
+    s = sub.add_parser("stat", help="keys, depth, node counts, bytes per key, free space",
+                       description="Per tree: keys, depth, node counts, the tree's node bytes per key, "
+                       "the file's used and free bytes. Validates the file first (exit 1 and the problem "
+                       "if it fails); warns on stderr when the newest commit record was damaged.")
+    s.add_argument("path", help="the database file (opened read-only)")
     s.add_argument("--json", action="store_true", help="print JSON")
     s.add_argument("--no-check", action="store_true",
                    help="skip the structural check before the walk (a file known to be sound)")
     s.set_defaults(func=_cmd_stat)
     c = sub.add_parser("check", help="validate every tree and the free space, and report a "
-                       "damaged newest commit record (exit 1)")
-    c.add_argument("path")
+                       "damaged newest commit record (exit 1)",
+                       description="Validates every tree and the free space of the file. Exit 0: ok; "
+                       "1: it cannot be opened, a check failed, or the newest commit record was damaged "
+                       "and the previous commit was opened (the last commit is lost); 2: usage error.")
+    c.add_argument("path", help="the database file (opened read-only)")
     c.set_defaults(func=_cmd_check)
