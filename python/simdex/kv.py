@@ -308,8 +308,10 @@ class Transaction(_Reads):
         self._v.commit()
 
     def abort(self) -> None:
-        """Drops every write of this transaction."""
-        self._v.abort()
+        """Drops every write of this transaction; on one already committed or aborted, does
+        nothing (as py-lmdb's abort), so ``try: ... tx.commit() finally: tx.abort()`` works."""
+        if self._v.active():
+            self._v.abort()
 
     @property
     def active(self) -> bool:

@@ -5,6 +5,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 import simdex.kv as kv
 
 
@@ -47,3 +49,24 @@ def test_cli_subcommand_help_says_what_it_does():
     for cmd, says in (("stat", "bytes per key"), ("check", "Exit 0")):
         r = subprocess.run([sys.executable, "-m", "simdex", "kv", cmd, "--help"], capture_output=True, text=True)
         assert r.returncode == 0 and says in r.stdout and "the database file" in r.stdout, r.stdout
+
+
+def test_abort_after_commit_or_abort_does_nothing():
+    """abort() on an ended transaction raised invalid_argument, which broke the py-lmdb idiom
+    of committing in the try block and aborting in finally."""
+    db = kv.open()
+    tx = db.write()
+    try:
+        tx[b"k"] = b"v"
+        tx.commit()
+    finally:
+        tx.abort()
+    assert db.read()[b"k"] == b"v"
+    tx = db.write()
+    tx[b"k2"] = b"v"
+    tx.abort()
+    tx.abort()
+    assert b"k2" not in db.read()
+    with pytest.raises(kv.KvError) as e:  # committing an ended transaction still raises
+        tx.commit()
+    assert e.value.kind == "invalid_argument"
