@@ -882,14 +882,19 @@ void lock_file(const db_impl& db, bool read_only) {
   fail_errno("flock", db.path);
 }
 
+// The folder part of a path with its trailing '/' ("" for a bare name).
+std::string folder_of(const std::string& path) {
+  const std::size_t slash = path.rfind('/');
+  return slash == std::string::npos ? std::string() : path.substr(0, slash + 1);
+}
+
 // Makes a name just linked or renamed in path's directory survive a power loss: until the
 // directory is synced, the disk may still hold the old entry (POSIX; fdatasync of the file does
 // not cover its name). Best effort, as a directory that cannot be opened read-only is left as it
 // is.
 void sync_dir_of(const std::string& path) {
-  const std::size_t slash = path.rfind('/');
-  const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash + 1);
-  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  const std::string folder = folder_of(path);
+  const int dfd = ::open(folder.empty() ? "." : folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dfd >= 0) {
     ::fsync(dfd);
     ::close(dfd);
@@ -946,9 +951,7 @@ std::string resolve_links(std::string path) {
     const ssize_t n = ::readlink(path.c_str(), to.data(), to.size());
     if (n < 0) fail_errno("readlink", path);
     to.resize(static_cast<std::size_t>(n));
-    const std::size_t slash = path.rfind('/');
-    if (!to.empty() && to[0] != '/' && slash != std::string::npos)
-      to = path.substr(0, slash + 1) + to;
+    if (!to.empty() && to[0] != '/') to = folder_of(path) + to;
     path = std::move(to);
   }
   errno = ELOOP;

@@ -1161,17 +1161,37 @@ void add_tally(tally& a, const tally& b) {
   for (const auto& [k, n] : b.error_kinds) a.error_kinds[k] += n;
 }
 
+// The states list a run starts from: the empty database.
+std::vector<state> initial_states() {
+  std::vector<state> states(1);
+  states[0].hash = state_hash(states[0]);
+  return states;
+}
+
+// A test's rounds (SIMDEX_KV_POWERLOSS_ROUNDS, seeds from SIMDEX_KV_POWERLOSS_SEED) and what
+// they added up to.
+struct sweep {
+  const int rounds = env_int("SIMDEX_KV_POWERLOSS_ROUNDS", 2);
+  const int first = env_int("SIMDEX_KV_POWERLOSS_SEED", 1);
+  const std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+  tally total;
+  counts sum;
+  int failures = 0;
+  double seconds() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
+};
+
 }  // namespace
 
 // sync_mode::fsync: every image a power loss can leave opens, validates and holds exactly one
 // committed state, none older than an acknowledged commit.
 TEST(KvPowerLoss, FsyncKeepsEveryAcknowledgedCommit) {
-  const int rounds = env_int("SIMDEX_KV_POWERLOSS_ROUNDS", 2);
-  const int first = env_int("SIMDEX_KV_POWERLOSS_SEED", 1);
-  const auto start = std::chrono::steady_clock::now();
-  tally total;
-  counts sum;
-  int failures = 0;
+  sweep w;
+  const int rounds = w.rounds, first = w.first;
+  tally& total = w.total;
+  counts& sum = w.sum;
+  int& failures = w.failures;
   std::uint64_t events = 0;
   for (int round = 0; round < rounds && failures == 0; ++round) {
     const std::uint64_t seed = static_cast<std::uint64_t>(first + round);
@@ -1183,8 +1203,7 @@ TEST(KvPowerLoss, FsyncKeepsEveryAcknowledgedCommit) {
       ASSERT_GE(fd, 0);
       ::close(fd);
     }
-    std::vector<state> states(1);
-    states[0].hash = state_hash(states[0]);
+    std::vector<state> states = initial_states();
     recorder rec(path);
     checker chk(kvt::tmp_path("powerloss_image"), seed * 7919, states);
     chk.context = "round seed " + std::to_string(seed);
@@ -1215,8 +1234,7 @@ TEST(KvPowerLoss, FsyncKeepsEveryAcknowledgedCommit) {
     std::remove(path.c_str());
     std::remove((path + ".compact").c_str());
   }
-  const double secs =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double secs = w.seconds();
   print_tally("fsync", total, secs, sum);
   std::printf(
       "[ power loss ] fsync: %d rounds, %llu sync calls; images holding the commit in flight "
@@ -1238,17 +1256,15 @@ TEST(KvPowerLoss, FsyncKeepsEveryAcknowledgedCommit) {
 // of later commits may lose them or worse ("could tear more"), so those images only have to open
 // with an error or validate, never crash or hang. What they gave is printed.
 TEST(KvPowerLoss, SyncNoneOpensOrFailsCleanly) {
-  const int rounds = env_int("SIMDEX_KV_POWERLOSS_ROUNDS", 2);
-  const int first = env_int("SIMDEX_KV_POWERLOSS_SEED", 1);
-  const auto start = std::chrono::steady_clock::now();
-  tally total;
-  counts sum;
-  int failures = 0;
+  sweep w;
+  const int rounds = w.rounds, first = w.first;
+  tally& total = w.total;
+  counts& sum = w.sum;
+  int& failures = w.failures;
   for (int round = 0; round < rounds && failures == 0; ++round) {
     const std::uint64_t seed = static_cast<std::uint64_t>(first + round) + 1000;
     const std::string path = kvt::tmp_path("powerloss_none_" + std::to_string(seed));
-    std::vector<state> states(1);
-    states[0].hash = state_hash(states[0]);
+    std::vector<state> states = initial_states();
     recorder rec(path);
     checker chk(kvt::tmp_path("powerloss_none_image"), seed * 7919, states);
     chk.context = "sync none, round seed " + std::to_string(seed);
@@ -1319,8 +1335,7 @@ TEST(KvPowerLoss, SyncNoneOpensOrFailsCleanly) {
     sum.add(d.n);
     std::remove(path.c_str());
   }
-  const double secs =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double secs = w.seconds();
   print_tally("sync none", total, secs, sum);
   std::printf(
       "[ power loss ] sync none, mixed images: %llu open errors, %llu validate errors, %llu "
@@ -1342,8 +1357,7 @@ TEST(KvPowerLoss, SyncNoneOpensOrFailsCleanly) {
 TEST(KvPowerLoss, CommitsAfterCompactSurvive) {
   const std::string path = kvt::tmp_path("powerloss_compact");
   std::remove((path + ".compact").c_str());
-  std::vector<state> states(1);
-  states[0].hash = state_hash(states[0]);
+  std::vector<state> states = initial_states();
   recorder rec(path);
   checker chk(kvt::tmp_path("powerloss_compact_image"), 1, states);
   chk.context = "commit, compact, commit, commit";
