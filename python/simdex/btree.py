@@ -28,6 +28,7 @@ import copy as _copy
 import operator
 import reprlib
 from itertools import chain, repeat
+from types import GenericAlias
 from typing import Any
 
 import numpy as np
@@ -93,6 +94,8 @@ def _stored_array(a: np.ndarray, want: np.dtype) -> np.ndarray:
     a = a.reshape(-1)
     if a.dtype == want:
         return np.ascontiguousarray(a)
+    if a.size == 0:  # np.array([]) is float64: no key in it, so nothing to refuse
+        return np.empty(0, dtype=want)
     kind = a.dtype.kind
     if kind == "b":
         return a.astype(want)
@@ -254,11 +257,29 @@ class _Sorted:
         the sorted keys; side is 'left' (bisect_left) or 'right' (bisect_right)."""
         if side not in ("left", "right"):
             raise ValueError("side must be 'left' or 'right'")
-        a = np.asarray(values)
-        if a.dtype == self.dtype:
-            return self._bisect_array(np.ascontiguousarray(a.reshape(-1)), side == "right")
+        if not isinstance(values, (np.ndarray, cabc.Iterable)):  # one number: a 1-element answer
+            values = np.asarray(values)
+        if isinstance(values, np.ndarray):
+            # Another numeric dtype goes to the native batch when every value converts exactly
+            # (int32 into int64, float32 into float64, ...); the rest are placed one by one.
+            found = _lookup_array(values, self.dtype) if values.dtype.kind in "biuf" else None
+            if found is not None and (found[1] is None or bool(found[1].all())):
+                return self._bisect_array(found[0], side == "right")
+            items = values.reshape(-1).tolist()
+        else:
+            # A list goes to the native batch only when numpy keeps every value: it turns
+            # [1, 2**64 - 1, 2.0] into float64 (2**64 - 1 becomes 2**64), and ints past 2**53
+            # next to a float lose their low bits.
+            items = list(values)
+            try:
+                a = np.asarray(items)
+            except (ValueError, TypeError, OverflowError):
+                a = None
+            if a is not None and a.dtype == self.dtype and a.ndim == 1:
+                if a.dtype.kind != "f" or a.tolist() == items:
+                    return self._bisect_array(a, side == "right")
         one = self.bisect_right if side == "right" else self.bisect_left
-        return np.fromiter((one(x) for x in a.reshape(-1).tolist()), dtype=np.int64, count=a.size)
+        return np.fromiter((one(x) for x in items), dtype=np.int64, count=len(items))
 
     def to_numpy(self) -> np.ndarray:
         """Every key, in order, as an array of the dtype."""
@@ -314,6 +335,13 @@ def _flag(name: str, value) -> bool:
     raise TypeError(f"{name} must be True or False, not {type(value).__name__}")
 
 
+def _pages(pages) -> str:
+    """The pages argument, checked here: the native constructor's type error lists overloads."""
+    if not isinstance(pages, str):
+        raise TypeError(f"pages must be 'auto', '2m' or '4k', not {type(pages).__name__}")
+    return pages
+
+
 def _shared(cls):
     """Gives cls _Sorted's members, as if _Sorted came first among its bases: nanobind before
     3.0 (what CPython 3.9 builds with) lets a Python class have its native base only."""
@@ -340,6 +368,7 @@ class SortedSet(_native._Set):
     """
 
     __hash__ = None  # mutable
+    __class_getitem__ = classmethod(GenericAlias)  # SortedSet[int] in annotations, as sortedcontainers
 
     def __init__(self, iterable=None, key=None, *, dtype=None, pages: str = "auto", batch_filter: bool = True):
         """A set of the keys of iterable (None: empty). dtype: "int64", "uint64" or "float64"
@@ -352,7 +381,7 @@ class SortedSet(_native._Set):
             iterable = list(iterable)
         if dtype is None and iterable is not None:
             dtype, iterable = _infer_dtype(iterable)
-        super().__init__(_dtype_name(dtype), pages, _flag("batch_filter", batch_filter))
+        super().__init__(_dtype_name(dtype), _pages(pages), _flag("batch_filter", batch_filter))
         if iterable is not None:
             self.update(iterable)
 
@@ -589,6 +618,7 @@ class SortedDict(_native._Map):
     """
 
     __hash__ = None  # mutable
+    __class_getitem__ = classmethod(GenericAlias)
 
     def __init__(self, *args, dtype=None, pages: str = "auto", batch_filter: bool = True, **kwargs):
         """A dict sorted by key, from a mapping or (key, value) pairs and keyword items, as
@@ -601,7 +631,7 @@ class SortedDict(_native._Map):
         keys, values = _items_of(args, kwargs)
         if dtype is None:
             dtype, keys = _infer_dtype(keys)
-        super().__init__(_dtype_name(dtype), pages, _flag("batch_filter", batch_filter))
+        super().__init__(_dtype_name(dtype), _pages(pages), _flag("batch_filter", batch_filter))
         if len(keys):
             self._set_many(self._stored(keys), values)
 
@@ -739,6 +769,19 @@ class _PositionalView:
             raise IndexError(f"{type(self).__name__} index out of range")
         return self._at(i)
 
+    def __delitem__(self, index):
+        """Remove the items at a position or slice of positions, as sortedcontainers' views do."""
+        m = self._mapping
+        n = len(m)
+        if isinstance(index, slice):
+            for key in [m._key_at(i) for i in range(*index.indices(n))]:
+                del m[key]
+            return
+        i = operator.index(index)
+        if not -n <= i < n:
+            raise IndexError(f"{type(self).__name__} index out of range")
+        m.popitem(i)
+
 
 class SortedKeysView(_PositionalView, cabc.KeysView, cabc.Sequence):
     """The keys of a SortedDict: a live set that is also a sequence in key order."""
@@ -759,6 +802,19 @@ class SortedKeysView(_PositionalView, cabc.KeysView, cabc.Sequence):
 
     def count(self, value) -> int:
         return 1 if value in self._mapping else 0
+
+    def __xor__(self, other):
+        # Set.__xor__ is (self - other) | (other - self): its first part can be a SortedSet of
+        # this dtype, whose | then refuses other's values ({3.0} or -1 with int64 keys).
+        if not isinstance(other, cabc.Iterable):
+            return NotImplemented
+        if not isinstance(other, cabc.Set):
+            other = set(other)
+        return self._from_iterable(
+            chain((k for k in self if k not in other), (v for v in other if v not in self._mapping))
+        )
+
+    __rxor__ = __xor__
 
 
 class SortedValuesView(_PositionalView, cabc.ValuesView, cabc.Sequence):
@@ -785,7 +841,10 @@ class SortedItemsView(_PositionalView, cabc.ItemsView, cabc.Sequence):
         return set(it)
 
     def index(self, item, start=None, stop=None) -> int:
-        key, value = item
+        try:
+            key, value = item
+        except (TypeError, ValueError):  # not a pair: absent, as list.index has it
+            raise ValueError(f"{item!r} is not in the items") from None
         pos = self._mapping.index(key, start, stop)
         v = self._mapping._value_at(pos)
         if v is value or v == value:

@@ -8,6 +8,8 @@ import os
 import pickle
 import pydoc
 import random
+import subprocess
+import sys
 import weakref
 
 import numpy as np
@@ -415,6 +417,108 @@ def test_help_shows_every_public_method_with_a_docstring(cls, peer):
     # everything sortedcontainers offers without a key function is here too
     theirs = {n for n in dir(peer) if not n.startswith("_") and "key" not in n and n not in ("iloc", "has_key")}
     assert theirs <= set(public) | {"viewkeys", "viewvalues", "viewitems"}
+
+
+# ---- found by test_btree_fuzz.py's differential fuzzer and by hand -------------------------
+
+
+def test_bisect_many_of_a_list_is_not_rounded_by_numpy():
+    # numpy makes [45, 2**64 - 1, 2.0] a float64 array, in which 2**64 - 1 is 2**64, and rounds
+    # ints past 2**53 that sit next to a float: the list must be placed value by value.
+    cases = [
+        (SortedSet([33, 2**63 - 1, 2**64 - 1], dtype="uint64"), [45, 2**64 - 1, 2.0, 2**63 - 1]),
+        (SortedSet([2**62, 2**62 + 2]), [2**62 + 1, 0.5]),
+        (SortedSet([2.0**53, 2.0**53 + 2]), [2**53 + 1, 0.5]),
+    ]
+    for s, q in cases:
+        for side in ("left", "right"):
+            want = [getattr(s, "bisect_" + side)(x) for x in q]
+            assert s.bisect_many(q, side).tolist() == want, (s, q, side)
+            assert s.bisect_many(tuple(q), side).tolist() == want and s.bisect_many(iter(q), side).tolist() == want
+    s = SortedSet([1, 5])  # arrays of other dtypes that convert exactly, and ones that do not
+    assert s.bisect_many(np.array([5, 6], dtype=np.int32), "right").tolist() == [2, 2]
+    assert s.bisect_many(np.array([1.5, 5.0]), "right").tolist() == [1, 2]
+    with pytest.raises(ValueError, match="NaN"):
+        s.bisect_many([1, float("nan")])
+
+
+@pytest.mark.parametrize("dtype", ["int64", "uint64"])
+def test_an_empty_float_array_goes_into_an_integer_container(dtype):
+    # np.array([]) is float64; it holds no key an integer dtype would refuse.
+    empty = np.array([])
+    s = SortedSet([1, 2], dtype=dtype)
+    assert s.add_many(empty) == 0 and list(s.update(empty)) == [1, 2]
+    assert list(s.symmetric_difference(empty)) == [1, 2] and list(s | empty) == [1, 2]
+    assert len(SortedSet(empty, dtype=dtype)) == 0 and SortedSet(empty, dtype=dtype).dtype == dtype
+    with pytest.raises(TypeError):  # a float array that holds something still refuses
+        s.add_many(np.array([3.0]))
+
+
+def test_keys_view_symmetric_difference_with_values_of_other_types():
+    # abc's Set.__xor__ is (self - other) | (other - self): the first part was an int64
+    # SortedSet, whose | refused 3.0 or -1.
+    for keys, other in (({1: "a", -3: "b"}, {3.0, 1, -1}), ({1: "a", -3: "b"}, [2.5]), ({0: 1, 2**64 - 1: 2}, {-1, 0})):
+        ours, ref = SortedDict(keys).keys(), sc.SortedDict(keys).keys()
+        assert ours ^ other == ref ^ other
+        if not isinstance(other, list):
+            assert other ^ ours == other ^ ref
+
+
+def test_views_delete_by_position_as_sortedcontainers():
+    for index in (0, -1, 3, slice(None), slice(1, 7, 2), slice(None, None, -3), slice(8, 2, -1), 20, -21):
+        for view in ("keys", "values", "items"):
+            ours, ref = SortedDict({i: str(i) for i in range(10)}), sc.SortedDict({i: str(i) for i in range(10)})
+            got = []
+            for d in (ours, ref):
+                try:
+                    del getattr(d, view)()[index]
+                    got.append(None)
+                except IndexError:
+                    got.append(IndexError)
+            assert got[0] == got[1] and list(ours.items()) == list(ref.items()), (index, view)
+    ours.validate()
+
+
+def test_generic_alias_for_annotations():
+    assert SortedSet[int].__origin__ is SortedSet and SortedDict[int, str].__args__ == (int, str)
+
+
+def test_wrong_argument_types_raise_plain_errors():
+    s, d = SortedSet([1, 2]), SortedDict({1: 2})
+    calls = [
+        lambda: s.add_many(None),
+        lambda: s.contains_many(None),
+        lambda: s.discard_many(None),
+        lambda: s.bisect_many(None),
+        lambda: s.update(None),
+        lambda: s.pop(None),
+        lambda: d.popitem(None),
+        lambda: d.peekitem(None),
+        lambda: SortedSet(pages=3),
+        lambda: SortedDict(pages=None),
+    ]
+    for call in calls:
+        with pytest.raises(TypeError) as e:
+            call()
+        assert "incompatible function arguments" not in str(e.value)
+    with pytest.raises(ValueError):  # not a pair: not among the items, as list.index says
+        d.items().index(5)
+
+
+def test_reversed_of_a_subclass_whose_init_skipped_ours_raises():
+    # reversed() read the native object without checking that it was built (a crash); run in a
+    # child so that a crash fails this test instead of ending the session.
+    code = (
+        "from simdex.btree import SortedSet, SortedDict\n"
+        "class S(SortedSet):\n    def __init__(self): pass\n"
+        "class D(SortedDict):\n    def __init__(self): pass\n"
+        "for c in (S, D):\n"
+        "    try:\n        reversed(c())\n    except TypeError as e:\n        assert 'not initialized' in str(e)\n"
+        "    else:\n        raise SystemExit('no error')\n"
+        "print('ok')\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr
 
 
 # ---- memory --------------------------------------------------------------------------------

@@ -357,7 +357,10 @@ PyObject* iter_next(PyObject* self) {
 // An iterator over the positions [a, b) of the container `self`.
 template <class H>
 nb::object make_iter(nb::handle self, std::size_t a, std::size_t b, bool reverse, yield_kind what) {
-  H& h = *nb::inst_ptr<H>(self);
+  // self is any object here (reversed() of a subclass whose __init__ skipped ours reads it).
+  H* hp = self_of<H>(self.ptr());
+  if (hp == nullptr) throw nb::python_error();
+  H& h = *hp;
   py_iter<H> it{nb::borrow(self), &h, h.version, reverse, what, {}};
   h.visit([&](auto& t) {
     using T = std::decay_t<decltype(t)>;
@@ -692,7 +695,9 @@ void bind_common(Cls& cls, const char* kind) {
           "Iterator over positions [a, b): 0 keys, 1 values, 2 items.")
       .def("__reversed__",
            [](nb::handle self) {
-             std::size_t n = nb::inst_ptr<H>(self)->visit([](auto& t) { return t.size(); });
+             H* h = self_of<H>(self.ptr());
+             if (h == nullptr) throw nb::python_error();
+             std::size_t n = h->visit([](auto& t) { return t.size(); });
              return make_iter<H>(self, 0, n, true, yield_kind::keys);
            })
       .def(
@@ -788,6 +793,7 @@ void bind_common(Cls& cls, const char* kind) {
               return to_array(stored_keys<K>(iterable, kind));
             });
           },
+          nb::arg("iterable").none(),  // None: "not iterable", not an overload listing
           "Keys to store from any iterable of numbers, as an array; ValueError or TypeError "
           "with the position of the first that cannot be stored.")
       .def(
@@ -814,6 +820,7 @@ void bind_common(Cls& cls, const char* kind) {
               return nb::make_tuple(to_array(keys), to_array(where), pos);
             });
           },
+          nb::arg("iterable").none(),
           "(keys, positions, count): the items of an iterable that can equal a key.")
       .def_prop_ro(
           "_page_mode",
@@ -935,7 +942,8 @@ void bind_set(nb::module_& m) {
               return key_obj(k);
             });
           },
-          nb::arg("index") = -1, nb::sig("def pop(self, index: int = -1) -> object"),
+          // .none(): pop(None) gets index_arg's TypeError, not an overload listing.
+          nb::arg("index").none() = -1, nb::sig("def pop(self, index: int = -1) -> object"),
           "Remove and return the key at index (default: the largest).")
       .def(
           "clear",
@@ -1056,7 +1064,7 @@ void bind_map(nb::module_& m) {
               return nb::make_tuple(key_obj(k), h.take(s));
             });
           },
-          nb::arg("index") = -1,
+          nb::arg("index").none() = -1,
           nb::sig("def popitem(self, index: int = -1) -> tuple[object, object]"),
           "Remove and return the (key, value) pair at index (default: the largest key); "
           "KeyError when empty, IndexError when index is out of range.")
@@ -1070,7 +1078,7 @@ void bind_map(nb::module_& m) {
               return nb::make_tuple(key_obj(it.key()), h.slots[it.value()]);
             });
           },
-          nb::arg("index") = -1,
+          nb::arg("index").none() = -1,
           nb::sig("def peekitem(self, index: int = -1) -> tuple[object, object]"),
           "The (key, value) pair at index (default: the largest key); IndexError if out of "
           "range.")
