@@ -37,7 +37,8 @@ inline constexpr std::uint32_t kFormatVersion = 1;
   X(io, "a system call failed")                                                      \
   X(busy, "the file is open elsewhere, or snapshots or transactions are still open") \
   X(invalid_argument, "a call that does not fit the state or its arguments")         \
-  X(full, "the arena's address space (256 GiB) is exhausted")
+  X(full, "the arena's address space (256 GiB) is exhausted")                        \
+  X(not_found, "a named tree that does not exist")
 
 enum class error_kind {
 #define SIMDEX_KV_ERROR_ENUM(name, what) name,
@@ -219,15 +220,19 @@ class write_tx : public view {
   void put(std::string_view key, std::string_view value);
   bool upsert(std::string_view key, std::string_view value);  // true: key was new
   bool insert(std::string_view key, std::string_view value);  // false (unchanged) if present
+  // put, upsert, insert and update throw key_too_long for a key over kMaxKey (and
+  // value_too_long for a value over kMaxValue), update too although such a key is never present.
   bool update(std::string_view key, std::string_view value);  // false (unchanged) if absent
-  bool remove(std::string_view key);                          // true: key was present
+  // True: key was present. A key over kMaxKey cannot be present: false, as get() answers
+  // nullopt for it (reads and removes answer "absent"; writes that store a value throw).
+  bool remove(std::string_view key);
   // Removes the keys in [lo, hi) (no hi: to the end) and returns how many there were, in one
   // walk: subtrees inside the range are released whole.
   std::uint64_t remove_range(std::string_view lo, std::optional<std::string_view> hi);
   // Adds sorted, distinct keys. Into an empty tree it builds full leaves directly, in one pass
   // (it holds a 40-byte descriptor per pair meanwhile); otherwise it inserts them in order and
-  // fails with invalid_argument at the first key already present. Unsorted input fails before
-  // anything is written.
+  // fails with invalid_argument at the first key already present. Unsorted input, and a key or
+  // value over its limit, fail before anything is written. Every error names the pair's index.
   void bulk_load(std::span<const std::pair<std::string_view, std::string_view>> sorted);
 
   write_tx sub();
@@ -258,11 +263,20 @@ class database {
   database& operator=(database&&) noexcept = default;
   ~database();
 
-  // Trees are named; "" is the default tree. A tree exists once a committed write created it.
+  // Trees are named; "" is the default tree. A tree exists once a committed write created it
+  // (a transaction from write(name) that commits creates it, even with no writes).
+  // read() of a named tree that does not exist throws error(not_found) naming it and the trees
+  // there are (a misspelt name would otherwise read as an empty tree); the default tree ""
+  // always reads, empty before its first commit. stat(tree) likewise.
   snapshot read(std::string_view tree = {}) const;
   // Blocks while another thread's write transaction of this database is open; throws
   // error(busy) when this thread's own is (waiting for it would never end).
   write_tx write(std::string_view tree = {});
+  // Removes the tree and its keys in one commit (durable as any commit: with sync_mode::fsync
+  // on disk when it returns), freeing its slot among the kMaxTrees; its nodes are reused once
+  // no snapshot can see them (snapshots taken before read on). Waits for the writer as write()
+  // does; throws not_found when there is no such tree, read_only on a read-only database.
+  void drop(std::string_view tree);
   std::vector<std::string> trees() const;
   // Rewrites the live trees into a fresh file and swaps it in; needs no open snapshot or
   // transaction (error busy). Memory databases are compacted in place.
@@ -277,6 +291,8 @@ class database {
   void close();
 
  private:
+  // write(), or (`existing`) a write transaction on a tree that must exist (drop's).
+  write_tx begin_write(std::string_view tree, bool existing);
   std::shared_ptr<detail::db_impl> db_;
 };
 

@@ -291,6 +291,7 @@ struct txn_state {
   tree_root cur;
   std::vector<level> levels;
   std::uint64_t writes = 0;  // tree writes so far (a large transaction gives copies slack)
+  bool drop = false;         // database::drop(): the commit removes the tree from the table
   // Changed by every change of the tree, by each level's start and end, and by the end of the
   // transaction: a cursor made before refuses to walk nodes the change may have rewritten or
   // freed, and to read a level that is not the innermost.

@@ -345,7 +345,9 @@ using namespace detail;
 // ----------------------------------------------------------------------------------------
 
 void view::check_open() const {
-  if (!db_ || !tr_) throw error(error_kind::invalid_argument, "view is closed");
+  if (!db_ || !tr_)
+    throw error(error_kind::invalid_argument,
+                "view is closed (its snapshot was released, or its transaction ended)");
   if (txn_) {
     // A parent's tree is the one its open sub-transaction is changing (and an ended nested
     // transaction's may be freed): only the innermost open level reads.
@@ -420,13 +422,15 @@ void snapshot::release() {
 // --------------------------------------------------------------------------------
 
 namespace {
-void check_kv(std::string_view key, std::optional<std::string_view> value) {
+// `where` goes before the message ("bulk_load: pair at index 7: "), empty for one write.
+void check_kv(std::string_view key, std::optional<std::string_view> value,
+              const std::string& where = {}) {
   if (key.size() > kMaxKey)
-    throw error(error_kind::key_too_long, "key of " + std::to_string(key.size()) +
+    throw error(error_kind::key_too_long, where + "key of " + std::to_string(key.size()) +
                                               " bytes is over the " + std::to_string(kMaxKey) +
                                               "-byte limit");
   if (value && value->size() > kMaxValue)
-    throw error(error_kind::value_too_long, "value of " + std::to_string(value->size()) +
+    throw error(error_kind::value_too_long, where + "value of " + std::to_string(value->size()) +
                                                 " bytes is over the " + std::to_string(kMaxValue) +
                                                 "-byte limit");
 }
@@ -541,9 +545,10 @@ bool write_tx::update(std::string_view key, std::string_view value) {
   return tree_write(st(), wmode::update, key, value, ch);
 }
 bool write_tx::remove(std::string_view key) {
-  check_kv(key, std::nullopt);
+  txn_state& t = st();
+  if (key.size() > kMaxKey) return false;  // never stored, so not present (as get() answers)
   bool ch;
-  return tree_write(st(), wmode::remove, key, {}, ch);
+  return tree_write(t, wmode::remove, key, {}, ch);
 }
 
 std::uint64_t write_tx::remove_range(std::string_view lo, std::optional<std::string_view> hi) {
@@ -553,11 +558,18 @@ std::uint64_t write_tx::remove_range(std::string_view lo, std::optional<std::str
 void write_tx::bulk_load(std::span<const std::pair<std::string_view, std::string_view>> sorted) {
   txn_state& t = st();
   // Everything is checked before anything is written: a bad pair leaves the tree as it was.
+  // Each error names the pair by its index in the input.
+  auto where = [](std::size_t i) { return "bulk_load: pair at index " + std::to_string(i) + ": "; };
   for (std::size_t i = 0; i < sorted.size(); ++i) {
-    check_kv(sorted[i].first, sorted[i].second);
+    if (sorted[i].first.size() > kMaxKey || sorted[i].second.size() > kMaxValue)
+      check_kv(sorted[i].first, sorted[i].second, where(i));
     if (i && !(sorted[i - 1].first < sorted[i].first))
       throw error(error_kind::invalid_argument,
-                  "bulk_load: keys not sorted and distinct at index " + std::to_string(i));
+                  where(i) +
+                      (sorted[i - 1].first == sorted[i].first
+                           ? "keys not distinct: its key repeats the previous pair's"
+                           : "keys not sorted: its key sorts before the previous pair's") +
+                      " (nothing was written)");
   }
   if (sorted.empty()) return;
   if (!t.cur.root) {
@@ -565,13 +577,13 @@ void write_tx::bulk_load(std::span<const std::pair<std::string_view, std::string
     return;
   }
   if (get(sorted.front().first))
-    throw error(error_kind::invalid_argument, "bulk_load: key at index 0 already present");
+    throw error(error_kind::invalid_argument,
+                where(0) + "key already present (nothing was written)");
   for (std::size_t i = 0; i < sorted.size(); ++i) {
     bool ch;
     if (tree_write(t, wmode::insert, sorted[i].first, sorted[i].second, ch))
       throw error(error_kind::invalid_argument,
-                  "bulk_load: key at index " + std::to_string(i) +
-                      " already present (the keys before it were added)");
+                  where(i) + "key already present (the pairs before it were added)");
   }
 }
 
@@ -622,12 +634,16 @@ void write_tx::commit() {
   {
     std::lock_guard<std::mutex> g(db.mu);
     int i = db.tree_index(t.tree);
-    if (i < 0) {  // write() checked there is room for it
-      db.trees.push_back({t.tree, 0, 0});
-      i = static_cast<int>(db.trees.size()) - 1;
+    if (t.drop) {  // drop(): the tree (emptied by this transaction) leaves the table
+      if (i >= 0) db.trees.erase(db.trees.begin() + i);
+    } else {
+      if (i < 0) {  // write() checked there is room for it
+        db.trees.push_back({t.tree, 0, 0});
+        i = static_cast<int>(db.trees.size()) - 1;
+      }
+      db.trees[i].root = t.cur.root;
+      db.trees[i].count = t.cur.count;
     }
-    db.trees[i].root = t.cur.root;
-    db.trees[i].count = t.cur.count;
     db.seq = seq;
     db.publish_space_locked();  // a snapshot of this state reads figures that cover it
   }
@@ -1115,6 +1131,19 @@ void check_tree_name(std::string_view tree) {
     throw error(error_kind::invalid_argument,
                 "tree name must be at most " + std::to_string(kMaxTreeName) + " bytes, no NUL");
 }
+// A named tree that does not exist, and the ones that do (called with db.mu held).
+[[noreturn]] void no_such_tree(const db_impl& db, std::string_view tree) {
+  std::string have;
+  for (const auto& t : db.trees) {
+    if (t.name.empty()) continue;  // the default tree always reads; listing it says nothing
+    have += (have.empty() ? "'" : ", '") + t.name + "'";
+  }
+  throw error(
+      error_kind::not_found,
+      "no tree named '" + std::string(tree) + "' in the database (" +
+          (have.empty() ? std::string("it has no named trees") : "its named trees: " + have) +
+          "); a write transaction on a new name creates the tree when it commits");
+}
 }  // namespace
 
 const recovery_info& database::recovery() const { return need(db_).recovery; }
@@ -1131,6 +1160,8 @@ snapshot database::read(std::string_view tree) const {
     if (i >= 0) {
       r->tr.root = db.trees[i].root;
       r->tr.count = db.trees[i].count;
+    } else if (!tree.empty()) {
+      no_such_tree(db, tree);
     }
     r->tr.seq = db.seq;
     db.readers.insert(db.seq);
@@ -1143,7 +1174,19 @@ snapshot database::read(std::string_view tree) const {
   return s;
 }
 
-write_tx database::write(std::string_view tree) {
+write_tx database::write(std::string_view tree) { return begin_write(tree, false); }
+
+void database::drop(std::string_view tree) {
+  write_tx w = begin_write(tree, true);
+  txn_state& t = w.st();
+  // The tree's nodes go the way of any removal's (held for the snapshots that see them), and
+  // the commit leaves the tree out of the table.
+  tree_remove_range(t, {}, std::nullopt);
+  t.drop = true;
+  w.commit();
+}
+
+write_tx database::begin_write(std::string_view tree, bool existing) {
   db_impl& db = need(db_);
   check_tree_name(tree);
   if (db.read_only) throw error(error_kind::read_only, "database was opened read-only");
@@ -1161,6 +1204,7 @@ write_tx database::write(std::string_view tree) {
     db.cv.wait(g, [&] { return !db.writer; });
     refuse_if_failed(db);
     const int i = db.tree_index(tree);
+    if (i < 0 && existing) no_such_tree(db, tree);
     if (i < 0 && db.trees.size() >= kMaxTrees)
       throw error(error_kind::invalid_argument,
                   "database holds the most trees it can (" + std::to_string(kMaxTrees) + ")");

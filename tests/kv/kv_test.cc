@@ -660,9 +660,192 @@ TEST(KvTrees, NamedTreesAreIndependent) {
   EXPECT_EQ(db.trees().size(), 3u);
   for (int t = 0; t < 3; ++t) EXPECT_EQ(db.read(kvt::numbered("t", t)).size(), t * 100u + 1);
   EXPECT_EQ(*db.read("t2").get("7"), "2");
-  EXPECT_EQ(db.read("none").size(), 0u);
   db.validate();
   std::remove(p.c_str());
+}
+
+// A read of a named tree that does not exist read as an empty tree, so a misspelt name passed
+// silently; it is not_found now, naming the tree and the ones there are. The default tree
+// always reads (empty before its first commit), and a commit creates a tree, even an empty one.
+TEST(KvTrees, MissingTreeIsNotFound) {
+  kv::database db = kv::database::memory();
+  EXPECT_EQ(db.read().size(), 0u);
+  EXPECT_EQ(db.stat().keys, 0u);
+  auto not_found = [&](auto&& call, const std::string& says) {
+    try {
+      call();
+      ADD_FAILURE() << "no error";
+    } catch (const kv::error& e) {
+      EXPECT_EQ(e.kind(), kv::error_kind::not_found);
+      EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
+    }
+  };
+  not_found([&] { db.read("users"); }, "no tree named 'users' in the database (it has no named");
+  {
+    kv::write_tx tx = db.write("users");
+    tx.put("a", "1");
+    not_found([&] { db.read("users"); }, "'users'");  // not committed yet
+    tx.commit();
+  }
+  db.write("empty").commit();
+  db.write("").commit();
+  EXPECT_EQ(db.read("users").size(), 1u);
+  EXPECT_EQ(db.read("empty").size(), 0u);
+  not_found([&] { db.read("user"); },
+            "no tree named 'user' in the database (its named trees: "
+            "'users', 'empty')");
+  not_found([&] { db.stat("user"); }, "'user'");
+  not_found([&] { db.drop("user"); }, "'user'");
+  // The writer was not taken by the refused drop.
+  kv::write_tx tx = db.write("users");
+  tx.abort();
+}
+
+// drop() removes a tree and its keys in one commit: the name reads as missing, its slot among
+// the 32 is free, the file validates, the space comes back, and all of it survives reopen and
+// compact. A snapshot taken before reads on.
+TEST(KvTrees, DropRemovesTheTreeDurably) {
+  const std::string p = kvt::tmp_path("drop");
+  {
+    kv::database db = kv::database::open(p, {kv::sync_mode::fsync, false, std::nullopt});
+    for (int t = 0; t < 4; ++t) {
+      kv::write_tx tx = db.write(kvt::numbered("t", t));
+      for (int i = 0; i < 3000 * (t + 1); ++i)
+        tx.put(kvt::numbered("k", i), std::string(t * 30, 'v'));
+      tx.commit();
+    }
+    kv::snapshot before = db.read("t2");
+    const std::uint64_t used = db.stat("t0").file_bytes - db.stat("t0").free_bytes;
+    db.drop("t2");
+    EXPECT_EQ(db.trees(), (std::vector<std::string>{"t0", "t1", "t3"}));
+    EXPECT_THROW(db.read("t2"), kv::error);
+    EXPECT_EQ(before.size(), 9000u);  // the snapshot still sees it
+    EXPECT_EQ(*before.get("k8999"), std::string(60, 'v'));
+    before.validate();
+    db.validate();
+    before.release();
+    db.drop("t3");
+    db.validate();
+    {
+      kv::write_tx w = db.write("t0");  // reclaims what no snapshot sees any more
+      w.commit();
+    }
+    const kv::stats s = db.stat("t0");
+    EXPECT_LT(s.file_bytes - s.free_bytes, used);
+    // A dropped name can be written again, and comes back empty.
+    kv::write_tx w = db.write("t3");
+    EXPECT_EQ(w.size(), 0u);
+    w.put("new", "1");
+    w.commit();
+  }
+  {
+    kv::database db = kv::database::open(p);
+    db.validate();
+    EXPECT_EQ(db.trees(), (std::vector<std::string>{"t0", "t1", "t3"}));
+    EXPECT_EQ(db.read("t3").size(), 1u);
+    EXPECT_EQ(db.read("t1").size(), 6000u);
+    EXPECT_THROW(db.read("t2"), kv::error);
+    db.drop("t3");
+    db.compact();
+    db.validate();
+    EXPECT_EQ(db.trees(), (std::vector<std::string>{"t0", "t1"}));
+  }
+  {
+    kv::database db = kv::database::open(p, {kv::sync_mode::none, true, std::nullopt});
+    db.validate();
+    EXPECT_EQ(db.trees(), (std::vector<std::string>{"t0", "t1"}));
+    EXPECT_EQ(db.read("t0").size(), 3000u);
+    try {
+      db.drop("t0");
+      FAIL();
+    } catch (const kv::error& e) {
+      EXPECT_EQ(e.kind(), kv::error_kind::read_only);
+    }
+  }
+  // Dropping frees a slot among the 32, and the default tree can be dropped too.
+  kv::database db = kv::database::memory();
+  for (std::size_t t = 0; t < kv::kMaxTrees; ++t) db.write(kvt::numbered("n", t)).commit();
+  EXPECT_THROW(db.write("one more"), kv::error);
+  db.drop("n5");
+  db.drop("n6");
+  db.write("one more").commit();
+  db.write("").commit();
+  EXPECT_THROW(db.write("n5"), kv::error);  // full again ("" counts)
+  db.drop("");
+  EXPECT_EQ(db.read("").size(), 0u);
+  db.validate();
+  std::remove(p.c_str());
+}
+
+// A key over the limit cannot be stored, so it is not present: reads answer absent and remove
+// answers false (it threw key_too_long); writes that store a value still throw.
+TEST(KvErrors, OverlongKeyIsAbsentForReadsAndRemoves) {
+  kv::database db = kv::database::memory();
+  kv::write_tx tx = db.write();
+  const std::string longer(kv::kMaxKey + 1, 'k'), huge(70000, 'k'), max(kv::kMaxKey, 'k');
+  tx.put(max, "v");
+  tx.put("a", "1");
+  for (const std::string& k : {longer, huge}) {
+    EXPECT_FALSE(tx.get(k));
+    EXPECT_FALSE(tx.contains(k));
+    EXPECT_FALSE(tx.remove(k));
+    kv::cursor c = tx.make_cursor();
+    EXPECT_FALSE(c.seek(k));
+    ASSERT_FALSE(c.lower_bound(k));  // every stored key sorts before it
+    EXPECT_EQ(tx.count(k), 0u);
+    EXPECT_EQ(tx.count("", k), 2u);
+    for (auto&& write : {+[](kv::write_tx&t, const std::string&key) { t.put(key, "v"); },
+                         +[](kv::write_tx&t, const std::string&key) { t.insert(key, "v"); },
+                         +[](kv::write_tx&t, const std::string&key) { t.upsert(key, "v"); },
+                         +[](kv::write_tx&t, const std::string&key) { t.update(key, "v"); }}) {
+      try {
+        write(tx, k);
+        ADD_FAILURE() << "a write of an overlong key";
+      } catch (const kv::error& e) {
+        EXPECT_EQ(e.kind(), kv::error_kind::key_too_long);
+      }
+    }
+  }
+  EXPECT_EQ(tx.remove_range(longer, std::nullopt), 0u);
+  EXPECT_TRUE(tx.remove(max));
+  tx.commit();
+  kv::snapshot s = db.read();
+  EXPECT_FALSE(s.get(huge));
+  const std::string_view keys[] = {"a", longer, huge};
+  std::optional<std::string_view> out[3];
+  s.get_many(keys, out);
+  EXPECT_TRUE(out[0] && !out[1] && !out[2]);
+  kv::write_tx ended = db.write();
+  ended.commit();
+  EXPECT_THROW(ended.remove(longer), kv::error);  // an ended transaction still refuses
+}
+
+// bulk_load's errors name the pair they are about, by its index in the input.
+TEST(KvBulk, ErrorsNameThePair) {
+  kv::database db = kv::database::memory();
+  kv::write_tx tx = db.write();
+  const std::string longer(kv::kMaxKey + 1, 'k');
+  auto fails = [&](std::vector<std::pair<std::string_view, std::string_view>> in,
+                   kv::error_kind kind, const std::string& says) {
+    try {
+      tx.bulk_load(in);
+      ADD_FAILURE() << "no error for " << says;
+    } catch (const kv::error& e) {
+      EXPECT_EQ(e.kind(), kind);
+      EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
+    }
+  };
+  fails({{"a", ""}, {"b", ""}, {longer, ""}}, kv::error_kind::key_too_long,
+        "bulk_load: pair at index 2: key of 1025 bytes");
+  fails({{"a", ""}, {"c", ""}, {"b", ""}}, kv::error_kind::invalid_argument,
+        "bulk_load: pair at index 2: keys not sorted");
+  fails({{"a", ""}, {"a", ""}}, kv::error_kind::invalid_argument,
+        "bulk_load: pair at index 1: keys not distinct");
+  EXPECT_EQ(tx.size(), 0u);  // nothing was written
+  tx.put("c", "");
+  fails({{"c", ""}}, kv::error_kind::invalid_argument, "pair at index 0: key already present");
+  fails({{"a", ""}, {"b", ""}, {"c", ""}, {"d", ""}}, kv::error_kind::invalid_argument,
+        "pair at index 2: key already present (the pairs before it were added)");
 }
 
 TEST(KvFile, BadFilesGiveClearErrors) {

@@ -11,6 +11,7 @@
 #include <nanobind/stl/vector.h>
 
 #include <cstring>
+#include <deque>
 #include <optional>
 #include <unordered_map>
 
@@ -26,10 +27,136 @@ constexpr std::size_t kReleaseGilKeys = 256;  // below this the GIL round trip c
 
 nb::bytes as_bytes(std::string_view s) { return nb::bytes(s.data(), s.size()); }
 std::string_view sv(const nb::bytes& b) { return {b.c_str(), b.size()}; }
-std::optional<std::string_view> opt_sv(const std::optional<nb::bytes>& b) {
-  if (!b) return std::nullopt;
-  return sv(*b);
+
+// ---- bytes-like arguments ---------------------------------------------------------------------
+// Every key, value and bound is taken as a plain handle and read here, so a wrong type is a
+// TypeError that names the argument (nanobind's own refusal lists every overload's signature).
+// Accepted: bytes, and any object exporting a C-contiguous buffer (bytearray, memoryview, array,
+// numpy arrays, mmap). A key's buffer must hold single bytes (format 'B', 'b' or 'c'): its bytes
+// decide its order, and a buffer of wider items (memoryview.cast('I'), array('q'), an int64
+// array) would sort by their native byte order, which for little-endian integers is not their
+// numeric order. A value is opaque, so any buffer's raw bytes go (as file.write takes them).
+
+enum class role { key, value };
+
+// How an argument is named in messages: "key", "hi", "keys[3]", "pairs[5][0]" (a Python
+// expression the caller can evaluate), built only when a message needs it.
+struct arg_name {
+  const char* base;
+  long i = -1, j = -1;
+  std::string str() const {
+    std::string s = base;
+    if (i >= 0) s += "[" + std::to_string(i) + "]";
+    if (j >= 0) s += "[" + std::to_string(j) + "]";
+    return s;
+  }
+};
+
+std::string py_type_name(nb::handle o) {
+  return nb::cast<std::string>(
+      nb::handle(reinterpret_cast<PyObject*>(o.type().ptr())).attr("__name__"));
 }
+
+[[noreturn]] void bad_bytes(nb::handle o, const arg_name& name, role r, const char* why = nullptr) {
+  const char* what = r == role::key ? "key" : "value";
+  const std::string n = name.str();
+  // "key", "value": the message is about them already; other names ("hi", "keys[3]") lead it.
+  const std::string lead = n == what ? "" : n + ": ";
+  std::string msg;
+  if (PyUnicode_Check(o.ptr()))
+    msg = lead + "kv " + what + "s are bytes, not str: encode it (" + n + ".encode())";
+  else if (why)
+    msg = lead + why;
+  else
+    msg = lead + "kv " + what + "s are bytes-like (bytes, bytearray, memoryview), not " +
+          py_type_name(o);
+  throw nb::type_error(msg.c_str());
+}
+
+bool byte_format(const char* f) {  // a buffer of single bytes: 'B', 'b', 'c', maybe '@=<>!' first
+  if (!f) return true;             // no format: unsigned bytes
+  if (*f && std::strchr("@=<>!", *f)) ++f;
+  return (f[0] == 'B' || f[0] == 'b' || f[0] == 'c') && f[1] == '\0';
+}
+
+// A bytes-like argument, read in place for the call: bytes as they are (immutable, and alive
+// while the call's arguments are), another object's buffer exported and held until the end of
+// the call. For calls that keep the GIL (nothing else can change the buffer meanwhile).
+class bytes_arg {
+ public:
+  bytes_arg(nb::handle o, const arg_name& name, role r = role::key) {
+    if (PyBytes_Check(o.ptr())) {
+      char* p = nullptr;
+      Py_ssize_t n = 0;
+      PyBytes_AsStringAndSize(o.ptr(), &p, &n);
+      sv_ = {p, static_cast<std::size_t>(n)};
+      return;
+    }
+    if (PyUnicode_Check(o.ptr()) || !PyObject_CheckBuffer(o.ptr())) bad_bytes(o, name, r);
+    if (PyObject_GetBuffer(o.ptr(), &buf_, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) != 0) {
+      // BufferError: not contiguous; another error is the object's own, and goes as it is.
+      if (!PyErr_ExceptionMatches(PyExc_BufferError)) throw nb::python_error();
+      PyErr_Clear();
+      bad_bytes(o, name, r,
+                ("a buffer that is not C-contiguous cannot be read as kv bytes: pass bytes(" +
+                 name.str() + ")")
+                    .c_str());
+    }
+    held_ = true;
+    if (r == role::key && (buf_.itemsize != 1 || !byte_format(buf_.format))) {
+      const std::string f = buf_.format ? buf_.format : "B";
+      const auto size = buf_.itemsize;
+      release();
+      bad_bytes(o, name, r,
+                ("a key is bytes, and this buffer holds items of format '" + f + "' (" +
+                 std::to_string(size) +
+                 " bytes each), whose bytes would sort in their machine order: pass the "
+                 "bytes meant (int.to_bytes(n, 'big') sorts integers), or memoryview(" +
+                 name.str() + ").cast('B') for these raw bytes")
+                    .c_str());
+    }
+    sv_ = {static_cast<const char*>(buf_.buf), static_cast<std::size_t>(buf_.len)};
+  }
+  ~bytes_arg() { release(); }
+  bytes_arg(const bytes_arg&) = delete;
+  bytes_arg& operator=(const bytes_arg&) = delete;
+  std::string_view sv() const { return sv_; }
+
+ private:
+  void release() {
+    if (held_) PyBuffer_Release(&buf_);
+    held_ = false;
+  }
+  std::string_view sv_;
+  Py_buffer buf_{};
+  bool held_ = false;
+};
+
+// An optional bound: None is no bound.
+std::optional<std::string> opt_copy(nb::handle o, const char* name) {
+  if (o.is_none()) return std::nullopt;
+  return std::string(bytes_arg(o, {name}).sv());
+}
+
+// Many bytes-like arguments for a call that releases the GIL: bytes objects are kept alive by
+// a reference here (another thread may drop the list's own meanwhile), anything else is copied
+// (another thread could change a bytearray under the call: an unsorted bulk load after its
+// check, say).
+struct held_args {
+  std::vector<nb::object> refs;
+  std::deque<std::string> copies;  // stable addresses
+  std::string_view add(nb::handle o, const arg_name& name, role r) {
+    if (PyBytes_Check(o.ptr())) {
+      refs.push_back(nb::borrow(o));
+      return bytes_arg(o, name, r).sv();
+    }
+    copies.emplace_back(bytes_arg(o, name, r).sv());
+    return copies.back();
+  }
+};
+
+// A tree name: str (None: the default tree "").
+std::string tree_arg(nb::handle o);
 
 nb::object opt_bytes(const std::optional<std::string_view>& v) {
   if (!v) return nb::none();
@@ -42,9 +169,12 @@ nb::object opt_bytes(const std::optional<std::string_view>& v) {
 PyObject* g_error = nullptr;
 PyObject* g_value_error = nullptr;
 PyObject* g_os_error = nullptr;
+PyObject* g_lookup_error = nullptr;
 
 PyObject* error_type(error_kind k) {
   switch (k) {
+    case error_kind::not_found:
+      return g_lookup_error;
     case error_kind::key_too_long:
     case error_kind::value_too_long:
     case error_kind::invalid_argument:
@@ -99,7 +229,13 @@ void make_error_types(nb::module_& m) {
       "simdex._simdex.kv.OSError",
       "A kv error from a failed system call; .errno, .strerror and .filename as OSError's.",
       os_bases.ptr(), os_dict.ptr());
+  nb::object lookup_bases = nb::make_tuple(nb::handle(g_error), nb::handle(PyExc_LookupError));
+  g_lookup_error = PyErr_NewExceptionWithDoc(
+      "simdex._simdex.kv.LookupError",
+      "A kv error about something that does not exist (kind not_found: a named tree).",
+      lookup_bases.ptr(), nullptr);
   m.attr("Error") = nb::handle(g_error);
+  m.attr("LookupError") = nb::handle(g_lookup_error);
   m.attr("ValueError") = nb::handle(g_value_error);
   m.attr("OSError") = nb::handle(g_os_error);
   nb::dict kinds;
@@ -111,8 +247,14 @@ void make_error_types(nb::module_& m) {
 }
 
 // A tree name from Python: its UTF-8 bytes, where the bytes trees() escaped (surrogateescape)
-// go back as they were, so every listed tree can be opened.
-std::string tree_name(nb::str name) {
+// go back as they were, so every listed tree can be opened. None is the default tree "" (as
+// py-lmdb's open_db(None) is its main database).
+std::string tree_arg(nb::handle name) {
+  if (name.is_none()) return {};
+  if (!PyUnicode_Check(name.ptr()))
+    throw nb::type_error(("kv tree names are str, not " + py_type_name(name) +
+                          (PyBytes_Check(name.ptr()) ? ": decode it (name.decode())" : ""))
+                             .c_str());
   nb::object b = nb::steal(PyUnicode_AsEncodedString(name.ptr(), "utf-8", "surrogateescape"));
   if (!b.is_valid()) throw nb::python_error();
   return std::string(PyBytes_AsString(b.ptr()), static_cast<std::size_t>(PyBytes_Size(b.ptr())));
@@ -207,10 +349,16 @@ nb::dict stats_dict(const stats& s) {
 }
 
 template <class T>
-nb::list get_many(const T& v, const std::vector<nb::bytes>& keys) {
+nb::list get_many(const T& v, nb::handle keys) {
+  if (!PyList_Check(keys.ptr())) throw nb::type_error("get_many: keys must be a list");
+  const auto n = static_cast<std::size_t>(PyList_Size(keys.ptr()));
+  held_args held;
+  held.refs.reserve(n);
   std::vector<std::string_view> ks;
-  ks.reserve(keys.size());
-  for (const auto& k : keys) ks.push_back(sv(k));
+  ks.reserve(n);
+  for (std::size_t i = 0; i < n; ++i)
+    ks.push_back(held.add(PyList_GetItem(keys.ptr(), static_cast<Py_ssize_t>(i)),
+                          {"keys", static_cast<long>(i)}, role::key));
   std::vector<std::optional<std::string_view>> out(ks.size());
   {
     released_call call(&v, kAlone<T>, ks.size() >= kReleaseGilKeys);
@@ -227,29 +375,33 @@ void bind_reads(C& cls) {
   using T = typename C::Type;
   cls.def(
          "get",
-         [](const T& v, nb::bytes k) {
+         [](const T& v, nb::handle k) {
+           const bytes_arg key(k, {"key"});
            check_idle(&v);
-           return opt_bytes(v.get(sv(k)));
+           return opt_bytes(v.get(key.sv()));
          },
-         nb::arg("key"))
+         nb::arg("key").none())
       .def(
           "contains",
-          [](const T& v, nb::bytes k) {
+          [](const T& v, nb::handle k) {
+            const bytes_arg key(k, {"key"});
             check_idle(&v);
-            return v.contains(sv(k));
+            return v.contains(key.sv());
           },
-          nb::arg("key"))
+          nb::arg("key").none())
       .def(
-          "get_many",
-          [](const T& v, const std::vector<nb::bytes>& keys) { return get_many(v, keys); },
-          nb::arg("keys"))
+          "get_many", [](const T& v, nb::handle keys) { return get_many(v, keys); },
+          nb::arg("keys").none())
       .def(
           "count",
-          [](const T& v, nb::bytes lo, std::optional<nb::bytes> hi) {
+          [](const T& v, nb::handle lo, nb::handle hi) {
+            const bytes_arg l(lo, {"lo"});
+            std::optional<bytes_arg> h;
+            if (!hi.is_none()) h.emplace(hi, arg_name{"hi"});
             check_idle(&v);
-            return v.count(sv(lo), opt_sv(hi));
+            return v.count(l.sv(), h ? std::optional<std::string_view>(h->sv()) : std::nullopt);
           },
-          nb::arg("lo") = nb::bytes("", 0), nb::arg("hi") = nb::none())
+          nb::arg("lo").none(), nb::arg("hi").none() = nb::none())
       .def("size",
            [](const T& v) {
              check_idle(&v);
@@ -286,24 +438,41 @@ void bind_cursor(nb::module_& b) {
       .def("valid", [](const py_cursor& c) { return c.at().valid(); })
       .def(
           "first",
-          [](py_cursor& c, std::optional<nb::bytes> p) {
-            return p ? c.at().first(sv(*p)) : c.at().first();
+          [](py_cursor& c, nb::handle p) {
+            if (p.is_none()) return c.at().first();
+            const bytes_arg prefix(p, {"prefix"});
+            return c.at().first(prefix.sv());
           },
-          nb::arg("prefix") = nb::none())
+          nb::arg("prefix").none() = nb::none())
       .def(
           "last",
-          [](py_cursor& c, std::optional<nb::bytes> p) {
-            return p ? c.at().last(sv(*p)) : c.at().last();
+          [](py_cursor& c, nb::handle p) {
+            if (p.is_none()) return c.at().last();
+            const bytes_arg prefix(p, {"prefix"});
+            return c.at().last(prefix.sv());
           },
-          nb::arg("prefix") = nb::none())
+          nb::arg("prefix").none() = nb::none())
       .def(
-          "seek", [](py_cursor& c, nb::bytes k) { return c.at().seek(sv(k)); }, nb::arg("key"))
+          "seek",
+          [](py_cursor& c, nb::handle k) {
+            const bytes_arg key(k, {"key"});
+            return c.at().seek(key.sv());
+          },
+          nb::arg("key").none())
       .def(
-          "lower_bound", [](py_cursor& c, nb::bytes k) { return c.at().lower_bound(sv(k)); },
-          nb::arg("key"))
+          "lower_bound",
+          [](py_cursor& c, nb::handle k) {
+            const bytes_arg key(k, {"key"});
+            return c.at().lower_bound(key.sv());
+          },
+          nb::arg("key").none())
       .def(
-          "upper_bound", [](py_cursor& c, nb::bytes k) { return c.at().upper_bound(sv(k)); },
-          nb::arg("key"))
+          "upper_bound",
+          [](py_cursor& c, nb::handle k) {
+            const bytes_arg key(k, {"key"});
+            return c.at().upper_bound(key.sv());
+          },
+          nb::arg("key").none())
       .def("next", [](py_cursor& c) { return c.at().next(); })
       .def("prev", [](py_cursor& c) { return c.at().prev(); })
       .def("key", [](const py_cursor& c) { return as_bytes(c.at().key()); })
@@ -329,51 +498,82 @@ void bind_cursor(nb::module_& b) {
 void bind_write_tx(nb::module_& b) {
   auto tx = nb::class_<write_tx>(b, "WriteTx");
   bind_reads(tx);
+  // A write of a key and a value: (transaction, key, value).
+  using write_fn = bool (write_tx::*)(std::string_view, std::string_view);
+  auto kv_write = [](write_fn f) {
+    return [f](write_tx& t, nb::handle k, nb::handle v) {
+      const bytes_arg key(k, {"key"});
+      const bytes_arg value(v, {"value"}, role::value);
+      check_idle(&t);
+      return (t.*f)(key.sv(), value.sv());
+    };
+  };
   tx.def(
         "put",
-        [](write_tx& t, nb::bytes k, nb::bytes v) {
+        [](write_tx& t, nb::handle k, nb::handle v) {
+          const bytes_arg key(k, {"key"});
+          const bytes_arg value(v, {"value"}, role::value);
           check_idle(&t);
-          t.put(sv(k), sv(v));
+          t.put(key.sv(), value.sv());
         },
-        nb::arg("key"), nb::arg("value"))
-      .def("upsert",
-           [](write_tx& t, nb::bytes k, nb::bytes v) {
-             check_idle(&t);
-             return t.upsert(sv(k), sv(v));
-           })
-      .def("insert",
-           [](write_tx& t, nb::bytes k, nb::bytes v) {
-             check_idle(&t);
-             return t.insert(sv(k), sv(v));
-           })
-      .def("update",
-           [](write_tx& t, nb::bytes k, nb::bytes v) {
-             check_idle(&t);
-             return t.update(sv(k), sv(v));
-           })
-      .def("remove",
-           [](write_tx& t, nb::bytes k) {
-             check_idle(&t);
-             return t.remove(sv(k));
-           })
+        nb::arg("key").none(), nb::arg("value").none())
+      .def("upsert", kv_write(&write_tx::upsert), nb::arg("key").none(), nb::arg("value").none())
+      .def("insert", kv_write(&write_tx::insert), nb::arg("key").none(), nb::arg("value").none())
+      .def("update", kv_write(&write_tx::update), nb::arg("key").none(), nb::arg("value").none())
+      .def(
+          "remove",
+          [](write_tx& t, nb::handle k) {
+            const bytes_arg key(k, {"key"});
+            check_idle(&t);
+            return t.remove(key.sv());
+          },
+          nb::arg("key").none())
       .def(
           "remove_range",
-          [](write_tx& t, nb::bytes lo, std::optional<nb::bytes> hi) {
-            const std::optional<std::string_view> h = opt_sv(hi);
+          [](write_tx& t, nb::handle lo, nb::handle hi) {
+            // Copies: the call runs without the GIL, when another thread could change a buffer.
+            const std::string l(bytes_arg(lo, {"lo"}).sv());
+            const std::optional<std::string> h = opt_copy(hi, "hi");
             released_call call(&t, true);
-            return t.remove_range(sv(lo), h);
+            return t.remove_range(l, h ? std::optional<std::string_view>(*h) : std::nullopt);
           },
-          nb::arg("lo"), nb::arg("hi") = nb::none())
+          nb::arg("lo").none(), nb::arg("hi").none() = nb::none())
       .def(
           "bulk_load",
-          [](write_tx& t, const std::vector<std::pair<nb::bytes, nb::bytes>>& pairs) {
+          [](write_tx& t, nb::handle pairs) {
+            if (!PyList_Check(pairs.ptr())) throw nb::type_error("bulk_load: pairs must be a list");
+            const auto n = static_cast<std::size_t>(PyList_Size(pairs.ptr()));
+            held_args held;
+            held.refs.reserve(2 * n);
             std::vector<std::pair<std::string_view, std::string_view>> in;
-            in.reserve(pairs.size());
-            for (const auto& [k, v] : pairs) in.emplace_back(sv(k), sv(v));
+            in.reserve(n);
+            for (std::size_t i = 0; i < n; ++i) {
+              nb::handle p = PyList_GetItem(pairs.ptr(), static_cast<Py_ssize_t>(i));
+              const long at = static_cast<long>(i);
+              // A tuple or list of two; bytes or str would unpack into their characters.
+              if (!(PyTuple_Check(p.ptr()) || PyList_Check(p.ptr())) ||
+                  PySequence_Size(p.ptr()) != 2) {
+                PyErr_Clear();
+                throw nb::type_error(
+                    ("bulk_load: pairs[" + std::to_string(i) + "] is not a (key, value) pair but " +
+                     (PyTuple_Check(p.ptr()) || PyList_Check(p.ptr())
+                          ? "a sequence of " + std::to_string(PySequence_Size(p.ptr()))
+                          : "a " + py_type_name(p)))
+                        .c_str());
+              }
+              // Borrowed from the pair, which the list holds while the GIL is held; held.add
+              // takes its own reference before the GIL is released.
+              const bool tuple = PyTuple_Check(p.ptr());
+              nb::handle k = tuple ? PyTuple_GetItem(p.ptr(), 0) : PyList_GetItem(p.ptr(), 0);
+              nb::handle v = tuple ? PyTuple_GetItem(p.ptr(), 1) : PyList_GetItem(p.ptr(), 1);
+              if (!k.ptr() || !v.ptr()) throw nb::python_error();
+              const std::string_view ks = held.add(k, {"pairs", at, 0}, role::key);
+              in.emplace_back(ks, held.add(v, {"pairs", at, 1}, role::value));
+            }
             released_call call(&t, true, in.size() >= kReleaseGilKeys);
             t.bulk_load(in);
           },
-          nb::arg("pairs"))
+          nb::arg("pairs").none())
       .def(
           "sub",
           [](write_tx& t) {
@@ -432,19 +632,28 @@ void bind_kv(nb::module_& m) {
           nb::arg("path") = nb::none(), nb::arg("sync") = "none", nb::arg("read_only") = false)
       .def(
           "read",
-          [](const database& d, nb::str tree) {
+          [](const database& d, nb::handle tree) {
+            const std::string name = tree_arg(tree);
             check_idle(&d);
-            return d.read(tree_name(tree));
+            return d.read(name);
           },
-          nb::arg("tree") = "")
+          nb::arg("tree").none() = "")
       .def(
           "write",
-          [](database& d, nb::str tree) {
-            const std::string name = tree_name(tree);
+          [](database& d, nb::handle tree) {
+            const std::string name = tree_arg(tree);
             released_call call(&d, false);  // may wait for another transaction to end
             return d.write(name);
           },
-          nb::arg("tree") = "")
+          nb::arg("tree").none() = "")
+      .def(
+          "drop",
+          [](database& d, nb::handle tree) {
+            const std::string name = tree_arg(tree);
+            released_call call(&d, false);  // waits for the writer, commits
+            d.drop(name);
+          },
+          nb::arg("tree").none())
       .def("trees",
            [](const database& d) {
              check_idle(&d);
@@ -463,8 +672,8 @@ void bind_kv(nb::module_& m) {
            })
       .def(
           "stat",
-          [](const database& d, nb::str tree) {
-            const std::string name = tree_name(tree);
+          [](const database& d, nb::handle tree) {
+            const std::string name = tree_arg(tree);
             stats s;
             {
               released_call call(&d, false);
@@ -472,7 +681,7 @@ void bind_kv(nb::module_& m) {
             }
             return stats_dict(s);
           },
-          nb::arg("tree") = "")
+          nb::arg("tree").none() = "")
       .def("validate",
            [](const database& d) {
              released_call call(&d, false);
@@ -493,7 +702,11 @@ void bind_kv(nb::module_& m) {
       .def("path",
            [](const database& d) {
              check_idle(&d);
-             return d.path();
+             // As os.fsdecode gives it: a name that is not UTF-8 comes back escaped, not as
+             // a UnicodeDecodeError.
+             const std::string& p = d.path();
+             return nb::steal<nb::str>(
+                 PyUnicode_DecodeFSDefaultAndSize(p.data(), static_cast<Py_ssize_t>(p.size())));
            })
       .def("is_open", &database::is_open)
       .def("close", [](database& d) {
@@ -501,6 +714,16 @@ void bind_kv(nb::module_& m) {
         d.close();
       });
 
+  // The bytes of a key (value=True: a value) as the store takes them, or the TypeError the
+  // store's methods raise: for the Python layer's own handling of bounds and defaults.
+  b.def(
+      "as_bytes",
+      [](nb::handle o, const std::string& name, bool value) {
+        const arg_name n{name.c_str()};
+        if (PyBytes_Check(o.ptr())) return nb::borrow<nb::bytes>(o);
+        return as_bytes(bytes_arg(o, n, value ? role::value : role::key).sv());
+      },
+      nb::arg("obj"), nb::arg("name") = "key", nb::arg("value") = false);
   b.attr("MAX_KEY") = kMaxKey;
   b.attr("MAX_VALUE") = kMaxValue;
 }
