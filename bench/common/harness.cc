@@ -1,5 +1,7 @@
 #include "harness.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -279,11 +281,18 @@ std::string session::write() {
   std::string text = json::object(doc);
   std::filesystem::create_directories(opts_.out_dir);
   std::string path = (std::filesystem::path(opts_.out_dir) / (opts_.component + ".json")).string();
-  std::ofstream out(path);
-  out << text << "\n";
-  if (!out) {
-    std::fprintf(stderr, "cannot write %s\n", path.c_str());
-    std::exit(1);
+  // Written beside and renamed over: a run killed while writing (Ctrl-C twice, a timeout) must
+  // leave the last complete file or none, never a truncated one the report would trip over.
+  std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp);
+    out << text << "\n";
+    out.close();
+    if (!out || std::rename(tmp.c_str(), path.c_str()) != 0) {
+      std::remove(tmp.c_str());
+      std::fprintf(stderr, "cannot write %s\n", path.c_str());
+      std::exit(1);
+    }
   }
   std::fprintf(stderr, "wrote %s\n", path.c_str());
   return path;

@@ -110,9 +110,11 @@ def _log_tail(path: Path, lines: int = 3) -> str:
 
 
 def run(components: list[str], mode: str = "quick", out: str = "bench-results", only=(), reps: int = 0,
-        probe: bool = True, report: bool = True) -> int:
+        probe: bool = True, report: bool = True, catch_interrupt: bool = True) -> int:
+    """Runs the components' benchmarks into ``out`` and renders the report; the exit status.
+    Ctrl-C ends the run with status 130 after saying which components finished and rendering
+    what is there, unless catch_interrupt is False (a caller with its own account of it)."""
     from rich.console import Console
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     console = Console(stderr=True, soft_wrap=True)
     unknown = [c for c in components if c not in COMPONENTS and c not in PYTHON_ONLY]
@@ -158,44 +160,13 @@ def run(components: list[str], mode: str = "quick", out: str = "bench-results", 
 
     failed = []
     unmatched = []  # Python-only benchmarks that --only left nothing to measure (they wrote nothing)
-    with Progress(TextColumn("{task.description:<60}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
-                  TimeElapsedColumn(), console=console, transient=False) as progress:
-        for c in [c for c in wanted if c in have]:
-            task = progress.add_task(f"{c}: starting", total=1)
-            t0 = time.monotonic()
-            rc = _run_native(c, args, outdir / f"{c}.log", progress, task)
-            json_path = outdir / f"{c}.json"
-            if rc != 0 or not json_path.exists():
-                failed.append(c)
-                progress.update(task, description=f"[red]{c}: failed (exit {rc}), see {outdir / (c + '.log')}")
-                tail = _log_tail(outdir / f"{c}.log")
-                if tail:
-                    console.print(tail, highlight=False, markup=False)
-                continue
-            progress.update(task, description=f"{c}: python-side peers")
-            try:
-                _run_python_side(c, json_path, mode, reps, only)
-            except Exception as e:  # a Python peer failing must not lose the native figures
-                failed.append(c)
-                console.print(f"[red]{c}: python-side benchmark failed: {e!r}")
-            progress.update(task, description=f"{c}: done in {time.monotonic() - t0:.0f} s")
-        for c in python_only:
-            task = progress.add_task(f"{c}: starting", total=None)
-            t0 = time.monotonic()
-            try:
-                written = _components.part("benchmarks", c).run_standalone(
-                    outdir, mode, reps, log=lambda msg, c=c, task=task: progress.update(task, description=f"{c}: {msg}"),
-                    only=tuple(only))
-            except Exception as e:  # one benchmark failing must not lose the others' figures
-                failed.append(c)
-                console.print(f"[red]{c}: benchmark failed: {e}[/]", highlight=False)
-                progress.update(task, description=f"[red]{c}: failed", total=1, completed=1)
-                continue
-            if written is None:  # --only matched none of its workloads: nothing ran, nothing written
-                unmatched.append(c)
-                progress.update(task, description=f"{c}: no workload matches --only", total=1, completed=1)
-                continue
-            progress.update(task, description=f"{c}: done in {time.monotonic() - t0:.0f} s", total=1, completed=1)
+    finished = []  # components whose figures this run wrote in full
+    try:
+        _run_all(console, wanted, have, python_only, args, outdir, mode, reps, only, failed, unmatched, finished)
+    except KeyboardInterrupt:
+        if not catch_interrupt:
+            raise
+        return _interrupted(console, outdir, [c for c in wanted if c in have] + python_only, finished, report)
     if only:
         ran = [c for c in wanted if c in have and c not in failed] + [c for c in python_only if c not in failed]
         # (an unmatched Python-only benchmark's datasets.json, if any, is an older run's)
@@ -221,6 +192,73 @@ def run(components: list[str], mode: str = "quick", out: str = "bench-results", 
         console.print(f"[red]failed: {', '.join(failed)}")
         return 1
     return 0
+
+
+def _run_all(console, wanted, have, python_only, args, outdir, mode, reps, only, failed, unmatched, finished):
+    """Runs each component's program and Python side, recording what failed and what finished."""
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(TextColumn("{task.description:<60}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+                  TimeElapsedColumn(), console=console, transient=False) as progress:
+        for c in [c for c in wanted if c in have]:
+            task = progress.add_task(f"{c}: starting", total=1)
+            t0 = time.monotonic()
+            rc = _run_native(c, args, outdir / f"{c}.log", progress, task)
+            json_path = outdir / f"{c}.json"
+            if rc != 0 or not json_path.exists():
+                failed.append(c)
+                progress.update(task, description=f"[red]{c}: failed (exit {rc}), see {outdir / (c + '.log')}")
+                tail = _log_tail(outdir / f"{c}.log")
+                if tail:
+                    console.print(tail, highlight=False, markup=False)
+                continue
+            progress.update(task, description=f"{c}: python-side peers")
+            try:
+                _run_python_side(c, json_path, mode, reps, only)
+            except Exception as e:  # a Python peer failing must not lose the native figures
+                failed.append(c)
+                console.print(f"[red]{c}: python-side benchmark failed: {e!r}")
+            else:
+                finished.append(c)
+            progress.update(task, description=f"{c}: done in {time.monotonic() - t0:.0f} s")
+        for c in python_only:
+            task = progress.add_task(f"{c}: starting", total=None)
+            t0 = time.monotonic()
+            try:
+                written = _components.part("benchmarks", c).run_standalone(
+                    outdir, mode, reps, log=lambda msg, c=c, task=task: progress.update(task, description=f"{c}: {msg}"),
+                    only=tuple(only))
+            except Exception as e:  # one benchmark failing must not lose the others' figures
+                failed.append(c)
+                console.print(f"[red]{c}: benchmark failed: {e}[/]", highlight=False)
+                progress.update(task, description=f"[red]{c}: failed", total=1, completed=1)
+                continue
+            if written is None:  # --only matched none of its workloads: nothing ran, nothing written
+                unmatched.append(c)
+                progress.update(task, description=f"{c}: no workload matches --only", total=1, completed=1)
+                continue
+            finished.append(c)
+            progress.update(task, description=f"{c}: done in {time.monotonic() - t0:.0f} s", total=1, completed=1)
+
+
+def _interrupted(console, outdir: Path, planned: list, finished: list, report: bool) -> int:
+    """After Ctrl-C: which components this run finished, and the report of what is in outdir."""
+    left = [c for c in planned if c not in finished]
+    text = (f"interrupted: {', '.join(finished) or 'no component'} finished"
+            f"{'; not finished: ' + ', '.join(left) if left else ''}")
+    if left:
+        text += (f" (a {left[0]}.json already in {outdir} is an earlier run's"
+                 f"{'; the lab keeps the experiments it finished in lab.json' if 'lab' in left else ''})")
+    console.print(text, highlight=False)
+    if report and any(outdir.glob("*.json")):
+        from . import report as rep
+
+        try:
+            md, html = rep.render(outdir)
+            console.print(f"wrote {md} and {html}", highlight=False)
+        except (ValueError, OSError) as e:
+            console.print(f"[red]no report: {e}[/]", highlight=False)
+    return 130
 
 
 if __name__ == "__main__":

@@ -94,3 +94,28 @@ def test_environment_sizes_read_as_kib_mib_gib():
     rows = dict(report.env_rows(doc))
     assert rows["caches"] == "L1 data 32 KiB, L3 unified 32 MiB" and rows["memory"] == "24 GiB"
     assert dict(report.env_rows({"environment": {}}))["memory"] == "?"  # never an invented 0.0 GiB
+
+
+@pytest.mark.skipif(not {"primitives", "btree"} <= set(__import__("simdex.bench").bench.available()),
+                    reason="bench_primitives and bench_btree not built")
+def test_ctrl_c_in_simdex_bench_says_what_finished(tmp_path):
+    """Ctrl-C on `simdex bench` exited 130 without a word and rendered nothing, though the
+    components before it had finished."""
+    import os
+    import signal
+    import time
+
+    out = tmp_path / "out"
+    p = subprocess.Popen([sys.executable, "-m", "simdex", "bench", "primitives", "btree", "--no-probe", "--out", str(out)],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    deadline = time.monotonic() + 120  # primitives takes seconds, btree's quick run minutes
+    while p.poll() is None and time.monotonic() < deadline and not (out / "btree.log").exists():
+        time.sleep(0.05)
+    time.sleep(0.5)
+    assert p.poll() is None, p.communicate()[1]
+    os.killpg(p.pid, signal.SIGINT)  # what Ctrl-C does: the whole foreground group
+    err = p.communicate(timeout=120)[1]
+    assert p.returncode == 130, err
+    assert "interrupted: primitives finished; not finished: btree" in err
+    assert (out / "REPORT.md").is_file() and "primitives" in (out / "REPORT.md").read_text()
+    assert not (out / "btree.json").exists()
