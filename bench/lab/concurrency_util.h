@@ -68,6 +68,7 @@ class budget {
 struct team_run {
   lab::team_report team;
   double mean_wait_ns = -1;  // -1: the kernel does not report it
+  double asleep_share = -1;  // of the bodies' time, blocked in the kernel; -1: not reported
   lab::reading switches;     // context switches of the bodies alone, all threads
 };
 
@@ -93,7 +94,7 @@ team_run run_pinned(const std::vector<int>& cpus, Body&& body,
         cs[i] = c.read().front();
       },
       pin);
-  double delay = 0, slices = 0;
+  double delay = 0, slices = 0, asleep = 0;
   bool available = true;
   r.switches = cs.front();
   r.switches.value = 0;
@@ -101,10 +102,14 @@ team_run run_pinned(const std::vector<int>& cpus, Body&& body,
     available = available && before[i].available && after[i].available;
     delay += after[i].run_delay_ns - before[i].run_delay_ns;
     slices += after[i].slices - before[i].slices;
+    asleep += lab::asleep_share(before[i], after[i]);
     if (!cs[i].available) r.switches = cs[i];
     if (r.switches.available) r.switches.value += cs[i].value;
   }
-  if (available) r.mean_wait_ns = slices > 0 ? delay / slices : 0;
+  if (available) {
+    r.mean_wait_ns = slices > 0 ? delay / slices : 0;
+    r.asleep_share = asleep / static_cast<double>(n);
+  }
   return r;
 }
 
@@ -112,6 +117,7 @@ team_run run_pinned(const std::vector<int>& cpus, Body&& body,
 struct team_tally {
   std::vector<double> co_running;  // per sample; absent when not measured
   std::vector<double> waits;       // mean run-queue wait per sample, ns
+  std::vector<double> asleep;      // share of the threads' time blocked in the kernel, per sample
   std::uint64_t teams = 0;
   bool placed = true;
   lab::team_report bad;  // the first team with a thread off its CPU
@@ -121,6 +127,7 @@ struct team_tally {
 
   void add(const team_run& run, double timed_ns) {
     if (run.mean_wait_ns >= 0) waits.push_back(run.mean_wait_ns);
+    if (run.asleep_share >= 0) asleep.push_back(run.asleep_share);
     add(run.team, timed_ns);
   }
   void add(const lab::team_report& team, double timed_ns) {
@@ -141,12 +148,22 @@ struct team_tally {
   }
   double co_median() const { return median(co_running); }
   double wait_median() const { return median(waits); }
+  double asleep_median() const { return median(asleep); }
 };
 
 // The tallies of one experiment, by contender label.
 class team_book {
  public:
   team_book() : steal_at_start_(lab::steal_ns(lab::allowed_cpus())), start_ns_(lab::now_ns()) {}
+
+  // The hypervisor's steal time on this process's CPUs since the book was opened, as a share
+  // of their time; -1 when the kernel does not report it.
+  double steal_share() const {
+    double now = lab::steal_ns(lab::allowed_cpus());
+    double wall = static_cast<double>(lab::now_ns() - start_ns_) * cpu_count();
+    if (now < 0 || steal_at_start_ < 0 || wall <= 0) return -1;
+    return (now - steal_at_start_) / wall;
+  }
 
   // The hypervisor's steal time on this process's CPUs since the book was opened.
   std::string steal() const {
@@ -195,23 +212,29 @@ class team_book {
   }
 
   // "overlap": the contenders whose figure needs simultaneous threads did run side by side
-  // (median over their samples); reports the worst.
+  // (median over their samples); a contender whose threads park in the kernel is judged by the
+  // steal time instead (lab::overlap). Reports the first failure, else the worst heartbeat.
   lab::check overlap(const std::vector<std::string>& labels,
                      const std::string& how =
                          "heartbeats every few microseconds, median of the "
                          "samples") const {
-    std::string worst;
+    if (labels.empty()) return {"overlap", lab::check_status::fail, "no contender to judge"};
+    const double steal = steal_share();
+    lab::check worst{"overlap", lab::check_status::fail, ""};
     double least = 2;
     for (const auto& l : labels) {
       auto it = tallies_.find(l);
       double c = it == tallies_.end() ? -1 : it->second.co_median();
-      if (c < least) {
-        least = c;
-        worst = l;
+      double a = it == tallies_.end() ? -1 : it->second.asleep_median();
+      lab::check one = lab::overlap(l, c, a, steal, how);
+      if (one.status == lab::check_status::fail) return one;
+      double rank = a >= lab::kMinAsleep ? 1.5 : c;  // heartbeat readings first
+      if (rank < least) {
+        least = rank;
+        worst = one;
       }
     }
-    if (labels.empty()) return {"overlap", lab::check_status::fail, "no contender to judge"};
-    return lab::overlap(worst, least, how);
+    return worst;
   }
   // "run_queue": the contenders' threads got a CPU promptly whenever they became runnable
   // (median over samples); reports the worst.

@@ -4,6 +4,13 @@
 //   bench_lab [--quick|--full] [--out DIR] [--reps N] [--only ID|NUMBER|GROUP]... [--no-probe]
 //   bench_lab --list [--json]
 // Options go in any order; an unknown or misplaced one is an error (exit 2).
+// Ctrl-C (SIGINT) stops after the experiment under way and writes the experiments done, marked
+// interrupted (exit 130); a second Ctrl-C stops at once.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -80,6 +87,25 @@ bool wants_list(int argc, char** argv, bool& as_json) {
   return listing;
 }
 
+volatile std::sig_atomic_t g_interrupted = 0;
+
+// The first Ctrl-C: stop after the experiment under way, so the ones done are written; a
+// second one kills (the default action). Only async-signal-safe calls here.
+extern "C" void on_interrupt(int) {
+  g_interrupted = 1;
+  std::signal(SIGINT, SIG_DFL);
+  // simdex, interrupted by the same Ctrl-C, ends its child with SIGTERM: already stopping.
+  std::signal(SIGTERM, SIG_IGN);
+  // simdex stops reading our stderr once interrupted; a full pipe must not block the rest.
+  struct stat st;
+  if (fstat(2, &st) == 0 && S_ISFIFO(st.st_mode)) fcntl(2, F_SETFL, fcntl(2, F_GETFL) | O_NONBLOCK);
+  const char msg[] =
+      "bench_lab: interrupted: finishing the experiment under way, then writing the ones done "
+      "(Ctrl-C again to stop at once)\n";
+  ssize_t ignored = write(2, msg, sizeof msg - 1);
+  (void)ignored;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -102,6 +128,16 @@ int main(int argc, char** argv) {
   }
 
   bench::session s(opts);
+  struct sigaction sa = {};
+  sa.sa_handler = on_interrupt;
+  sigemptyset(&sa.sa_mask);
+  // simdex's SIGTERM follows the Ctrl-C at once: held back until the handler has set it ignored
+  // (unblocked, its default action would end the program before the handler's first line).
+  sigaddset(&sa.sa_mask, SIGTERM);
+  // SIGINT ignored (a background job of a non-interactive shell) stays ignored.
+  struct sigaction before = {};
+  if (sigaction(SIGINT, nullptr, &before) == 0 && before.sa_handler != SIG_IGN)
+    sigaction(SIGINT, &sa, nullptr);
   int total = static_cast<int>(chosen.size()) + 1;
   s.plan(total);
   // The limits first: bandwidth checks compare against this run's memcpy.
@@ -109,15 +145,28 @@ int main(int argc, char** argv) {
   lab::clock_info clock = lab::calibrate_clock();
   std::vector<std::string> results;
   int done = 1;
+  std::vector<std::string> not_run;
   for (const experiment* e : chosen) {
+    if (g_interrupted) {
+      not_run.push_back(json::object(
+          {{"id", json::str(e->id)}, {"study", json::num(static_cast<long long>(e->study))}}));
+      continue;
+    }
     bench::progress(done, total, e->id);
     results.push_back(run_experiment(s, *e, limits));
     bench::progress(++done, total, e->id);
   }
-  s.attach("lab", json::object({{"clock", clock_json(clock)},
-                                {"counters", json::str(lab::counter_environment())},
-                                {"study", study_json()},
-                                {"experiments", json::array(results)}}));
+  // Interrupted before any experiment finished: nothing to keep, and an earlier run's lab.json
+  // in the folder stays as it was.
+  if (g_interrupted && results.empty()) return 130;
+  std::vector<std::pair<std::string, std::string>> block = {
+      {"clock", clock_json(clock)},
+      {"counters", json::str(lab::counter_environment())},
+      {"study", study_json()},
+      {"experiments", json::array(results)}};
+  if (g_interrupted)
+    block.insert(block.end(), {{"interrupted", "true"}, {"not_run", json::array(not_run)}});
+  s.attach("lab", json::object(block));
   s.write();
-  return 0;
+  return g_interrupted ? 130 : 0;
 }

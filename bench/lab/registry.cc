@@ -196,11 +196,10 @@ std::string run_experiment(bench::session& s, const experiment& e,
     }
     if (t.has_figure)
       t.add(lab::in_range(t.figure_label, t.figure_value, e.range.lo, e.range.hi, e.range.unit));
-    auto bad = std::find_if(t.checks.begin(), t.checks.end(), [](const lab::check& c) {
-      return c.status == lab::check_status::fail;
-    });
-    if (bad != t.checks.end()) {
-      v = {verdict_kind::inconclusive, "not a valid measurement: " + bad->detail};
+    // The reason names the check that failed: its detail alone may not say which it was.
+    std::string invalid = lab::invalid_reason(t.checks);
+    if (!invalid.empty()) {
+      v = {verdict_kind::inconclusive, invalid};
     } else {
       try {
         v = e.judge(t);

@@ -344,3 +344,63 @@ def test_every_stride_runs_one_scalar_loop():
     assert not re.search(r"%[xyz]mm", code), "strided_sum has vector instructions"
     assert not re.search(r"cmp\s+\$0x1,", code), "strided_sum tests for stride 1"
     assert len(re.findall(r"\bj[a-z]+\s", code)) <= 3, code  # one loop: its branch and the n == 0 exits
+
+
+@needs_bench
+def test_ctrl_c_in_bench_lab_keeps_the_experiments_done(tmp_path):
+    """Ctrl-C killed bench_lab at once: the experiments it had finished were lost (it writes
+    lab.json at the end). It now finishes the experiment under way, writes the ones done marked
+    interrupted, and exits 130."""
+    out = tmp_path / "out"
+    p = subprocess.Popen([str(bench.bench_dir() / "bench_lab"), "--only", "ilp", "--only", "branch", "--only", "aliasing",
+                          "--no-probe", "--reps", "3", "--out", str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                         text=True)
+    assert p.stderr is not None
+    for line in p.stderr:
+        if line.startswith("PROGRESS 1 "):  # the first experiment is under way
+            p.send_signal(signal.SIGINT)
+            break
+    err = p.communicate(timeout=300)[1]
+    assert p.returncode == 130, err
+    assert "interrupted" in err
+    doc = json.loads((out / "lab.json").read_text())
+    assert lab.validate(doc) == []
+    ran = [e["id"] for e in doc["lab"]["experiments"]]
+    assert doc["lab"]["interrupted"] is True and ran == ["ilp"]
+    assert [(x["id"], x["study"]) for x in doc["lab"]["not_run"]] == [("branch", 8), ("aliasing", 37)]
+    rows = {r[3]: r for r in lab.verdict_rows(doc)}
+    assert rows["branch"][6] == "not run" and "interrupted" in rows["branch"][7]
+    assert "This run was interrupted: 1 of 3 experiments ran" in lab.markdown_section(doc)
+
+
+def _cpu_seconds_of_child(pid: int) -> float:
+    """CPU time of ``pid``'s first child so far (0 while it has none)."""
+    try:
+        child = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()[0]
+        fields = Path(f"/proc/{child}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+@needs_bench
+def test_ctrl_c_in_simdex_lab_says_what_it_kept(tmp_path):
+    """Ctrl-C on `simdex lab` exited 130 without a word, and no report of what had run."""
+    out = tmp_path / "out"
+    p = subprocess.Popen([sys.executable, "-m", "simdex", "lab", "ilp", "stride", "aliasing", "--no-probe", "--out", str(out)],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    # Once bench_lab has worked a little it is past its start-up and into stride (study order: 1, 7, 37).
+    deadline = time.monotonic() + 120
+    while p.poll() is None and time.monotonic() < deadline and _cpu_seconds_of_child(p.pid) < 0.3:
+        time.sleep(0.02)
+    os.killpg(p.pid, signal.SIGINT)  # what Ctrl-C does: the whole foreground group
+    err = p.communicate(timeout=300)[1]
+    assert p.returncode == 130, err
+    assert "finishing the experiment under way" in err
+    assert (out / "lab.json").is_file(), err
+    doc = json.loads((out / "lab.json").read_text())
+    ran = len(doc["lab"]["experiments"])
+    assert doc["lab"]["interrupted"] is True and ran >= 1
+    assert "aliasing" in [x["id"] for x in doc["lab"]["not_run"]]
+    assert f"interrupted: {ran} of 3 experiments ran" in err and (out / "REPORT.md").is_file()
+    assert "This run was interrupted" in (out / "REPORT.md").read_text()

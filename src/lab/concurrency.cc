@@ -112,9 +112,17 @@ rtt_log::report rtt_log::summarize() const {
 sched_sample sched_now() {
   sched_sample s;
   std::ifstream in("/proc/thread-self/schedstat");
-  double exec = 0;
-  if (in >> exec >> s.run_delay_ns >> s.slices) s.available = true;
+  if (in >> s.on_cpu_ns >> s.run_delay_ns >> s.slices) s.available = true;
+  s.at_ns = static_cast<double>(now_ns());
   return s;
+}
+
+double asleep_share(const sched_sample& before, const sched_sample& after) {
+  if (!before.available || !after.available) return -1;
+  double span = after.at_ns - before.at_ns;
+  if (span <= 0) return 0;
+  double awake = (after.on_cpu_ns - before.on_cpu_ns) + (after.run_delay_ns - before.run_delay_ns);
+  return std::clamp(1 - awake / span, 0.0, 1.0);
 }
 
 double steal_ns(const std::vector<int>& cpus) {
@@ -151,6 +159,25 @@ check overlap(const std::string& what, double co_running, const std::string& how
               d + format(" (below %.0f%%): they took turns on the CPUs, so the figure measures the "
                          "scheduler or the hypervisor, not contention between cores",
                          100 * kMinCoRunning));
+}
+
+check overlap(const std::string& what, double co_running, double asleep, double steal_share,
+              const std::string& how) {
+  if (asleep < kMinAsleep) return overlap(what, co_running, how);
+  std::string d =
+      what + format(
+                 ": its threads slept in the kernel %.0f%% of the time (the lock or queue parks "
+                 "them), so heartbeats cannot tell a parked thread from one switched out",
+                 100 * asleep);
+  if (steal_share < 0)
+    return make("overlap", check_status::fail,
+                d + "; this kernel reports no steal time to tell whether the hypervisor took the "
+                    "CPUs");
+  d += format("; the hypervisor took %.1f%% of the CPUs' time (steal)", 100 * steal_share);
+  if (steal_share <= kMaxSteal) return make("overlap", check_status::pass, d);
+  return make("overlap", check_status::fail,
+              d + format(" (above %.0f%%): the figure includes the hypervisor's time slices",
+                         100 * kMaxSteal));
 }
 
 check run_queue(const std::string& what, double mean_wait_ns) {

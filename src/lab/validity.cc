@@ -207,4 +207,11 @@ bool any_failed(const std::vector<check>& cs) {
   return false;
 }
 
+std::string invalid_reason(const std::vector<check>& cs) {
+  for (const auto& c : cs)
+    if (c.status == check_status::fail)
+      return "not a valid measurement: " + c.name + " failed: " + c.detail;
+  return "";
+}
+
 }  // namespace simdex::lab

@@ -38,4 +38,13 @@ TEST(LabClock, OneCycleTimePerRun) {
   EXPECT_EQ(measure_memory_limits(std::size_t{4} << 20, 1, 1000).cycle_ns, cyc);
 }
 
+// The cycle time's chain runs at one add a cycle: a multiply (3 cycles of latency on x86 cores)
+// takes three of them. Chains of add-immediate failed this on Intel's Golden Cove cores, which
+// fold them at rename (a Xeon read 9.95 GHz).
+TEST(LabClock, AddChainRunsOneAddPerCycle) {
+  double ratio = mul_chain_ns() / cycle_ns();
+  EXPECT_GT(ratio, 2.4) << "multiply chain " << mul_chain_ns() << " ns, cycle " << cycle_ns();
+  EXPECT_LT(ratio, 3.6) << "multiply chain " << mul_chain_ns() << " ns, cycle " << cycle_ns();
+}
+
 }  // namespace

@@ -80,10 +80,17 @@ class rtt_log {
 // when the kernel does not report it.
 struct sched_sample {
   bool available = false;
+  double on_cpu_ns = 0;
   double run_delay_ns = 0;
   double slices = 0;
+  double at_ns = 0;  // now_ns() when read
 };
 sched_sample sched_now();
+
+// The share of the time between two samples of one thread that it spent asleep: neither on a
+// CPU nor waiting on a run queue (blocked in the kernel on a lock, a condition variable, a
+// read). -1 when either sample is unavailable.
+double asleep_share(const sched_sample& before, const sched_sample& after);
 
 // Steal time of these CPUs so far (/proc/stat, the hypervisor's count of time it ran something
 // else while the vCPU wanted to run), in ns; -1 when the kernel does not report it.
@@ -95,6 +102,19 @@ double steal_ns(const std::vector<int>& cpus);
 constexpr double kMinCoRunning = 0.9;
 // "overlap": co_running from a heartbeat or 1 - rtt_log::report::slow_share.
 check overlap(const std::string& what, double co_running, const std::string& how = "");
+
+// A contender whose threads sleep at least this share of their time blocks by design (a mutex
+// queue, a lock that parks its waiters): its silent heartbeats are waits, not turns.
+constexpr double kMinAsleep = 0.05;
+// For such a contender, the hypervisor may have taken at most this share of the CPUs' time.
+constexpr double kMaxSteal = 0.02;
+// "overlap" for a contender whose threads slept `asleep` of their time (median over samples):
+// at kMinAsleep or more, heartbeats cannot tell a thread parked on a lock from one switched
+// out, so the check rests on steal time instead (`steal_share`: of the CPUs' time while the
+// experiment ran; -1 when the kernel does not report it), the run_queue check covering the
+// guest's own scheduler. Below kMinAsleep it is overlap(what, co_running, how).
+check overlap(const std::string& what, double co_running, double asleep, double steal_share,
+              const std::string& how = "");
 
 // "run_queue": each time a thread became runnable it got a CPU within kBusyWaitNs on average (a
 // wake-up on an idle CPU takes microseconds). Longer means other tasks held the CPUs: the figure

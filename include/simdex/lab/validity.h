@@ -78,4 +78,8 @@ check spread(const std::string& what, const spread_info& s, double max_relative)
 
 bool any_failed(const std::vector<check>& cs);
 
+// Why a verdict is withheld: the first failed check, by name, and its detail ("not a valid
+// measurement: run_queue failed: ..."); empty when none failed.
+std::string invalid_reason(const std::vector<check>& cs);
+
 }  // namespace simdex::lab

@@ -194,6 +194,13 @@ def validate(doc: dict) -> list[str]:
         problems.append("'study' does not list experiments 1..37")
     for i, e in enumerate(lab["experiments"]):
         problems += _experiment_problems(i, e)
+    # An interrupted run (Ctrl-C) lists the experiments it did not get to.
+    if not isinstance(lab.get("interrupted", False), bool):
+        problems.append("'lab.interrupted' is not true or false")
+    not_run = lab.get("not_run", [])
+    if not isinstance(not_run, list) or not all(
+            isinstance(x, dict) and isinstance(x.get("id"), str) and isinstance(x.get("study"), int) for x in not_run):
+        problems.append("'lab.not_run' is not a list of {id, study}")
     return problems
 
 
@@ -228,9 +235,14 @@ def verdict_rows(doc: dict) -> list[list[str]]:
     """One row per study experiment: #, study name, study figure, lab experiment, our figure,
     plausible range, verdict, reason."""
     lab = doc.get("lab", {})
+    cut = {}  # study number -> the experiments an interrupted run did not get to
+    for x in lab.get("not_run", []):
+        cut.setdefault(x["study"], []).append(x["id"])
     rows = []
     for s, es in _by_study(lab.get("study", []), lab.get("experiments", [])):
-        if not es:
+        for eid in cut.get(s["number"], []):
+            rows.append([str(s["number"]), s["name"], "–", eid, "–", "–", "not run", "the run was interrupted before it"])
+        if not es and s["number"] not in cut:
             rows.append([str(s["number"]), s["name"], "–", "–", "–", "–", "not run", "not part of this run"])
         for e in es:
             rows.append([str(s["number"]), s["name"], e.get("study_figure", ""), e["id"], _figure(e), _range(e), e["verdict"],
@@ -346,11 +358,21 @@ def checked(doc: dict) -> dict | None:
     return doc["lab"]
 
 
+def interrupted_line(lab: dict) -> str:
+    """For a run stopped by Ctrl-C: how far it got (empty for a complete run)."""
+    if not lab.get("interrupted"):
+        return ""
+    done, left = len(lab.get("experiments", [])), len(lab.get("not_run", []))
+    return (f"This run was interrupted: {done} of {done + left} experiments ran; the other {left} are marked "
+            "\"not run\".")
+
+
 def markdown_section(doc: dict) -> str:
     lab = checked(doc)
     if not lab:
         return ""
-    parts = ["### Verdicts", "", _clock_line(lab), "",
+    cut = interrupted_line(lab)
+    parts = ["### Verdicts", ""] + ([f"**{cut}**", ""] if cut else []) + [_clock_line(lab), "",
              "A verdict is `inconclusive` whenever a validity check failed; the reason names the check.", "",
              report.md_table(VERDICT_HEAD, [[_cell(c) for c in r] for r in verdict_rows(doc)]), ""]
     parts += concurrency_markdown(doc)
@@ -387,7 +409,9 @@ def html_section(doc: dict) -> str:
         cells[6] = f'<td style="background:{colours.get(r[6], "#fff")};color:#fff;text-align:center">{html.escape(r[6])}</td>'
         cells[7] = f'<td style="text-align:left">{html.escape(r[7])}</td>'
         body.append("<tr>" + "".join(cells) + "</tr>")
-    parts = ["<h3>Verdicts</h3>", f"<p>{html.escape(_clock_line(lab))}</p>",
+    cut = interrupted_line(lab)
+    parts = ["<h3>Verdicts</h3>"] + ([f"<p><b>{html.escape(cut)}</b></p>"] if cut else []) + [
+             f"<p>{html.escape(_clock_line(lab))}</p>",
              f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"]
     parts += concurrency_html(doc)
     for key, title in _sections(doc):

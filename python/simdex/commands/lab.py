@@ -11,14 +11,19 @@ queue behaviour, ...), each experiment with validity checks and a verdict on a p
 
 Writes DIR/lab.json (the benchmark schema plus a "lab" block) and renders DIR/REPORT.md and
 DIR/report.html from every JSON in DIR, so a lab run can share a directory with `simdex bench`.
+Ctrl-C stops after the experiment under way and keeps (and reports) the experiments done;
+Ctrl-C again stops at once.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import signal
 import subprocess
 import sys
+import time
+from pathlib import Path
 
 from . import repetitions
 
@@ -109,8 +114,55 @@ def _cmd_lab(args) -> int:
     if unknown:
         print(f"simdex lab: no experiment {', '.join(unknown)}; `simdex lab list` shows them", file=sys.stderr)
         return 2
-    return bench.run(["lab"], mode="full" if args.full else "quick", out=args.out or OUT, only=args.experiments, reps=args.reps,
-                     probe=not args.no_probe, report=not args.no_report)
+    out = Path(args.out or OUT)
+    started = time.time()
+    previous = signal.getsignal(signal.SIGINT)
+    if previous is not signal.SIG_IGN:
+        signal.signal(signal.SIGINT, _first_interrupt)
+    try:
+        return bench.run(["lab"], mode="full" if args.full else "quick", out=str(out), only=args.experiments, reps=args.reps,
+                         probe=not args.no_probe, report=not args.no_report, catch_interrupt=False)
+    except KeyboardInterrupt:
+        return _interrupted(out, started, report=not args.no_report)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _first_interrupt(signum, frame):
+    """Ctrl-C reaches bench_lab too, which finishes the experiment under way and writes the ones
+    done; say so before waiting for it. A second Ctrl-C is a plain KeyboardInterrupt."""
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    print("\nsimdex lab: interrupted: finishing the experiment under way to keep the ones done "
+          "(Ctrl-C again to stop at once)", file=sys.stderr, flush=True)
+    raise KeyboardInterrupt
+
+
+def _interrupted(out: Path, started: float, report: bool = True) -> int:
+    """After Ctrl-C: what the interrupted run kept in ``out``, reported; exit status 130."""
+    path = out / "lab.json"
+    try:
+        doc = json.loads(path.read_text()) if path.stat().st_mtime >= started - 1 else None
+        block = doc.get("lab") if isinstance(doc, dict) else None
+    except (OSError, ValueError):
+        block = None
+    if not isinstance(block, dict):
+        print(f"simdex lab: interrupted before an experiment finished: nothing written to {path}", file=sys.stderr)
+        return 130
+    done, left = len(block.get("experiments", [])), len(block.get("not_run", []))
+    if block.get("interrupted"):
+        text = f"simdex lab: interrupted: {done} of {done + left} experiments ran and are in {path}"
+    else:  # the run had ended; the report may not have been written
+        text = f"simdex lab: interrupted after the run: all {done} experiments are in {path}"
+    if report:
+        from .. import report as rep
+
+        try:
+            md, html = rep.render(out)
+            text += f"; wrote {md} and {html}"
+        except (ValueError, OSError) as e:
+            text += f"; no report: {e}"
+    print(text, file=sys.stderr)
+    return 130
 
 
 def register(subparsers) -> None:
