@@ -98,7 +98,10 @@ _PLAIN_INTEGERS = {("INT64", "int64"): _native.hash_int64, ("INT64", "uint64"): 
                    ("INT32", "int32"): _native.hash_int32, ("INT32", "uint32"): _native.hash_int32}
 
 
-def _output_path(path: str, out, in_place: bool, many: bool) -> str:
+def _output_path(path: str, out, in_place: bool, many: bool, name: str | None = None) -> str:
+    """Where ``path`` is written: itself (in_place), ``out``, or ``out/name`` for many files or a
+    directory ``out`` (``name``: the file's path below the source directory, default its base
+    name; its folders are made)."""
     if in_place:
         if out is not None:
             raise ValueError("give either out or in_place, not both")
@@ -112,23 +115,39 @@ def _output_path(path: str, out, in_place: bool, many: bool) -> str:
     out = Path(out)
     if many or as_dir or out.is_dir():
         out.mkdir(parents=True, exist_ok=True)
-        out = out / Path(path).name
+        out = out / (name or Path(path).name)
+        out.parent.mkdir(parents=True, exist_ok=True)
     if out.exists() and os.path.samefile(out, path):
         raise ValueError(f"{path}: the output is the input file; pass in_place=True (--in-place) "
                          "to replace it")
     return str(out)
 
 
-def add_filters_file(path: str, columns, out: str, *, fpp: float = 0.01, ndv: int | None = None,
-                     sizing: str = "arrow", replace: bool = False, threads: int | None = None) -> dict:
-    """Adds filters for ``columns`` to one file, writing ``out`` (may equal ``path``)."""
-    import pyarrow.parquet as pq
+def plan(source, out, in_place: bool, columns) -> tuple[list[str], list[str]]:
+    """(input files, output paths) of an add_filters call, every file checked to take filters
+    for ``columns`` before any is written. A directory's files keep their
+    place below it in ``out`` (year=2024/part-0.parquet stays there: flattened, the partition
+    folders, and the columns they stand for, were lost, and partitions' same-named files
+    collided)."""
+    from ._bloom_dataset import resolve_named
 
-    if not 0.0 < fpp < 1.0:
-        raise ValueError(f"fpp must be in (0, 1), got {fpp}")
-    if ndv is not None and ndv < 1:
-        raise ValueError(f"ndv must be at least 1, got {ndv}")
-    path = str(path)
+    files, names, _ = resolve_named(source)
+    if not files:
+        raise ValueError("no Parquet files in the source")
+    # Every file's footer first (a few KB each): a file the filters cannot go into (not Parquet,
+    # without a column, encrypted) stopped a run part way, some files written and the rest not.
+    for f in files:
+        check_file(f, columns)
+    many = len(files) > 1 or (isinstance(source, (str, os.PathLike)) and Path(source).is_dir())
+    outs = [_output_path(f, out, in_place, many, n) for f, n in zip(files, names)]
+    if len(set(map(os.path.abspath, outs))) != len(outs):
+        raise ValueError("two source files would be written to the same output path")
+    return files, outs
+
+
+def check_file(path: str, columns):
+    """(native file, footer, column paths) of a file filters can be added to; else the error
+    (missing, not Parquet, encrypted, a column it lacks or cannot tell apart)."""
     if not os.path.isfile(path):
         raise FileNotFoundError(f"no such file: {path}")
     try:
@@ -143,10 +162,25 @@ def add_filters_file(path: str, columns, out: str, *, fpp: float = 0.01, ndv: in
     for c in wanted:
         if c not in names:
             raise ValueError(f"{path}: no column {c!r}; the file has: {', '.join(names)}")
-    chunks = [c for c in footer["chunks"] if c["path"] in wanted]
-    for c in chunks:
-        if c["encrypted"]:
+    _values.refuse_ambiguous(path, footer, wanted)
+    for c in footer["chunks"]:
+        if c["path"] in wanted and c["encrypted"]:
             raise ValueError(f"cannot add filters to {path}: column {c['path']!r} is encrypted")
+    return nf, footer, wanted
+
+
+def add_filters_file(path: str, columns, out: str, *, fpp: float = 0.01, ndv: int | None = None,
+                     sizing: str = "arrow", replace: bool = False, threads: int | None = None) -> dict:
+    """Adds filters for ``columns`` to one file, writing ``out`` (may equal ``path``)."""
+    import pyarrow.parquet as pq
+
+    if not 0.0 < fpp < 1.0:
+        raise ValueError(f"fpp must be in (0, 1), got {fpp}")
+    if ndv is not None and ndv < 1:
+        raise ValueError(f"ndv must be at least 1, got {ndv}")
+    path = str(path)
+    nf, footer, wanted = check_file(path, columns)
+    chunks = [c for c in footer["chunks"] if c["path"] in wanted]
     todo = [c for c in chunks if replace or c["bloom_filter_offset"] < 0]
     kept = len(chunks) - len(todo)
 
@@ -299,22 +333,18 @@ def add_filters(source, columns, *, out=None, in_place: bool = False, fpp: float
     source: a file, a directory, a list of them, or a pyarrow.dataset.Dataset. Each row group's
     filter holds that chunk's distinct values, sized by ``ndv`` (default: the distinct values
     counted) and ``fpp`` with Arrow's formula (``sizing="model"``: the exact SBBF model). Data
-    pages are copied byte for byte. out: the new file (one source file) or a directory; or
-    in_place=True to replace the originals (atomically). Chunks that already have a filter keep
-    it unless replace=True. ``threads`` (default: the CPU count) read and hash row groups in
-    parallel. Returns one dict per file: path, out, filters_added, filter_bytes; ``on_file``, if
-    given, gets each one as its file is complete (so a caller can report the finished files of a
-    run that fails or is interrupted later)."""
-    from ._bloom_dataset import resolve
-
-    files, _ = resolve(source)
-    if not files:
-        raise ValueError("no Parquet files in the source")
-    many = len(files) > 1 or (isinstance(source, (str, os.PathLike)) and Path(source).is_dir())
-    outs = [_output_path(f, out, in_place, many) for f in files]
-    if len(set(map(os.path.abspath, outs))) != len(outs):
-        raise ValueError("two source files would be written to the same output path")
+    pages are copied byte for byte. out: the new file (one source file) or a directory (a
+    directory's files keep their paths below it, partition folders and all); or in_place=True
+    to replace the originals (atomically). Chunks that already have a filter keep it unless
+    replace=True. ``threads`` (default: the CPU count) read and hash row groups in parallel.
+    Returns one dict per file: path, out, row_groups, filters_added, filters_kept,
+    filter_bytes; ``on_file``, if given, gets each one as its file is complete (so a caller can
+    report the finished files of a run that fails or is interrupted later); ``progress``, if
+    given, is called as ``progress(files_done, files_total)``, first with 0 done."""
+    files, outs = plan(source, out, in_place, columns)
     results = []
+    if progress:
+        progress(0, len(files))
     for i, (f, o) in enumerate(zip(files, outs)):
         results.append(add_filters_file(f, columns, o, fpp=fpp, ndv=ndv, sizing=sizing, replace=replace,
                                         threads=threads))

@@ -67,15 +67,7 @@ def add_filters(source, columns, *, out=None, in_place: bool = False, client=Non
                 n_workers: int | None = None, **kw) -> list:
     """simdex.bloom.add_filters with the files spread over the cluster's workers (one task per
     file; the output paths must be reachable by the workers under the same names)."""
-    from pathlib import Path
-
-    files, _ = _bloom_dataset.resolve(source)
-    if not files:
-        raise ValueError("no Parquet files in the source")
-    many = len(files) > 1 or (isinstance(source, (str, os.PathLike)) and Path(source).is_dir())
-    outs = [_bloom_add._output_path(f, out, in_place, many) for f in files]
-    if len(set(map(os.path.abspath, outs))) != len(outs):
-        raise ValueError("two source files would be written to the same output path")
+    files, outs = _bloom_add.plan(source, out, in_place, columns)
     pairs = list(zip(files, outs))
     with cluster(client, scheduler, n_workers) as c:
         futures = c.map(_add_batch, [[p] for p in pairs], columns=columns, kw=kw, pure=False)

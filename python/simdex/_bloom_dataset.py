@@ -108,29 +108,44 @@ def _is_hidden(name: str) -> bool:
 def resolve(source) -> tuple[list[str], object]:
     """(file paths, pyarrow Dataset or None) for a file, a directory, a list of paths or a
     pyarrow.dataset.Dataset. Missing paths raise FileNotFoundError."""
+    files, _, dataset = resolve_named(source)
+    return files, dataset
+
+
+def resolve_named(source) -> tuple[list[str], list[str], object]:
+    """resolve's (files, dataset) and each file's name below the source: its path inside the
+    directory it was found in (hive partition folders kept: year=2024/part-0.parquet), a file
+    given by itself its base name, a Dataset's files their path below the files' common folder."""
     if _values.is_pyarrow(source) and hasattr(source, "get_fragments"):
         import pyarrow.fs as pafs
 
         fs = getattr(source, "filesystem", None)
         if fs is not None and not isinstance(fs, pafs.LocalFileSystem):
             raise ValueError(f"only datasets on the local filesystem are supported, not {type(fs).__name__}")
-        return [f.path for f in source.get_fragments()], source
+        files = [f.path for f in source.get_fragments()]
+        base = os.path.commonpath([os.path.dirname(os.path.abspath(f)) for f in files]) if files else ""
+        return files, [os.path.relpath(os.path.abspath(f), base) for f in files], source
     if isinstance(source, (str, os.PathLike)):
         items = [source]
     else:
         items = list(source)
     files: list[str] = []
+    names: list[str] = []
     for item in items:
         p = Path(item)
         if p.is_dir():
-            for root, dirs, names in os.walk(p):
+            for root, dirs, found in os.walk(p):
                 dirs[:] = sorted(d for d in dirs if not _is_hidden(d))
-                files += [os.path.join(root, n) for n in sorted(names) if not _is_hidden(n)]
+                for n in sorted(found):
+                    if not _is_hidden(n):
+                        files.append(os.path.join(root, n))
+                        names.append(os.path.relpath(files[-1], p))
         elif p.exists():
             files.append(str(p))
+            names.append(p.name)
         else:
             raise FileNotFoundError(f"no such file or directory: {item}")
-    return files, None
+    return files, names, None
 
 
 # ---- values --------------------------------------------------------------------------------------
@@ -306,6 +321,7 @@ def open_file(path: str, column: str):
         raise ValueError(f"{path}: encrypted Parquet files are not supported")
     if not any(c["path"] == column for c in footer["columns"]):
         raise _column_error(path, column, footer)
+    _values.refuse_ambiguous(path, footer, [column])
     return pf, footer
 
 
@@ -458,7 +474,10 @@ def prune(source, column: str, values, *, use_statistics: bool = True, use_filte
     filesystem. values: a scalar, a list, a numpy array or a pyarrow array, interpreted by the
     column's logical type (Decimal, date, datetime, UUID, ...); None matches null rows, as
     pyarrow's ``isin`` does. Only footers and filter blocks are read; the result's ``.report``
-    says how many row groups statistics and filters ruled out."""
+    says how many row groups statistics and filters ruled out. use_statistics / use_filters=False
+    leave min/max statistics or bloom filters unused; ``threads`` files are read at once
+    (default: twice the CPU count, at most 8); ``progress``, if given, is called as
+    ``progress(files_done, files_total)`` as files are done."""
     files, _ = resolve(source)
     return prune_files(files, column, Values(values), use_statistics=use_statistics,
                        use_filters=use_filters, threads=threads, progress=progress)
@@ -539,7 +558,8 @@ def value_set(values: Values, arrow_type):
 def read_pruned(pruned: Pruned, column: str, values: Values, columns=None, dataset=None,
                 files=None) -> object:
     """The matching rows of the surviving row groups (one pyarrow scan, the same predicate a
-    full scan would use); sets report.matched and report.rows."""
+    full scan would use); sets report.matched and report.rows. The result's schema is the
+    dataset's, else the first of ``files``' (the source's files, in order)."""
     import pyarrow as pa
     import pyarrow.dataset as pds
     import pyarrow.parquet as pq
@@ -554,7 +574,10 @@ def read_pruned(pruned: Pruned, column: str, values: Values, columns=None, datas
         import pyarrow.fs as pafs
 
         fs = pafs.LocalFileSystem()
-        first = pruned[0][0] if pruned else (files[0] if files else None)
+        # The source's first file gives the schema, as pyarrow.dataset infers it: the first
+        # surviving file's made the columns and their types depend on the values looked up
+        # (another file's extra column dropped, or kept, and Dask batches that disagreed).
+        first = files[0] if files else (pruned[0][0] if pruned else None)
         if first is None:
             raise ValueError("no Parquet files in the source")
         schema = pq.read_schema(first)
@@ -799,8 +822,10 @@ def lookup(source, column: str, values, columns=None, *, use_statistics: bool = 
            return_report: bool = False):
     """The rows whose ``column`` is one of ``values``, as a pyarrow.Table, reading only the row
     groups :func:`prune` keeps. Exactly the rows of a full scan with
-    ``pyarrow.dataset.field(column).isin(values)``, in file and row-group order. ``columns``
-    selects the columns returned. With return_report=True: (table, PruneReport)."""
+    ``pyarrow.dataset.field(column).isin(values)``, in file and row-group order. ``source``,
+    ``values`` and the keyword arguments are :func:`prune`'s. ``columns`` selects the columns
+    returned; the schema is the Dataset's, else the first file's (as pyarrow.dataset infers a
+    directory's). With return_report=True: (table, PruneReport)."""
     t0 = time.perf_counter()
     files, dataset = resolve(source)
     vals = Values(values)

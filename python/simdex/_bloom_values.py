@@ -82,6 +82,20 @@ def usable_filter(chunk) -> bool:
     return chunk["bloom_filter_offset"] >= 0 and chunk["physical_type"] != "BOOLEAN"
 
 
+def refuse_ambiguous(path, footer, columns) -> None:
+    """ValueError when a dotted column path asked for names more than one leaf of the file (a
+    top-level name with a dot, "a.b", beside a struct "a" with a field "b"): values typed by one
+    leaf's type and probed against the other's filters answered "absent" for rows that are there."""
+    import collections
+
+    counts = collections.Counter(c["path"] for c in footer["columns"])
+    for col in columns:
+        n = counts[col]
+        if n > 1:
+            raise ValueError(f"{path}: column path {col!r} names {n} columns (a name with a dot in it and "
+                             "a nested field spell the same path); it cannot be told which one is meant")
+
+
 # ---- text (the CLI) ------------------------------------------------------------------------------
 
 _TS_RE = re.compile(r"^(\d{4}-\d{2}-\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?)?"

@@ -13,7 +13,8 @@ Parquet file remember their column's physical type and use it by default.
 
 Datasets (many files): ``prune(source, column, values)`` lists the row groups that may hold a
 value (statistics, then filters; footers and filter blocks only), ``lookup(...)`` reads just
-those, ``add_filters(files, column, out=...)`` adds filters to files written without them.
+those, ``add_filters(files, column, out=...)`` adds filters to files written without them;
+``simdex.bloom.dask`` (the ``dask`` extra) runs the three on a Dask cluster.
 """
 
 from __future__ import annotations
@@ -311,6 +312,7 @@ def from_parquet(path, columns=None, row_groups=None) -> dict:
     what is used plus the footer; inserting into one of those inserts into all). Each filter
     carries its column's physical_type, logical_type and type_length. Filters on BOOLEAN columns
     are left out (parquet-java's are empty: _bloom_values.usable_filter). Raises ValueError for a
+    column path that names two columns (a name with a dot beside a nested field), a
     malformed footer or filter header (with the byte offset; headers are checked here), OSError
     for I/O errors and paths that are not regular files.
     """
@@ -326,6 +328,8 @@ def from_parquet(path, columns=None, row_groups=None) -> dict:
     unknown = [c for c in columns or [] if c not in names]
     if unknown:
         raise ValueError(f"{path}: no column {', '.join(map(repr, unknown))}; the file has: {', '.join(names)}")
+    # Keyed by path, two leaves of one path would leave one's filter under the other's name.
+    _values.refuse_ambiguous(path, footer, columns if columns is not None else names)
     bad = [r for r in row_groups or [] if not 0 <= r < footer["num_row_groups"]]
     if bad:
         raise ValueError(f"{path}: no row group {', '.join(map(str, bad))}; the file has "

@@ -755,12 +755,13 @@ def test_dotted_top_level_names_and_odd_value_containers(tmp_path):
 
 
 def test_cli_add_reports_each_file_as_it_is_done(tmp_path):
-    """A failure part way (here a file that is not Parquet) lost the report of the files that
-    were already written."""
+    """A failure part way (here a directory where the second output goes) lost the report of
+    the files that were already written."""
     src, out = tmp_path / "src", tmp_path / "out"
     src.mkdir()
     pq.write_table(pa.table({"x": [1, 2, 3]}), src / "a.parquet")
-    (src / "b.parquet").write_bytes(b"not parquet at all")
+    pq.write_table(pa.table({"x": [4]}), src / "b.parquet")
+    (out / "b.parquet").mkdir(parents=True)
     r = _cli("add", str(src), "--column", "x", "--out", str(out), "--no-progress")
     assert r.returncode == 1 and "b.parquet" in r.stderr, r.stderr
     assert f"{out / 'a.parquet'}: 1 filters added" in r.stdout

@@ -15,8 +15,11 @@ def _progress(enabled: bool, what: str):
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+    # Lines printed while the bar is up go above it on the terminal, but only when stdout is
+    # that terminal: rich sends them to its console (stderr), which took `add`'s per-file lines
+    # out of `> log`.
     with Progress(TextColumn(what), BarColumn(), MofNCompleteColumn(), TextColumn("files"), TimeElapsedColumn(),
-                  console=Console(stderr=True), transient=True) as p:
+                  console=Console(stderr=True), transient=True, redirect_stdout=sys.stdout.isatty()) as p:
         task = p.add_task(what, total=None)
 
         def update(done, total):
@@ -80,7 +83,9 @@ def cmd_lookup(args) -> int:
         from .. import _bloom_dask
 
         table, report = _bloom_dask.lookup(files, args.column, values, columns, scheduler=args.scheduler,
-                                           n_workers=args.dask or None, return_report=True)
+                                           n_workers=args.dask or None, return_report=True,
+                                           use_filters=not args.no_filters,
+                                           use_statistics=not args.no_statistics)
     else:
         with _progress(show, "lookup") as progress:
             table, report = bloom.lookup(files, args.column, values, columns, progress=progress,
@@ -234,7 +239,7 @@ def register(sub, run, values_start_with_minus) -> None:
                     help="arrow: Arrow/DuckDB formula; model: exact SBBF model (default: %(default)s)")
     o = ad.add_mutually_exclusive_group(required=True)
     o.add_argument("--out", help="output file (one input) or directory (many inputs, or a name ending in /; "
-                                 "made if missing)")
+                                 "made if missing; a directory's files keep their subfolders, e.g. year=2024/)")
     o.add_argument("--in-place", action="store_true", help="replace each file (atomically: temporary file + rename; "
                                                            "a symlink's target, the link kept)")
     ad.add_argument("--replace", action="store_true", help="rebuild filters that are already there")

@@ -180,7 +180,7 @@ def _cmd_probe(args) -> int:
 
 def _cmd_inspect(args) -> int:
     from .. import bloom
-    from .._bloom_values import usable_filter
+    from .._bloom_values import refuse_ambiguous, usable_filter
 
     if args.value is None:
         # One filter in memory at a time; chunks sharing a filter are read once.
@@ -223,12 +223,13 @@ def _cmd_inspect(args) -> int:
         return 2
     pf = bloom._native.ParquetFile(str(args.file), [args.column], None, False)
     chunks = pf.footer()["chunks"]
-    if not chunks:
-        names = [c["path"] for c in pf.footer()["columns"]]
-        print(f"simdex bloom inspect: no column {args.column!r} in {args.file}; it has: {', '.join(names)}",
+    columns = {c["path"]: c for c in pf.footer()["columns"]}
+    if args.column not in columns:  # not "no chunks": a file without row groups has none either
+        print(f"simdex bloom inspect: no column {args.column!r} in {args.file}; it has: {', '.join(columns)}",
               file=sys.stderr)
         return 2
-    c0 = chunks[0]
+    refuse_ambiguous(args.file, pf.footer(), [args.column])
+    c0 = chunks[0] if chunks else columns[args.column]
     logical = c0["logical_type"] if c0["logical_type"] != "OTHER" else ""
     value = _parse_value(args.value, c0["physical_type"], c0["type_length"] or None, logical, args.hex)
     h, nan = _hash_one(value, c0["physical_type"], c0["type_length"] or None, logical)
