@@ -16,7 +16,9 @@ refuse it before it replaces anything.
 from __future__ import annotations
 
 import os
+import signal
 import stat
+import sys
 import tempfile
 
 
@@ -106,3 +108,31 @@ def umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
+
+
+def end_by_sigpipe() -> int:
+    """The reader of stdout went away (``simdex ... | head -1``): end as cat does, silently, by
+    SIGPIPE (exit status 141 in a shell), not with status 1 and a traceback. Returns 1 where
+    there is no SIGPIPE."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nothing left to flush
+    except (OSError, ValueError, AttributeError):
+        pass
+    if hasattr(signal, "SIGPIPE"):
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGPIPE)
+    return 1
+
+
+def raise_on_sigterm() -> None:
+    """SIGTERM (kill, a timeout, a job scheduler) unwinds as an exception, so every ``Output``
+    being written discards its temporary file instead of leaving it beside the result; exit
+    status 143, as the signal's own. Left alone where SIGTERM is ignored."""
+    if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        return
+
+    def terminated(signum, frame):
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a second one ends the process at once
+        raise SystemExit(128 + signal.SIGTERM)
+
+    signal.signal(signal.SIGTERM, terminated)

@@ -171,6 +171,9 @@ def _silence_stdout() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from ._output import end_by_sigpipe, raise_on_sigterm
+
+    raise_on_sigterm()
     parser = build_parser()
     try:
         try:
@@ -179,6 +182,8 @@ def main(argv: list[str] | None = None) -> int:
             if sys.stdout is not None:
                 sys.stdout.flush()
             return e.code if isinstance(e.code, int) else (0 if e.code is None else 2)
+    except BrokenPipeError:  # `simdex --help | head -1`
+        return end_by_sigpipe()
     except OSError as err:
         _silence_stdout()
         print(f"simdex: {err.strerror or err}", file=sys.stderr)
@@ -219,8 +224,7 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
-        _silence_stdout()
-        return 1
+        return end_by_sigpipe()
     except OSError as e:  # what no command caught: a message, not a traceback
         if e.filename is None and e.errno is not None:
             _silence_stdout()  # most likely stdout itself (a full disk)

@@ -161,3 +161,42 @@ def test_a_closed_stdout_is_refused(command):
     """With stdout closed (`>&-`) the answers went nowhere and the command exited 0."""
     r = subprocess.run(f"{sys.executable} -m simdex {command} >&-", shell=True, capture_output=True, text=True)
     assert r.returncode == 2 and "stdout is closed" in r.stderr, r.stderr
+
+
+def test_sigterm_leaves_no_temporary_file(tmp_path):
+    """SIGTERM (kill, a timeout) ended the interpreter at once, leaving the staged .simdex-tmp
+    file of the output being written beside it; it now unwinds, discards it, and exits 143."""
+    import os
+    import signal
+    import time
+
+    out = tmp_path / "out.b85"
+    p = subprocess.Popen([sys.executable, "-m", "simdex", "base85", "encode", "-o", str(out)],
+                         stdin=subprocess.PIPE, stderr=subprocess.PIPE)
+    p.stdin.write(b"x" * (3 << 20))  # more than a chunk: the staged file is being written
+    p.stdin.flush()
+    deadline = time.monotonic() + 60
+    while not os.listdir(tmp_path) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert os.listdir(tmp_path), "no staged output appeared"
+    p.send_signal(signal.SIGTERM)
+    p.stdin.close()
+    p.wait(timeout=60)
+    assert p.returncode == 128 + signal.SIGTERM, p.stderr.read()
+    assert os.listdir(tmp_path) == []
+
+
+def test_a_closed_pipe_ends_any_command_by_sigpipe():
+    """`simdex info | head -1` exited 1 (a failure under `set -o pipefail`); commands end as cat
+    does, by SIGPIPE, silently."""
+    import os
+    import signal
+
+    for args in (["info"], ["info", "--help"], ["kv", "--help"]):
+        r_end, w_end = os.pipe()
+        os.close(r_end)  # the reader is gone before the first write
+        try:
+            r = subprocess.run([sys.executable, "-m", "simdex", *args], stdout=w_end, stderr=subprocess.PIPE, text=True)
+        finally:
+            os.close(w_end)
+        assert r.returncode == -signal.SIGPIPE and r.stderr == "", (args, r)

@@ -14,32 +14,8 @@ older record loses nothing; both note it, and check still exits 0.
 from __future__ import annotations
 
 import argparse
-import functools
 import json
-import os
-import signal
 import sys
-
-
-def _quiet_on_closed_pipe(cmd):
-    """A reader of stdout that went away (``simdex kv stat f | head -1``) ends the command as it
-    ends cat and `simdex base85`: silently, by SIGPIPE, not with exit status 1. The output is
-    flushed here so that the broken pipe surfaces inside the command."""
-
-    @functools.wraps(cmd)
-    def run(args) -> int:
-        try:
-            code = cmd(args)
-            sys.stdout.flush()
-            return code
-        except BrokenPipeError:
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nothing left to flush
-            if hasattr(signal, "SIGPIPE"):
-                signal.signal(signal.SIGPIPE, signal.SIG_DFL)
-                os.kill(os.getpid(), signal.SIGPIPE)
-            return 1
-
-    return run
 
 
 def _open(path):
@@ -134,11 +110,11 @@ def register(subparsers) -> None:
     s.add_argument("--json", action="store_true", help="print JSON")
     s.add_argument("--no-check", action="store_true",
                    help="skip the structural check before the walk (a file known to be sound)")
-    s.set_defaults(func=_quiet_on_closed_pipe(_cmd_stat))
+    s.set_defaults(func=_cmd_stat)
     c = sub.add_parser("check", help="validate every tree and the free space, and report a "
                        "damaged newest commit record (exit 1)",
                        description="Validates every tree and the free space of the file. Exit 0: ok; "
                        "1: it cannot be opened, a check failed, or the newest commit record was damaged "
                        "and the previous commit was opened (the last commit is lost); 2: usage error.")
     c.add_argument("path", help="the database file (opened read-only)")
-    c.set_defaults(func=_quiet_on_closed_pipe(_cmd_check))
+    c.set_defaults(func=_cmd_check)
