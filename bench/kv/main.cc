@@ -11,6 +11,7 @@
 // --sync none|fsync, --no-scalar, --no-mem-peers.
 #include <absl/container/btree_map.h>
 #include <lmdb.h>
+#include <sched.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -141,6 +142,15 @@ struct store {
   virtual std::uint64_t bytes_on_disk() { return 0; }
   virtual std::string shape() { return ""; }
   virtual std::string file() { return ""; }  // the file it maps (persistent stores)
+  // A reader for one more thread, with snapshots of its own (nullptr: reads share the store's
+  // state and cannot run on several threads).
+  struct reader {
+    virtual ~reader() = default;
+    virtual void open() = 0;  // a snapshot of the last commit
+    virtual void close() = 0;
+    virtual bool get(std::string_view k, std::uint64_t& sink) = 0;
+  };
+  virtual std::unique_ptr<reader> make_reader() { return nullptr; }
 };
 
 // How much of this process's map of `path` sits on 2 MiB pages (FilePmdMapped of its Rss, from
@@ -243,6 +253,20 @@ struct kv_store : store {
     for (bool ok = c.first(); ok; ok = c.next()) n += c.value().size() == 8;
     return n;
   }
+  struct kv_reader : reader {
+    kv::database& db;
+    std::optional<kv::snapshot> snap;
+    explicit kv_reader(kv::database& d) : db(d) {}
+    void open() override { snap.emplace(db.read()); }
+    void close() override { snap.reset(); }
+    bool get(std::string_view k, std::uint64_t& sink) override {
+      auto v = snap->get(k);
+      if (!v) return false;
+      sink += static_cast<unsigned char>((*v)[0]);
+      return true;
+    }
+  };
+  std::unique_ptr<reader> make_reader() override { return std::make_unique<kv_reader>(db); }
   std::uint64_t bytes_on_disk() override { return file_size(path); }
   std::string shape() override {
     const auto s = db.stat();
@@ -353,6 +377,27 @@ struct lmdb_store : store {
       n += b.mv_size == 8;
     return n;
   }
+  // LMDB's read transactions are per thread (a slot in its reader table, taken without a lock
+  // once the thread has one).
+  struct lmdb_reader : reader {
+    MDB_env* env;
+    MDB_dbi dbi;
+    MDB_txn* txn = nullptr;
+    lmdb_reader(MDB_env* e, MDB_dbi d) : env(e), dbi(d) {}
+    ~lmdb_reader() override { close(); }
+    void open() override { LMDB_CHECK(mdb_txn_begin(env, nullptr, MDB_RDONLY, &txn)); }
+    void close() override {
+      if (txn) mdb_txn_abort(txn);
+      txn = nullptr;
+    }
+    bool get(std::string_view k, std::uint64_t& sink) override {
+      MDB_val a = val(k), b;
+      if (mdb_get(txn, dbi, &a, &b) != 0) return false;
+      sink += static_cast<unsigned char>(static_cast<const char*>(b.mv_data)[0]);
+      return true;
+    }
+  };
+  std::unique_ptr<reader> make_reader() override { return std::make_unique<lmdb_reader>(env, dbi); }
   std::uint64_t bytes_on_disk() override { return file_size(path); }
   std::string shape() override {
     MDB_stat s;
@@ -571,6 +616,7 @@ struct driver {
                             "concurrent/writer-100-per-10ms"};
       if (std::any_of(std::begin(conc), std::end(conc), [&](const char* w) { return wants(w); }))
         concurrent(g, stores, n, base);
+      if (wants("concurrent/readers")) readers(g, stores, n, base);
       if (!wants("remove/random")) return;
       // Remove: half a round of random present keys, one transaction.
       const std::uint64_t cnt = cfg.items / 2;
@@ -741,6 +787,79 @@ struct driver {
         s.record("concurrent/reader-with-writer-wall", base, name, st->version, "Mops/s",
                  better::higher, with_wall, name + " reader alone", summarize(alone_wall).median);
       rec("concurrent/writer-100-per-10ms", base, *st, "Mops/s", writer);
+    }
+  }
+
+  // Reader threads of random hits, no writer, 1, 2, 4, ... threads up to the CPUs this process
+  // may use (and 12, psitri's published figure's count, where there are that many): each takes
+  // a snapshot, makes 1000 gets and closes it, until the sample's time is up. The rate is all
+  // threads' gets over the wall-clock span from the common start to the last thread's end, so
+  // on a machine with fewer free cores than threads it measures the machine, not the store.
+  void readers(gen g, std::vector<std::unique_ptr<store>>& stores, std::uint64_t n,
+               const params& base) {
+    const double secs = s.opts().quick() ? 0.3 : 1.0;
+    const int reps = s.opts().repetitions();
+    cpu_set_t set;
+    const int cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
+    std::vector<int> counts;
+    for (int t = 1; t <= cpus; t *= 2) counts.push_back(t);
+    if (cpus >= 12) counts.push_back(12);
+    if (counts.back() != cpus && cpus != 12) counts.push_back(cpus);
+    std::sort(counts.begin(), counts.end());
+    counts.erase(std::unique(counts.begin(), counts.end()), counts.end());
+    for (int threads : counts) {
+      params p = base;
+      p.push_back({"threads", static_cast<std::int64_t>(threads)});
+      std::vector<std::vector<double>> rates(stores.size());
+      for (int rep = 0; rep < reps; ++rep)  // stores take turns within each repetition
+        for (std::size_t i = 0; i < stores.size(); ++i) {
+          std::vector<std::unique_ptr<store::reader>> rs;
+          for (int t = 0; t < threads; ++t) rs.push_back(stores[i]->make_reader());
+          if (!rs.front()) continue;  // in-memory maps: one reader at a time
+          std::atomic<bool> go{false}, stop{false};
+          std::atomic<int> ready{0};
+          std::vector<std::uint64_t> ops(static_cast<std::size_t>(threads), 0);
+          std::vector<std::uint64_t> ends(static_cast<std::size_t>(threads), 0);
+          std::vector<std::thread> team;
+          for (int t = 0; t < threads; ++t)
+            team.emplace_back([&, t] {
+              auto& r = *rs[static_cast<std::size_t>(t)];
+              rng pick(100 + static_cast<std::uint64_t>(t));
+              std::vector<keybuf> batch(1000);
+              std::uint64_t sink = 0, done = 0, found = 0;
+              ready.fetch_add(1);
+              while (!go.load(std::memory_order_acquire)) {
+              }
+              while (!stop.load(std::memory_order_relaxed)) {
+                for (auto& k : batch) k = make_key(g, pick.below(n));
+                r.open();
+                for (auto& k : batch) found += r.get(k.view(), sink);
+                r.close();
+                done += batch.size();
+              }
+              do_not_optimize(sink);
+              if (found != done) {
+                std::fprintf(stderr, "bench_kv: %s reader found %llu of %llu present keys\n",
+                             stores[i]->name.c_str(), static_cast<unsigned long long>(found),
+                             static_cast<unsigned long long>(done));
+                std::exit(1);
+              }
+              ops[static_cast<std::size_t>(t)] = done;
+              ends[static_cast<std::size_t>(t)] = now_ns();
+            });
+          while (ready.load() < threads) std::this_thread::yield();
+          const std::uint64_t t0 = now_ns();
+          go.store(true, std::memory_order_release);
+          std::this_thread::sleep_for(std::chrono::duration<double>(secs));
+          stop = true;
+          for (auto& th : team) th.join();
+          const std::uint64_t end = *std::max_element(ends.begin(), ends.end());
+          std::uint64_t total = 0;
+          for (auto o : ops) total += o;
+          rates[i].push_back(static_cast<double>(total) / (static_cast<double>(end - t0) / 1e3));
+        }
+      for (std::size_t i = 0; i < stores.size(); ++i)
+        if (!rates[i].empty()) rec("concurrent/readers", p, *stores[i], "Mops/s", rates[i]);
     }
   }
 };
