@@ -616,7 +616,10 @@ struct driver {
                             "concurrent/writer-100-per-10ms"};
       if (std::any_of(std::begin(conc), std::end(conc), [&](const char* w) { return wants(w); }))
         concurrent(g, stores, n, base);
-      if (wants("concurrent/readers")) readers(g, stores, n, base);
+      if (wants("concurrent/readers")) readers(g, stores, n, base, false);
+      if (wants("concurrent/readers-with-writer") ||
+          wants("concurrent/readers-with-writer/inserts"))
+        readers(g, stores, n, base, true);
       if (!wants("remove/random")) return;
       // Remove: half a round of random present keys, one transaction.
       const std::uint64_t cnt = cfg.items / 2;
@@ -795,8 +798,12 @@ struct driver {
   // a snapshot, makes 1000 gets and closes it, until the sample's time is up. The rate is all
   // threads' gets over the wall-clock span from the common start to the last thread's end, so
   // on a machine with fewer free cores than threads it measures the machine, not the store.
+  // With `writer`, this thread meanwhile inserts new keys in transactions of 512 (psitri's
+  // benchmark's batch), as psitri's readers run during its inserts; the reader counts then leave
+  // a CPU for it.
   void readers(gen g, std::vector<std::unique_ptr<store>>& stores, std::uint64_t n,
-               const params& base) {
+               const params& base, bool writer) {
+    const char* wl = writer ? "concurrent/readers-with-writer" : "concurrent/readers";
     const double secs = s.opts().quick() ? 0.3 : 1.0;
     const int reps = s.opts().repetitions();
     cpu_set_t set;
@@ -807,10 +814,16 @@ struct driver {
     if (counts.back() != cpus && cpus != 12) counts.push_back(cpus);
     std::sort(counts.begin(), counts.end());
     counts.erase(std::unique(counts.begin(), counts.end()), counts.end());
+    if (writer)
+      counts.erase(
+          std::remove_if(counts.begin(), counts.end(), [&](int t) { return t > 1 && t >= cpus; }),
+          counts.end());
+    // The writer's keys: new to every store, far from the readers' range.
+    std::vector<std::uint64_t> next(stores.size(), n + 7000000000ull);
     for (int threads : counts) {
       params p = base;
       p.push_back({"threads", static_cast<std::int64_t>(threads)});
-      std::vector<std::vector<double>> rates(stores.size());
+      std::vector<std::vector<double>> rates(stores.size()), wrates(stores.size());
       for (int rep = 0; rep < reps; ++rep)  // stores take turns within each repetition
         for (std::size_t i = 0; i < stores.size(); ++i) {
           std::vector<std::unique_ptr<store::reader>> rs;
@@ -850,7 +863,19 @@ struct driver {
           while (ready.load() < threads) std::this_thread::yield();
           const std::uint64_t t0 = now_ns();
           go.store(true, std::memory_order_release);
-          std::this_thread::sleep_for(std::chrono::duration<double>(secs));
+          if (writer) {
+            std::uint64_t& w = next[i];
+            const std::uint64_t w0 = w;
+            while (static_cast<double>(now_ns() - t0) / 1e9 < secs) {
+              stores[i]->begin();
+              for (int k = 0; k < 512; ++k, ++w) stores[i]->put(make_key(g, w).view(), vals.at(w));
+              stores[i]->commit();
+            }
+            wrates[i].push_back(static_cast<double>(w - w0) /
+                                (static_cast<double>(now_ns() - t0) / 1e3));
+          } else {
+            std::this_thread::sleep_for(std::chrono::duration<double>(secs));
+          }
           stop = true;
           for (auto& th : team) th.join();
           const std::uint64_t end = *std::max_element(ends.begin(), ends.end());
@@ -858,8 +883,11 @@ struct driver {
           for (auto o : ops) total += o;
           rates[i].push_back(static_cast<double>(total) / (static_cast<double>(end - t0) / 1e3));
         }
-      for (std::size_t i = 0; i < stores.size(); ++i)
-        if (!rates[i].empty()) rec("concurrent/readers", p, *stores[i], "Mops/s", rates[i]);
+      for (std::size_t i = 0; i < stores.size(); ++i) {
+        if (!rates[i].empty()) rec(wl, p, *stores[i], "Mops/s", rates[i]);
+        if (!wrates[i].empty())
+          rec("concurrent/readers-with-writer/inserts", p, *stores[i], "Mops/s", wrates[i]);
+      }
     }
   }
 };
