@@ -11,24 +11,21 @@
 namespace simdex::lab {
 namespace {
 
-// One short chain of 100k dependent adds (about 30 us at one add a cycle), in ns per add. A long
-// chain on a shared core is stretched by every preemption; the fastest of many short ones is
-// not. The adds are register to register, of a value the compiler cannot see: Intel's cores from
-// Golden Cove on (Sapphire Rapids, Alder Lake's P-cores) fold chains of add-immediate at register
-// rename, several a cycle, and a lent Xeon read 9.95 GHz from such a chain.
-double add_chain_ns() {
-  std::uint64_t x = 0, one = 1;
-  asm volatile("" : "+r"(one));
-  std::uint64_t t0 = now_ns();
-  for (int i = 0; i < 12'500; ++i)
-    asm volatile(
-        "add %1, %0\n\tadd %1, %0\n\tadd %1, %0\n\tadd %1, %0\n\t"
-        "add %1, %0\n\tadd %1, %0\n\tadd %1, %0\n\tadd %1, %0"
-        : "+r"(x)
-        : "r"(one));
-  std::uint64_t t1 = now_ns();
+// The fastest of 200 short chains (`iters` x 8 dependent instructions, tens of microseconds), in
+// ns per instruction. A long chain on a shared core is stretched by every preemption; the
+// fastest of many short ones is not. eight(x, operand) runs eight of the chain's instructions.
+template <class Eight>
+double fastest_chain_ns(int iters, Eight eight) {
+  std::uint64_t x = 3, operand = 1;
+  asm volatile("" : "+r"(operand));  // a value the compiler (and the core's renamer) cannot see
+  double best = 1e300;
+  for (int b = 0; b < 200; ++b) {
+    const std::uint64_t t0 = now_ns();
+    for (int i = 0; i < iters; ++i) eight(x, operand);
+    best = std::min(best, static_cast<double>(now_ns() - t0) / (8.0 * iters));
+  }
   do_not_optimize(x);
-  return static_cast<double>(t1 - t0) / 100'000.0;
+  return best;
 }
 
 bool invariant_tsc() {
@@ -40,32 +37,28 @@ bool invariant_tsc() {
 
 }  // namespace
 
+// One add a cycle. Register to register: Intel's cores from Golden Cove on (Sapphire Rapids,
+// Alder Lake's P-cores) fold chains of add-immediate at register rename, several a cycle, and a
+// lent Xeon read 9.95 GHz from such a chain.
 double cycle_ns() {
-  static const double ns = [] {
-    double best = add_chain_ns();
-    for (int b = 1; b < 200; ++b) best = std::min(best, add_chain_ns());
-    return best;
-  }();
+  static const double ns = fastest_chain_ns(12'500, [](std::uint64_t& x, std::uint64_t one) {
+    asm volatile(
+        "add %1, %0\n\tadd %1, %0\n\tadd %1, %0\n\tadd %1, %0\n\t"
+        "add %1, %0\n\tadd %1, %0\n\tadd %1, %0\n\tadd %1, %0"
+        : "+r"(x)
+        : "r"(one));
+  });
   return ns;
 }
 
 double mul_chain_ns() {
-  std::uint64_t x = 3, m = 1;
-  asm volatile("" : "+r"(m));
-  double best = 1e300;
-  for (int b = 0; b < 200; ++b) {
-    std::uint64_t t0 = now_ns();
-    for (int i = 0; i < 4'000; ++i)
-      asm volatile(
-          "imul %1, %0\n\timul %1, %0\n\timul %1, %0\n\timul %1, %0\n\t"
-          "imul %1, %0\n\timul %1, %0\n\timul %1, %0\n\timul %1, %0"
-          : "+r"(x)
-          : "r"(m));
-    std::uint64_t t1 = now_ns();
-    best = std::min(best, static_cast<double>(t1 - t0) / 32'000.0);
-  }
-  do_not_optimize(x);
-  return best;
+  return fastest_chain_ns(4'000, [](std::uint64_t& x, std::uint64_t m) {
+    asm volatile(
+        "imul %1, %0\n\timul %1, %0\n\timul %1, %0\n\timul %1, %0\n\t"
+        "imul %1, %0\n\timul %1, %0\n\timul %1, %0\n\timul %1, %0"
+        : "+r"(x)
+        : "r"(m));
+  });
 }
 
 clock_info calibrate_clock() {
