@@ -124,15 +124,17 @@ def end_by_sigpipe() -> int:
     return 1
 
 
-def raise_on_sigterm() -> None:
-    """SIGTERM (kill, a timeout, a job scheduler) unwinds as an exception, so every ``Output``
-    being written discards its temporary file instead of leaving it beside the result; exit
-    status 143, as the signal's own. Left alone where SIGTERM is ignored."""
-    if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
-        return
+def raise_on_termination() -> None:
+    """SIGTERM (kill, a timeout, a job scheduler) and SIGHUP (the terminal closed) unwind as an
+    exception, so every ``Output`` being written discards its temporary file instead of leaving
+    it beside the result; the exit status is the signal's own (143, 129). A signal that is
+    ignored (nohup) or handled by someone else is left alone."""
 
     def terminated(signum, frame):
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a second one ends the process at once
-        raise SystemExit(128 + signal.SIGTERM)
+        signal.signal(signum, signal.SIG_DFL)  # a second one ends the process at once
+        raise SystemExit(128 + signum)
 
-    signal.signal(signal.SIGTERM, terminated)
+    for name in ("SIGTERM", "SIGHUP"):
+        signum = getattr(signal, name, None)
+        if signum is not None and signal.getsignal(signum) is signal.SIG_DFL:
+            signal.signal(signum, terminated)

@@ -25,7 +25,7 @@ __all__ = [
     "Encoder", "Decoder", "encode_file", "decode_file", "VARIANTS",
 ]
 
-VARIANTS = ("b85", "z85", "a85")
+VARIANTS = ("b85", "z85", "a85")  # the names Encoder, Decoder and the file helpers take
 _A85_WHITESPACE = b" \t\n\r\v"
 _NO_WRAP = 1 << 62  # wider than any output
 
@@ -133,36 +133,72 @@ def _decode_input(s):
 
 
 def b85encode(b, pad=False, *, wrapcol=0):
-    """Encode bytes-like ``b`` with the RFC 1924 / git alphabet (as ``base64.b85encode``)."""
+    """Encode bytes-like ``b`` with the RFC 1924 / git alphabet; returns bytes (as
+    ``base64.b85encode``).
+
+    Each 4 bytes become 5 chars; a final group of n = 1..3 bytes becomes n+1 chars, or 5 when
+    ``pad`` is true (the input zero-padded to a multiple of 4). ``wrapcol``: a newline after
+    every ``wrapcol`` chars (0 or None: no wrapping; a negative value wraps at 1, a float is a
+    TypeError), none at the end. Any buffer is read as its raw bytes; a ``str`` is a TypeError.
+    """
     return _native.encode(_bytes_like(b), "b85", pad=bool(pad), wrap=_wrap(wrapcol))
 
 
 def b85decode(b, *, ignorechars=b""):
-    """Decode b85 text (as ``base64.b85decode``); ValueError names the position of bad input."""
+    """Decode b85 text, bytes-like or an ASCII ``str``; returns bytes (as ``base64.b85decode``).
+
+    ``ignorechars``: bytes skipped wherever they appear (any container of byte values, e.g.
+    ``b" \\n"`` for wrapped text); alphabet chars keep their meaning even when listed. A final
+    group of k = 2..4 chars gives k-1 bytes. Raises ValueError naming the byte position: a char
+    outside the alphabet and ``ignorechars``, a 5-char group worth more than 2**32-1 (its first
+    char), or a 1-char final group (rejected as CPython 3.15 does; older versions drop it).
+    """
     return _decode(_decode_input(b), "b85", ignorechars)
 
 
 def z85encode(s, pad=False, *, wrapcol=0):
-    """Encode with the ZeroMQ Z85 alphabet (as ``base64.z85encode`` of Python 3.13+)."""
+    """Encode bytes-like ``s`` with the ZeroMQ Z85 alphabet; returns bytes (as
+    ``base64.z85encode`` of Python 3.13+).
+
+    ``pad`` and ``wrapcol`` as for :func:`b85encode`. For an input length that is a multiple
+    of 4 the output is ZeroMQ's ``zmq_z85_encode``, which refuses other lengths; here a partial
+    final group is written as n+1 chars (5 with ``pad``), as in Python.
+    """
     return _native.encode(_bytes_like(s), "z85", pad=bool(pad), wrap=_wrap(wrapcol))
 
 
 def z85decode(s, *, ignorechars=b""):
-    """Decode Z85 text (as ``base64.z85decode`` of Python 3.13+)."""
+    """Decode Z85 text, bytes-like or an ASCII ``str``; returns bytes (as ``base64.z85decode``
+    of Python 3.13+). ``ignorechars`` and the errors (ValueError with the byte position) as for
+    :func:`b85decode`."""
     return _decode(_decode_input(s), "z85", ignorechars)
 
 
 def a85encode(b, *, foldspaces=False, wrapcol=0, pad=False, adobe=False):
-    """Ascii85 encode (as ``base64.a85encode``): 'z' for zero groups, 'y' with ``foldspaces``,
-    lines of ``wrapcol`` chars, ``<~ ~>`` framing with ``adobe``."""
+    """Ascii85-encode bytes-like ``b``; returns bytes (as ``base64.a85encode``).
+
+    A group of four zero bytes is written as ``z``; with ``foldspaces`` four spaces as ``y``
+    (btoa's extension, not Adobe's). ``wrapcol``: a newline after every ``wrapcol`` chars (at
+    least 2 with ``adobe``; 0 or None: no wrapping), the framing counted. ``pad``: a final
+    partial group as 5 chars. ``adobe``: frame with ``<~`` and ``~>`` (the ``~>`` on a line of
+    its own when it would pass ``wrapcol``).
+    """
     return _native.encode(_bytes_like(b), "a85", pad=bool(pad), fold_spaces=bool(foldspaces),
                           adobe=bool(adobe), wrap=_wrap(wrapcol))
 
 
 def a85decode(b, *, foldspaces=False, adobe=False, ignorechars=_A85_WHITESPACE):
-    """Ascii85 decode (as ``base64.a85decode``). With ``adobe`` the input must end with
-    ``~>`` and a leading ``<~`` is dropped; ``z`` (and ``y`` with ``foldspaces``) decode as
-    folds even when listed in ``ignorechars``."""
+    """Decode Ascii85 text, bytes-like or an ASCII ``str``; returns bytes (as
+    ``base64.a85decode``).
+
+    ``z`` decodes to four zero bytes, and with ``foldspaces`` ``y`` to four spaces, between
+    groups only. With ``adobe`` the input must end with ``~>`` and a leading ``<~`` is dropped
+    (only as its very first bytes, as in CPython). ``ignorechars`` (default: ASCII whitespace)
+    are skipped anywhere; alphabet chars, ``z`` and ``y`` (with ``foldspaces``) keep their
+    meaning even when listed. Raises ValueError naming the byte position: a char outside the
+    alphabet and ``ignorechars``, a ``z``/``y`` inside a group, a group worth more than
+    2**32-1, a 1-char final group, or (``adobe``) a missing ``~>``.
+    """
     data = _decode_input(b)
     try:
         return _decode(data, "a85", ignorechars, fold_spaces=bool(foldspaces), adobe=bool(adobe))
@@ -188,9 +224,12 @@ def _not_finished(codec) -> None:
 
 
 class Encoder:
-    """Streaming encoder: ``update(chunk)`` returns the text so far, ``finish()`` the rest.
+    """Streaming encoder: ``update(chunk)`` returns the text so far, ``finish()`` the rest;
+    their concatenation equals the one-shot function's result for the whole input.
 
-    ``variant`` is "b85", "z85" or "a85"; the options are those of the one-shot functions.
+    ``variant`` is "b85", "z85" or "a85"; ``pad`` and ``wrapcol`` as for the one-shot
+    functions, ``foldspaces`` and ``adobe`` (a85 only, ValueError otherwise) as for
+    :func:`a85encode`. Keeps at most 3 bytes between calls.
     """
 
     def __init__(self, variant="b85", *, pad=False, foldspaces=False, adobe=False, wrapcol=0):
@@ -213,9 +252,11 @@ class Encoder:
 
 
 class Decoder:
-    """Streaming decoder: ``update(chunk)`` returns the bytes so far, ``finish()`` the rest.
+    """Streaming decoder: ``update(chunk)`` returns the bytes so far, ``finish()`` the rest;
+    their concatenation equals the one-shot function's result for the whole input.
 
-    ``ignorechars`` defaults to whitespace for a85 and to nothing for b85/z85. A ValueError
+    ``variant`` is "b85", "z85" or "a85"; ``foldspaces`` and ``adobe`` (a85 only, ValueError
+    otherwise) as for :func:`a85decode`. ``ignorechars`` defaults to whitespace for a85 and to nothing for b85/z85. A ValueError
     names the position in the whole stream. With ``adobe`` the last two chars seen wait for
     the next chunk or ``finish()``, which checks that the stream ends with ``~>``; as in
     ``a85decode``, a leading ``<~`` is dropped only as the stream's very first bytes.
@@ -308,14 +349,17 @@ def _pump(codec, src: _File, dst: _File, chunk_size: int) -> int:
 
 def encode_file(src: _File, dst: _File, variant="b85", *, chunk_size=_CHUNK, **options) -> int:
     """Encode ``src`` into ``dst`` (paths or binary file objects) chunk by chunk; returns the
-    number of chars written. ``options``: pad, foldspaces, adobe, wrapcol. A ``dst`` path to a
-    regular file is replaced only when the whole result is written (on an error it is left as
-    it was)."""
+    number of chars written. ``variant``: "b85", "z85" or "a85"; ``chunk_size``: bytes read at
+    a time (memory use is a few times that); ``options``: pad, foldspaces, adobe, wrapcol, as
+    for :class:`Encoder`. A ``dst`` path to a regular file is replaced only when the whole
+    result is written (on an error it is left as it was)."""
     return _pump(Encoder(variant, **options), src, dst, chunk_size)
 
 
 def decode_file(src: _File, dst: _File, variant="b85", *, chunk_size=_CHUNK, **options) -> int:
-    """Decode ``src`` into ``dst`` chunk by chunk; returns the number of bytes written.
-    ``options``: foldspaces, adobe, ignorechars. Raises ValueError with the stream position;
-    a ``dst`` path to a regular file is then left as it was (never half written)."""
+    """Decode ``src`` into ``dst`` (paths or binary file objects) chunk by chunk; returns the
+    number of bytes written. ``variant`` and ``chunk_size`` as for :func:`encode_file`;
+    ``options``: foldspaces, adobe, ignorechars, as for :class:`Decoder`. Raises ValueError
+    with the stream position; a ``dst`` path to a regular file is then left as it was (never
+    half written)."""
     return _pump(Decoder(variant, **options), src, dst, chunk_size)

@@ -171,9 +171,9 @@ def _silence_stdout() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from ._output import end_by_sigpipe, raise_on_sigterm
+    from ._output import end_by_sigpipe, raise_on_termination
 
-    raise_on_sigterm()
+    raise_on_termination()
     parser = build_parser()
     try:
         try:

@@ -178,3 +178,47 @@ def test_any_buffer_is_read_as_bytes(make):
     assert d.update(buf) + d.finish() == b"abcdefghijk"
     assert b85.a85encode(buf) == base64.a85encode(buf)
     assert b85.b85encode(buf) == base64.b85encode(buf)
+
+
+_EVERY_LEVEL_SCRIPT = r"""
+import hashlib, random, sys
+from simdex import base85 as b85
+r = random.Random(2026)
+h = hashlib.sha256()
+def note(fn, *a, **k):
+    try:
+        h.update(b"ok" + fn(*a, **k))
+    except ValueError as e:  # the message: kind and byte position
+        h.update(b"err" + str(e).encode())
+for case in range(600):
+    data = r.randbytes(r.choice([r.randrange(0, 301), r.randrange(300, 3000)]))
+    for v in ("b85", "z85", "a85"):
+        text = bytearray(getattr(b85, v + "encode")(data, wrapcol=r.choice([0, 0, 76, 7])))
+        for _ in range(r.choice([0, 1, 2])):
+            at = r.randrange(len(text) + 1)
+            text[at:at] = bytes([r.choice(b" \n\x00\x80z~#u")])
+        if r.random() < 0.3:
+            text[r.randrange(len(text) + 1):] = b""
+        note(getattr(b85, v + "decode"), bytes(text), ignorechars=b" \n")
+        d = b85.Decoder(v, ignorechars=b" \n\t")
+        note(lambda: b"".join(d.update(bytes(text[i:i + 333])) for i in range(0, len(text), 333)) + d.finish())
+        note(getattr(b85, v + "encode"), data, pad=r.random() < 0.5, wrapcol=r.choice([0, 1, 76]))
+print(h.hexdigest())
+"""
+
+
+def test_every_isa_level_gives_the_same_results_and_errors():
+    # Results and error messages (kind and byte position) must not depend on the level a
+    # process runs at; SIMDEX_ISA caps it (a level the CPU lacks runs as the best below it),
+    # and only in a fresh process.
+    import os
+    import subprocess
+    import sys
+
+    digests = {}
+    for level in ("scalar", "sse4.2", "avx2", "avx512", "avx512vbmi"):
+        r = subprocess.run([sys.executable, "-c", _EVERY_LEVEL_SCRIPT], capture_output=True, text=True,
+                           env={**os.environ, "SIMDEX_ISA": level})
+        assert r.returncode == 0, r.stderr
+        digests[level] = r.stdout.strip()
+    assert len(set(digests.values())) == 1, digests

@@ -92,3 +92,64 @@ def test_other_dtypes_are_refused_not_converted():
     for needle in (2**32, 2**64, -1):
         with pytest.raises(ValueError, match="needle"):
             p.find_u32x16(u32, needle)
+
+
+def test_read_only_arrays_are_accepted():
+    # The kernels only read, but read-only arrays (np.frombuffer of bytes, a read-only memmap)
+    # were refused with the self-contradicting "must be a 1-D numpy array of uint8, not ndarray
+    # of dtype uint8".
+    def ro(a):
+        a = a.copy()
+        a.setflags(write=False)
+        return a
+
+    data = np.frombuffer(bytes(range(200)), np.uint8)
+    assert not data.flags.writeable
+    assert p.lower_bound(data, 77) == 77
+    assert p.lower_bound(data[3:], 77) == 74
+    lut = ro(np.arange(16, dtype=np.uint8)[::-1])
+    codes = ro(np.array([0x00, 0x1f, 0xf3], np.uint8))
+    assert list(p.remap_branches(codes, lut)) == [0xf0, 0xef, 0x03]
+    counts = ro(np.array([1, 0] * 8, np.uint8))
+    assert list(p.rank_table(counts)) == [i // 2 + i % 2 for i in range(16)]
+    assert p.find_u32x16(ro(np.array([4, 5, 6], np.uint32)), 6) == 2
+    values = ro(np.arange(64, dtype=np.uint16)[::-1])
+    assert p.find_min_index(values) == 63
+    assert p.find_min_index(values[:32]) == 31
+    with pytest.raises(TypeError, match="must be a 1-D numpy array of uint8"):
+        p.lower_bound(ro(np.arange(4, dtype=np.int64)), 1)  # the dtype check still applies
+
+
+def test_numpy_integer_keys_are_accepted():
+    # A key or needle taken from an array is a numpy integer; only a Python int was accepted
+    # ("key (a byte) must be an int" for np.uint8(3)). Floats are still refused.
+    a = np.arange(10, dtype=np.uint8)
+    assert p.lower_bound(a, a[3]) == 3
+    assert p.lower_bound(a, np.int64(7)) == 7
+    slots = np.arange(5, dtype=np.uint32)
+    assert p.find_u32x16(slots, slots[2]) == 2
+    assert p.find_u32x16(slots, np.uint64(2**32 - 1)) == 5
+    with pytest.raises(ValueError, match="key"):
+        p.lower_bound(a, np.int64(256))
+    with pytest.raises(ValueError, match="needle"):
+        p.find_u32x16(slots, np.int64(-1))
+    for bad in (3.0, np.float64(3), "3"):
+        with pytest.raises(TypeError, match="must be an int"):
+            p.lower_bound(a, bad)
+        with pytest.raises(TypeError, match="must be an int"):
+            p.find_u32x16(slots, bad)
+
+
+def test_strided_buffers_are_copied_not_a_bad_cast():
+    # A strided buffer that is not a numpy array (a memoryview slice) raised
+    # RuntimeError('std::bad_cast'); it is now copied into C order as numpy arrays are.
+    raw = bytes(range(64))
+    assert p.lower_bound(memoryview(raw)[::2], 10) == 5  # 0, 2, 4, 6, 8
+    lut = memoryview(bytes(range(32)))[::2]  # 0, 2, 4, ..., 30
+    assert list(p.remap_branches(memoryview(bytes([0x13, 0x21, 0xff]))[::1], lut)) == [0x23, 0x41, 0xef]
+    assert list(p.remap_branches(memoryview(bytes([0x13, 0, 0x21]))[::2], lut)) == [0x23, 0x41]
+    assert list(p.rank_table(memoryview(bytes([1, 9] * 16))[::2])) == list(range(16))
+    slots = memoryview(np.arange(32, dtype=np.uint32).tobytes()).cast("I")[::2]  # 0, 2, ..., 30
+    assert p.find_u32x16(slots, 6) == 3 and p.find_u32x16(slots, 7) == 16
+    values = memoryview(np.arange(128, 0, -1, dtype=np.uint16).tobytes()).cast("H")[::2]
+    assert p.find_min_index(values) == 63

@@ -6,6 +6,7 @@
 #include <Python.h>
 #include <nanobind/stl/string.h>
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -142,6 +143,10 @@ nb::bytes encode_py(nb::handle data, const std::string& v, bool pad, bool fold_s
     auto span_out = std::span(out.data(), b85::encoded_size(in.size(), o));
     r = maybe_without_gil(in.size(), [&] { return b85::encode(span_in, span_out, o); });
   }
+  // The buffer is sized by encoded_size(), so this cannot fail; if it ever did, an empty result
+  // would pass for the encoding of empty input.
+  if (!r.ok())
+    throw std::runtime_error(std::string("base85 encode failed: ") + b85::error_name(r.error));
   return out.finish(r.written);
 }
 
@@ -201,10 +206,19 @@ struct py_decoder {
   b85::decode_options o;
   b85::decoder d;
   bool busy = false;
+  // The output bound of one update(). For a85, max_output() is 4 bytes a char (any char may be
+  // a 'z'): a 100 MB chunk took a 400 MB buffer. Counting the chunk's folds as the one-shot
+  // decode does bounds it near 4/5 of the chunk; the margin covers what the stream holds
+  // between calls (4 digits of a partial group, 2 adobe chars that may be folds): at most 12.
+  std::size_t capacity(const buffer& in) const {
+    const std::size_t any = d.max_output(in.size());
+    if (o.var != b85::variant::a85 || in.size() < 4096) return any;  // a short chunk: no scan
+    return std::min(any, b85::max_decoded_size(std::string_view(in.data(), in.size()), o) + 16);
+  }
   nb::bytes update(nb::handle data) {
     one_call c(busy);
     buffer in(data);
-    out_bytes out(d.max_output(in.size()));
+    out_bytes out(capacity(in));
     auto* dst = reinterpret_cast<std::uint8_t*>(out.data());
     b85::result r =
         maybe_without_gil(in.size(), [&] { return d.update(in.data(), in.size(), dst); });

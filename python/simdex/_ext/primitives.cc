@@ -25,10 +25,12 @@ const T* exactly(const array_in<T>& a, std::size_t n, const char* what) {
 
 // An array argument of exactly dtype T (as `name`), or TypeError: nanobind would otherwise
 // convert any numeric array silently (300 as a uint8 is 44, -1 a 65535, 3.5 a 3) and the kernel
-// would answer for other values. Contiguity is still arranged by a copy.
+// would answer for other values. Contiguity is still arranged by a copy. The probe is nb::ro:
+// the kernels only read, and a writable probe refused read-only arrays (np.frombuffer of bytes,
+// a read-only memmap) as "not ndarray of dtype uint8".
 template <class T>
 array_in<T> typed(nb::handle h, const char* what, const char* name) {
-  nb::ndarray<nb::ndim<1>, nb::device::cpu> any;
+  nb::ndarray<nb::ro, nb::ndim<1>, nb::device::cpu> any;
   if (!nb::try_cast(h, any, false) || any.dtype() != nb::dtype<T>()) {
     // str() of attributes (the stable ABI has no tp_name field and no PyUnicode_AsUTF8)
     auto text = [](nb::handle o) {
@@ -41,14 +43,24 @@ array_in<T> typed(nb::handle h, const char* what, const char* name) {
     throw nb::type_error(
         (std::string(what) + " must be a 1-D numpy array of " + name + ", not " + got).c_str());
   }
-  return nb::cast<array_in<T>>(h);
+  array_in<T> a;
+  if (nb::try_cast(h, a)) return a;
+  // A strided buffer that is not a numpy array (memoryview(b)[::2]): nanobind copies only numpy
+  // arrays into C order, and its failed cast surfaced as RuntimeError('std::bad_cast').
+  return nb::cast<array_in<T>>(nb::module_::import_("numpy").attr("ascontiguousarray")(h));
 }
 
 // An integer argument within [lo, hi], or ValueError naming it (any Python int, however large).
+// Anything with __index__ counts, as for operator.index: a key taken from an array is a numpy
+// integer (np.uint8), which a PyLong_Check refused; a float still raises TypeError.
 std::int64_t int_in(nb::handle h, std::int64_t lo, std::int64_t hi, const char* what) {
-  if (!PyLong_Check(h.ptr())) throw nb::type_error((std::string(what) + " must be an int").c_str());
+  const nb::object index = nb::steal(PyNumber_Index(h.ptr()));
+  if (!index.is_valid()) {
+    PyErr_Clear();
+    throw nb::type_error((std::string(what) + " must be an int").c_str());
+  }
   int overflow = 0;
-  const long long v = PyLong_AsLongLongAndOverflow(h.ptr(), &overflow);
+  const long long v = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
   if (overflow != 0 || v < lo || v > hi)
     throw nb::value_error(
         (std::string(what) + " must be in " + std::to_string(lo) + ".." + std::to_string(hi))

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import signal
 import stat
 import sys
 
@@ -38,15 +37,6 @@ def _output_stat(args: argparse.Namespace) -> os.stat_result | None:
         return None
 
 
-def _closed_pipe() -> int:
-    """The reader of stdout went away: end as cat and base64 do, silently, by SIGPIPE."""
-    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nothing to flush at exit
-    if hasattr(signal, "SIGPIPE"):
-        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
-        os.kill(os.getpid(), signal.SIGPIPE)
-    return 1
-
-
 def _blocks(src, decode: bool):
     """The input in blocks. For decode, whitespace at the very end is left out (a final
     newline after an adobe "~>"); whitespace elsewhere goes on, as spaces, in its place."""
@@ -75,6 +65,13 @@ def _blocks(src, decode: bool):
         pending = len(block) - len(body)
 
 
+def _is_terminal(f) -> bool:
+    try:
+        return f.isatty()
+    except (OSError, ValueError):
+        return False
+
+
 def _run(args: argparse.Namespace) -> int:
     from .. import base85
 
@@ -97,6 +94,9 @@ def _run(args: argparse.Namespace) -> int:
     else:
         codec = base85.Encoder(args.variant, pad=args.pad, foldspaces=args.foldspaces,
                                adobe=args.adobe, wrapcol=args.wrap or 0)
+    for flag, name in (("-i", args.input), ("-o", args.output)):
+        if name == "":  # "-o ''" staged its output beside the working directory, then failed
+            return _error(f"{flag} wants a file name (or - for std{'in' if flag == '-i' else 'out'})", 2)
     if args.input in (None, "-") and sys.stdin is None:
         return _error("stdin is closed: give the input with -i FILE", 2)
     if args.output in (None, "-") and sys.stdout is None:
@@ -106,6 +106,11 @@ def _run(args: argparse.Namespace) -> int:
     except OSError as e:
         return _error(str(e))
     to_file = args.output not in (None, "-")
+    if decode and not to_file and _is_terminal(sys.stdout):
+        # Decoded data is binary: on a terminal it is garbage at best, escape sequences at worst.
+        if src is not sys.stdin.buffer:
+            src.close()
+        return _error("refusing to write binary output to a terminal: redirect it or give -o FILE", 2)
     try:
         # Writing a file we read would truncate it first (or grow it forever): refuse, as cat.
         if _same_file(os.fstat(src.fileno()), _output_stat(args)):
@@ -118,8 +123,9 @@ def _run(args: argparse.Namespace) -> int:
 
 def _stream(args: argparse.Namespace, codec, src, decode: bool, to_file: bool) -> int:
     # A regular file appears only complete (simdex._output: written beside it, renamed at the
-    # end, removed on error); /dev/null, a pipe or a device is written in place.
-    from .._output import Output, write_all
+    # end, removed on error, Ctrl-C, SIGTERM or SIGHUP); /dev/null, a pipe or a device is
+    # written in place.
+    from .._output import Output, end_by_sigpipe, write_all
 
     try:
         out_file = Output(args.output) if to_file else None
@@ -144,7 +150,7 @@ def _stream(args: argparse.Namespace, codec, src, decode: bool, to_file: bool) -
     except ValueError as e:
         failure = _error(f"{args.action} failed: {e}")
     except BrokenPipeError as e:
-        failure = _error(str(e)) if to_file else _closed_pipe()
+        failure = _error(str(e)) if to_file else end_by_sigpipe()
     except OSError as e:
         failure = _error(str(e))
     finally:
@@ -153,9 +159,27 @@ def _stream(args: argparse.Namespace, codec, src, decode: bool, to_file: bool) -
     return failure if failure is not None else 0
 
 
+_EPILOG = """\
+decode skips whitespace for every variant, and refuses to write its binary
+output to a terminal (redirect it, or give -o FILE). A -o FILE appears only
+complete: it is written beside itself and renamed into place at the end, and on
+an error, Ctrl-C, SIGTERM or SIGHUP it is left as it was. -o never names the
+input file.
+
+exit status: 0 done; 1 bad input (the message names its byte position) or an
+I/O error; 2 a usage error; 130 Ctrl-C, 143 SIGTERM, 129 SIGHUP (after the
+cleanup); killed by SIGPIPE when the reader of stdout goes away (| head).
+
+examples:
+  simdex base85 encode -i data.bin -o data.b85
+  simdex base85 encode --variant a85 --adobe --wrap 76 < data.bin > data.a85
+  simdex base85 decode --variant a85 --adobe -i data.a85 -o data.bin"""
+
+
 def register(subparsers) -> None:
     p = subparsers.add_parser("base85", help="encode or decode base85 (b85, z85, Ascii85), streaming",
-                              description=__doc__)
+                              description=__doc__, epilog=_EPILOG,
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("action", choices=("encode", "decode"))
     p.add_argument("--variant", choices=("b85", "z85", "a85"), default="b85",
                    help="alphabet and rules (default: %(default)s)")
