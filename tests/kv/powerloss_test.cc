@@ -918,8 +918,11 @@ class driver {
     } else if (r < 15) {
       if (held_)
         held_.reset();
-      else
-        held_ = db_.read(tree_name());  // pins the versions it can see
+      else {  // pins the versions it can see (of the default tree if this one is not made yet)
+        const std::string name = tree_name();
+        const std::vector<std::string> made = db_.trees();
+        held_ = db_.read(std::find(made.begin(), made.end(), name) != made.end() ? name : "");
+      }
     } else {
       const bool big = rng_() % 12 == 0;
       kv::write_tx tx = db_.write(tree_name());
