@@ -69,7 +69,7 @@ cmake -S . -B build/tsan -G Ninja -DCMAKE_CXX_COMPILER=clang++-14 -DCMAKE_BUILD_
   -DSIMDEX_SANITIZE=thread -DSIMDEX_BUILD_TESTS=ON -DSIMDEX_WERROR=ON \
   -DSIMDEX_ONLY_COMPONENTS="kv;btree" >/dev/null
 ninja -C build/tsan test_kv test_btree
-TSAN_OPTIONS=halt_on_error=1 build/tsan/tests/test_kv --gtest_filter='KvConcurrency.*:KvSpace.*:KvFile.ThreadsCreatingOneFileRace:KvErrors.SecondWriterInOneThreadIsRefused'
+TSAN_OPTIONS=halt_on_error=1 build/tsan/tests/test_kv --gtest_filter='KvConcurrency.*:KvSpace.*:KvProcess.*:KvFile.ThreadsCreatingOneFileRace:KvErrors.SecondWriterInOneThreadIsRefused'
 TSAN_OPTIONS=halt_on_error=1 build/tsan/tests/test_btree --gtest_filter='BtreeFilter.ThreadsRaceToBuildIt'
 
 log "install + find_package(simdex) from a separate project"

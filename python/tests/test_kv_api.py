@@ -452,3 +452,43 @@ def test_new_methods_agree_with_a_dict():
     tx.commit()
     assert dict(db.read().items()) == model
     db.validate()
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork()")
+def test_forked_child_is_refused_and_does_not_hold_the_file(tmp_path):
+    # A child made by fork() read the parent's map without its bookkeeping (torn reads once
+    # the parent reused space) and could commit into the file; and it kept the parent's lock
+    # held, so the parent could not close and reopen its own file while a worker lived.
+    path = tmp_path / "fork.kv"
+    db = kv.open(path)
+    with db.write() as tx:
+        tx[b"a"] = b"1"
+    snap = db.read()
+    ready_r, ready_w = os.pipe()
+    go_r, go_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        code = 0
+        for call in (lambda: snap[b"a"], db.read, lambda: db.write()):
+            try:
+                call()
+                code = 1
+            except kv.KvError as e:
+                if e.kind != "busy" or "fork()" not in e.detail:
+                    code = 2
+        snap.close()
+        db.close()
+        os.write(ready_w, b"r")
+        os.read(go_r, 1)  # alive while the parent reopens
+        os._exit(code)
+    assert os.read(ready_r, 1) == b"r"
+    snap.close()
+    db.close()
+    again = kv.open(path)  # was KvError busy: the child held the lock
+    assert again.read()[b"a"] == b"1"
+    os.write(go_w, b"g")
+    _, status = os.waitpid(pid, 0)
+    for fd in (ready_r, ready_w, go_r, go_w):
+        os.close(fd)
+    assert os.waitstatus_to_exitcode(status) == 0
+    again.close()

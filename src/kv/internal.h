@@ -2,6 +2,8 @@
 // code (node layouts, lookups, copy-on-write updates). Layouts are documented in docs/kv.md.
 #pragma once
 
+#include <sys/types.h>
+
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -204,6 +206,9 @@ struct tree_info {
   std::uint64_t count = 0;
 };
 
+// compact() swaps a fresh database's state into this one in place (swap_state in store.cc), so
+// the `database` handle other threads read through never changes: a field added here must be
+// added there too unless it belongs to the handle rather than the file.
 struct db_impl {
   std::string path;
   int fd = -1;
@@ -216,6 +221,16 @@ struct db_impl {
   std::size_t reserved = 0;  // bytes of address space reserved
   std::size_t mapped = 0;    // bytes mapped (file length in file mode)
 
+  // Set in a child process by fork() (see fork_child in store.cc): the database, its snapshots
+  // and transactions belong to the parent, whose writes and space reuse the child cannot see,
+  // so every call refuses (check_process) and ending them touches neither the file nor `mu`.
+  bool forked = false;
+  pid_t owner = 0;  // the process that opened it
+  void check_process() const {
+    if (forked) refuse_forked();
+  }
+  [[noreturn]] void refuse_forked() const;
+
   std::mutex mu;  // committed state and the reader table
   std::condition_variable cv;
   bool writer = false;
@@ -223,6 +238,9 @@ struct db_impl {
   // what the file holds is unknown, so no write is taken until the database is reopened.
   std::string failed;
   std::thread::id writer_thread;  // the thread that opened the write transaction, while one is
+  // compact() runs (it holds the writer slot too): other threads' read() waits, since the file
+  // and map a snapshot would pin are about to be swapped out (see swap_state).
+  bool compacting = false;
   std::uint64_t seq = 0;
   std::vector<tree_info> trees;
   std::multiset<std::uint64_t> readers;  // seq of every live snapshot

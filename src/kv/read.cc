@@ -95,7 +95,10 @@ struct cursor::state {
   // written since may be freed and reused, and a transaction with a sub-transaction open is
   // the sub-transaction's to read.
   void check() const {
-    if (!clock || (clock->version == made && clock->level == made_level)) return;
+    if (!clock || (clock->version == made && clock->level == made_level)) {
+      if (db) db->check_process();  // the view is alive, so its database is
+      return;
+    }
     if (clock->depth > made_depth)
       throw error(error_kind::invalid_argument,
                   "cursor: its transaction has a sub-transaction open, and a parent cannot be "

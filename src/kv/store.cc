@@ -1,6 +1,7 @@
 // The store around the tree: address-space arena over one file (or anonymous memory), free
 // space, meta pages, snapshots, transactions, open/commit/compact.
 #include <fcntl.h>
+#include <pthread.h>
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -11,6 +12,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
+#include <mutex>
 #include <utility>
 
 #include "internal.h"
@@ -101,10 +103,63 @@ std::size_t reserve_bytes() {
 }
 }  // namespace
 
+// ---- fork() ---------------------------------------------------------------------------------
+
+// A child made by fork() shares the parent's file and map but none of its bookkeeping: the
+// parent goes on reusing space its snapshots in the child cannot pin (torn reads), and a commit
+// from the child would write through a second allocator into the same file (corruption). So in
+// the child every database of the parent is marked `forked` and refuses all calls, and it lets
+// go of the file: its copy of the descriptor and the file's map are dropped, since either one
+// kept the parent's exclusive flock held for as long as the child lived (the parent could not
+// close and reopen its own file, nor could another process open it after the parent exited).
+namespace {
+std::mutex g_open_mu;           // guards g_open; held across fork() (prepare to parent/child)
+std::vector<db_impl*>* g_open;  // every live database of this process
+std::once_flag g_atfork_once;
+
+void fork_prepare() { g_open_mu.lock(); }
+void fork_parent() { g_open_mu.unlock(); }
+void fork_child() {
+  // Only async-signal-safe calls here: the parent may have had other threads.
+  if (g_open) {
+    for (db_impl* db : *g_open) {
+      db->forked = true;
+      if (db->fd >= 0)
+        ::close(std::exchange(db->fd, -1));  // not flock(LOCK_UN): shared with the parent
+      if (!db->memory && db->base && db->mapped)
+        mmap(db->base, db->mapped, PROT_NONE,
+             MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
+    }
+  }
+  g_open_mu.unlock();
+}
+
+void register_open(db_impl* db) {
+  std::call_once(g_atfork_once, [] { pthread_atfork(fork_prepare, fork_parent, fork_child); });
+  std::lock_guard<std::mutex> g(g_open_mu);
+  if (!g_open) g_open = new std::vector<db_impl*>;  // never freed: outlives static destructors
+  g_open->push_back(db);
+}
+}  // namespace
+
+void db_impl::refuse_forked() const {
+  throw error(error_kind::busy,
+              "this database was opened by process " + std::to_string(owner) +
+                  ", and this process (" + std::to_string(getpid()) +
+                  ") is a child made by fork(): it cannot use the database or its snapshots, "
+                  "transactions and cursors (the parent's commits and space reuse are invisible "
+                  "here, so reads could be torn and a write would corrupt the file); open the "
+                  "file in the child once the parent has closed it");
+}
+
 // ---- the arena
 // ------------------------------------------------------------------------------------
 
 db_impl::~db_impl() {
+  if (owner) {
+    std::lock_guard<std::mutex> g(g_open_mu);
+    std::erase(*g_open, this);
+  }
   if (base) munmap(base, reserved);
   if (fd >= 0) ::close(fd);
 }
@@ -235,6 +290,10 @@ reader::~reader() { release(); }
 void reader::release() {
   clock->changed();
   if (!live) return;
+  if (db->forked) {  // the parent's reader table: not this process's to change (nor its mutex)
+    live = false;
+    return;
+  }
   std::lock_guard<std::mutex> g(db->mu);
   db->readers.erase(db->readers.find(tr.seq));
   db->readers_left = true;
@@ -348,6 +407,7 @@ void view::check_open() const {
   if (!db_ || !tr_)
     throw error(error_kind::invalid_argument,
                 "view is closed (its snapshot was released, or its transaction ended)");
+  db_->check_process();
   if (txn_) {
     // A parent's tree is the one its open sub-transaction is changing (and an ended nested
     // transaction's may be freed): only the innermost open level reads.
@@ -442,7 +502,9 @@ write_tx::write_tx(write_tx&& o) noexcept : view(std::move(o)), state_(std::move
 }
 write_tx& write_tx::operator=(write_tx&& o) noexcept {
   if (this != &o) {
-    if (state_) {
+    if (state_ && state_->db->forked) {
+      detach();
+    } else if (state_) {
       abort_open_subs();
       try {
         abort();
@@ -461,6 +523,9 @@ write_tx& write_tx::operator=(write_tx&& o) noexcept {
   return *this;
 }
 write_tx::~write_tx() {
+  // In a child made by fork() the transaction is the parent's: dropped without undoing it
+  // (undoing walks nodes the parent may be rewriting).
+  if (state_ && state_->db->forked) return;
   if (state_) {
     abort_open_subs();
     try {
@@ -502,6 +567,7 @@ void detail::check_level(const txn_state& t, std::size_t level, const char* what
 
 txn_state& write_tx::raw() const {
   if (!state_) throw error(error_kind::invalid_argument, "transaction is no longer active");
+  state_->db->check_process();
   check_level(*state_, level_, "used");
   return *state_;
 }
@@ -691,6 +757,10 @@ void txn_state::undo_level() noexcept {
 }
 
 void write_tx::abort() {
+  if (state_ && state_->db->forked) {  // see ~write_tx
+    detach();
+    return;
+  }
   txn_state& t = raw();
   db_impl& db = *t.db;
   t.undo_level();
@@ -739,6 +809,8 @@ std::shared_ptr<db_impl> new_impl(bool memory, const options& o) {
   munmap(raw + head + want, kHugePage - head);
   db->base = raw + head;
   db->reserved = want;
+  db->owner = getpid();
+  register_open(db.get());
   return db;
 }
 
@@ -1124,6 +1196,7 @@ const std::string& database::path() const {
 namespace {
 db_impl& need(const std::shared_ptr<db_impl>& db) {
   if (!db) throw error(error_kind::invalid_argument, "database is closed");
+  db->check_process();
   return *db;
 }
 void check_tree_name(std::string_view tree) {
@@ -1155,7 +1228,10 @@ snapshot database::read(std::string_view tree) const {
   auto r = std::make_shared<reader>();
   r->db = db_;
   {
-    std::lock_guard<std::mutex> g(db.mu);
+    std::unique_lock<std::mutex> g(db.mu);
+    // compact() (on another thread) is about to swap the file out from under a new snapshot;
+    // its own reads go on.
+    db.cv.wait(g, [&] { return !db.compacting || db.writer_thread == std::this_thread::get_id(); });
     const int i = db.tree_index(tree);
     if (i >= 0) {
       r->tr.root = db.trees[i].root;
@@ -1288,15 +1364,69 @@ void database::validate() const {
                                   std::to_string(first_lost));
 }
 
+namespace {
+// compact(): the fresh database's state into `to` (and `to`'s into `from`, which then closes the
+// old file), everything but what belongs to the handle: the path other threads may read, the
+// lock and the writer slot compact holds, the process it belongs to, the kernels it was opened
+// with. With to.mu held.
+void swap_state(db_impl& to, db_impl& from) {
+  using std::swap;
+  swap(to.fd, from.fd);
+  swap(to.memory, from.memory);
+  swap(to.read_only, from.read_only);
+  swap(to.sync, from.sync);
+  swap(to.base, from.base);
+  swap(to.reserved, from.reserved);
+  swap(to.mapped, from.mapped);
+  swap(to.failed, from.failed);
+  swap(to.seq, from.seq);
+  swap(to.trees, from.trees);
+  swap(to.readers, from.readers);
+  swap(to.pub_hwm, from.pub_hwm);
+  swap(to.pub_free_units, from.pub_free_units);
+  swap(to.pub_next_id, from.pub_next_id);
+  swap(to.next_id, from.next_id);
+  swap(to.alloc, from.alloc);
+  swap(to.freed, from.freed);
+  swap(to.freed_units, from.freed_units);
+  swap(to.freed_checked, from.freed_checked);
+  swap(to.readers_left, from.readers_left);
+  swap(to.commit_ids, from.commit_ids);
+  swap(to.freelog, from.freelog);
+  swap(to.freelist_entries, from.freelist_entries);
+  swap(to.freelog_entries, from.freelog_entries);
+  swap(to.recovery, from.recovery);
+}
+}  // namespace
+
+// The handle (db_) never changes: other threads' read(), write(), stat() and trees() on this
+// database go on through it, waiting while the rewrite runs (read() on `compacting`, write() on
+// the writer slot compact holds). Replacing db_ here (the way it was done) raced their copies
+// of it, and a snapshot registered between the check and the swap read the old, closed map.
 void database::compact() {
   db_impl& db = need(db_);
-  if (db_.use_count() != 1)
-    throw error(error_kind::busy, "compact needs no open snapshot or transaction");
   if (db.read_only) throw error(error_kind::read_only, "database was opened read-only");
   {
     std::lock_guard<std::mutex> g(db.mu);
     refuse_if_failed(db);
+    // Checked with the reader table's lock: no snapshot can slip in after it (read() waits on
+    // `compacting`), where a count of the handle's references could not tell.
+    if (db.writer || !db.readers.empty())
+      throw error(error_kind::busy, "compact needs no open snapshot or transaction");
+    db.writer = true;
+    db.writer_thread = std::this_thread::get_id();
+    db.compacting = true;
   }
+  struct done {
+    db_impl& db;
+    ~done() {
+      {
+        std::lock_guard<std::mutex> g(db.mu);
+        db.compacting = false;
+      }
+      release_writer(db);
+    }
+  } d{db};
   database fresh;
   std::string tmp;
   if (db.memory) {
@@ -1306,7 +1436,7 @@ void database::compact() {
     ::unlink(tmp.c_str());
     fresh = open(tmp, options{db.sync, false, std::nullopt});
   }
-  for (const auto& t : db.trees) {
+  for (const auto& t : db.trees) {  // the writer slot keeps the table as it is
     snapshot s = read(t.name);
     write_tx w = fresh.write(t.name);
     cursor c = s.make_cursor();
@@ -1318,21 +1448,19 @@ void database::compact() {
   }
   if (!db.memory) {
     if (fdatasync(fresh.db_->fd) != 0) fail_errno("fdatasync", tmp);
-    // Trim the preallocated tail so the file is no longer than its contents.
-    const std::size_t len = ((fresh.db_->alloc.hwm * kUnit) + 4095) & ~std::size_t{4095};
-    if (ftruncate(fresh.db_->fd, static_cast<off_t>(len)) != 0) fail_errno("ftruncate", tmp);
-    const std::string path = db.path;
-    const options o{db.sync, false, std::nullopt};
-    fresh.close();
-    if (::rename(tmp.c_str(), path.c_str()) != 0) fail_errno("rename", tmp);
-    // Before the reopened file takes commits: without it a power loss could leave the old file
+    // Renamed while still open and locked, and adopted as it is: closing and reopening it left
+    // a moment in which another process could open the file first, and compact then failed
+    // with the database closed.
+    if (::rename(tmp.c_str(), db.path.c_str()) != 0) fail_errno("rename", tmp);
+    // Before the new file takes commits: without it a power loss could leave the old file
     // under the name, and with it lose every commit made since (found by the power-loss test).
-    sync_dir_of(path);
-    db_.reset();
-    *this = open(path, o);
-  } else {
-    db_ = std::move(fresh.db_);
+    sync_dir_of(db.path);
   }
+  {
+    std::lock_guard<std::mutex> g(db.mu);
+    swap_state(db, *fresh.db_);
+  }
+  fresh.close();  // now the old file and map
 }
 
 }  // namespace simdex::kv
