@@ -26,7 +26,7 @@ namespace json = simdex::bench::json;
 namespace {
 
 bool matches(const experiment& e, const std::string& name) {
-  return name == e.id || name == std::to_string(e.study) || name == e.group;
+  return name == e.id || (e.study > 0 && name == std::to_string(e.study)) || name == e.group;
 }
 
 bool selected(const experiment& e, const bench::options& o) {
@@ -41,8 +41,10 @@ void list(bool as_json) {
     std::printf("%s\n", registry_json().c_str());
     return;
   }
-  for (const auto& e : experiments())
-    std::printf("%2d  %-22s %-12s %s\n", e.study, e.id.c_str(), e.group.c_str(), e.title.c_str());
+  for (const auto& e : experiments()) {
+    std::string n = e.study > 0 ? std::to_string(e.study) : "-";
+    std::printf("%2s  %-22s %-12s %s\n", n.c_str(), e.id.c_str(), e.group.c_str(), e.title.c_str());
+  }
 }
 
 std::string clock_json(const lab::clock_info& c) {
@@ -148,8 +150,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> not_run;
   for (const experiment* e : chosen) {
     if (g_interrupted) {
-      not_run.push_back(json::object(
-          {{"id", json::str(e->id)}, {"study", json::num(static_cast<long long>(e->study))}}));
+      not_run.push_back(json::object({{"id", json::str(e->id)}, {"study", study_number_json(*e)}}));
       continue;
     }
     bench::progress(done, total, e->id);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <limits>
 #include <map>
 #include <stdexcept>
 
@@ -12,7 +13,11 @@ namespace simdex::lab_bench {
 namespace json = bench::json;
 
 const char* verdict_name(verdict_kind k) {
-  return lab::enum_name(k, {"confirmed", "contradicted", "inconclusive"});
+  return lab::enum_name(k, {"confirmed", "contradicted", "inconclusive", "measured"});
+}
+
+std::string study_number_json(const experiment& e) {
+  return e.study > 0 ? json::num(static_cast<long long>(e.study)) : "null";
 }
 
 verdict by_threshold(double value, double confirm_at, double contradict_below, std::string why,
@@ -58,7 +63,7 @@ std::string curve_json(const curve& c) {
 
 std::vector<std::pair<std::string, std::string>> declaration(const experiment& e) {
   return {{"id", json::str(e.id)},
-          {"study", json::num(static_cast<long long>(e.study))},
+          {"study", study_number_json(e)},
           {"group", json::str(e.group)},
           {"title", json::str(e.title)},
           {"question", json::str(e.question)},
@@ -85,8 +90,12 @@ registration::registration(const std::string& id, std::function<void(trial&)> ru
   for (const auto& x : all)
     if (x.id == e.id) throw std::logic_error("lab: experiment id registered twice: " + e.id);
   all.push_back(std::move(e));
-  std::sort(all.begin(), all.end(), [](const experiment& a, const experiment& b) {
-    return a.study != b.study ? a.study < b.study : a.id < b.id;
+  // Experiments of no study (0) after the study's 37.
+  auto order = [](const experiment& x) {
+    return x.study > 0 ? x.study : std::numeric_limits<int>::max();
+  };
+  std::sort(all.begin(), all.end(), [&](const experiment& a, const experiment& b) {
+    return order(a) != order(b) ? order(a) < order(b) : a.id < b.id;
   });
 }
 
@@ -258,9 +267,10 @@ std::string run_experiment(bench::session& s, const experiment& e,
 std::string study_json() {
   std::vector<std::string> entries;
   for (const auto& s : declared())
-    entries.push_back(json::object({{"number", json::num(static_cast<long long>(s.study))},
-                                    {"name", json::str(s.title)},
-                                    {"group", json::str(s.group)}}));
+    if (s.study > 0)
+      entries.push_back(json::object({{"number", json::num(static_cast<long long>(s.study))},
+                                      {"name", json::str(s.title)},
+                                      {"group", json::str(s.group)}}));
   return json::array(entries);
 }
 

@@ -15,7 +15,10 @@
 
 namespace simdex::lab_bench {
 
-enum class verdict_kind { confirmed, contradicted, inconclusive };
+// confirmed, contradicted: the study's claim held or not. measured: an experiment that answers no
+// study claim (its `study` is 0) stands as a figure with nothing to confirm. inconclusive: no
+// valid figure, or none that decides.
+enum class verdict_kind { confirmed, contradicted, inconclusive, measured };
 const char* verdict_name(verdict_kind k);
 
 struct verdict {
@@ -69,18 +72,19 @@ class trial;
 
 struct experiment {
   std::string id;                             // what `simdex lab ID` selects
-  int study = 0;                              // the study's experiment number, 1..37
-  std::string group;                          // memory, concurrency, language
+  int study = 0;                              // the study's experiment number, 1..37; 0: none
+  std::string group;                          // memory, concurrency, language, machine
   std::string title;                          // short name
   std::string question;                       // what it answers, one sentence
-  std::string study_figure;                   // what the study published, verbatim figures
+  std::string study_figure;                   // what the study published, verbatim; "" for none
   plausible_range range;                      // for the headline figure (trial::figure)
   std::vector<std::string> checks;            // validity checks run() must report, by name
   std::function<void(trial&)> run = nullptr;  // measures; quick or full from the trial
   std::function<verdict(const trial&)> judge = nullptr;  // called only when every check passed
 };
 
-// The study's 37 experiments, declared without their code (bench/lab/experiments.txt).
+// The lab's experiments, declared without their code (bench/lab/experiments.txt): the study's
+// 37 and the lab's own (study 0).
 const std::vector<experiment>& declared();
 
 // Adds the declared experiment `id` with its code to the registry during static initialization.
@@ -89,7 +93,7 @@ struct registration {
                std::function<verdict(const trial&)> judge);
 };
 
-// Registered experiments, by study number then id.
+// Registered experiments, by study number then id; those of no study last.
 const std::vector<experiment>& experiments();
 
 class trial {
@@ -164,6 +168,9 @@ class trial {
 // experiment's JSON object for the "lab" block.
 std::string run_experiment(bench::session& s, const experiment& e,
                            const lab::memory_limits* limits);
+
+// An experiment's study number as JSON: null for one that answers no study experiment.
+std::string study_number_json(const experiment& e);
 
 // The study's entries (number, name, group) as a JSON array, and the registry (those plus every
 // registered experiment's declaration) as a JSON object for `simdex lab list`.

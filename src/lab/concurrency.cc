@@ -1,5 +1,6 @@
 #include "simdex/lab/concurrency.h"
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -114,11 +115,14 @@ sched_sample sched_now() {
   std::ifstream in("/proc/thread-self/schedstat");
   if (in >> s.on_cpu_ns >> s.run_delay_ns >> s.slices) s.available = true;
   s.at_ns = static_cast<double>(now_ns());
+  rusage ru;
+  if (getrusage(RUSAGE_THREAD, &ru) == 0) s.voluntary_blocks = ru.ru_nvcsw;
   return s;
 }
 
 double asleep_share(const sched_sample& before, const sched_sample& after) {
   if (!before.available || !after.available) return -1;
+  if (after.voluntary_blocks == before.voluntary_blocks) return 0;  // it never blocked
   double span = after.at_ns - before.at_ns;
   if (span <= 0) return 0;
   double awake = (after.on_cpu_ns - before.on_cpu_ns) + (after.run_delay_ns - before.run_delay_ns);

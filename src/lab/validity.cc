@@ -48,6 +48,20 @@ check bytes_read(const void* p, std::size_t credited, std::uint64_t kernel_sum) 
                       double(credited)));
 }
 
+check bytes_read_cyclic(const void* p, std::size_t region, std::size_t credited,
+                        std::uint64_t kernel_sum) {
+  if (region == 0) return holds("bytes_touched", false, "", "an empty region credited with bytes");
+  std::uint64_t passes = credited / region;
+  std::uint64_t want =
+      passes * word_by_word_sum(p, region) + word_by_word_sum(p, credited % region);
+  return holds("bytes_touched", want == kernel_sum,
+               format("checksum of all %.0f credited bytes (%.2f passes over %.0f) matches",
+                      double(credited), double(credited) / double(region), double(region)),
+               format("checksum differs from the sum of the %.0f credited bytes (%.2f passes over "
+                      "%.0f): the kernel did not read every byte it is credited with",
+                      double(credited), double(credited) / double(region), double(region)));
+}
+
 check bytes_written(const void* p, std::size_t credited, std::uint64_t seed) {
   std::size_t bad = first_unfilled(p, credited, seed);
   return holds("bytes_touched", bad == credited,

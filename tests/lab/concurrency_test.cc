@@ -81,15 +81,18 @@ TEST(LabOverlap, Thresholds) {
 
 // A thread parked in the kernel is asleep; one spinning is not (a preempted one waits on a run
 // queue, which is not sleep either).
+// (On a loaded machine the wake-up waits on a run queue, which counts as awake: hence 0.5.)
 TEST(LabOverlap, AsleepShareSeesBlockingNotSpinning) {
   auto a = sched_now();
-  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
   auto b = sched_now();
   if (!a.available) GTEST_SKIP() << "no /proc/thread-self/schedstat";
-  EXPECT_GT(asleep_share(a, b), 0.7);
+  EXPECT_GT(b.voluntary_blocks, a.voluntary_blocks);
+  EXPECT_GT(asleep_share(a, b), 0.5);
+  // Spinning never blocks: 0, whatever the CPU-time accounting lags (a fifth of 20 ms was seen).
   spin_for(30e6);
   auto c = sched_now();
-  EXPECT_LT(asleep_share(b, c), 0.2);
+  EXPECT_EQ(asleep_share(b, c), 0);
   EXPECT_EQ(asleep_share(sched_sample{}, c), -1);
 }
 

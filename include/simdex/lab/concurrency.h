@@ -83,13 +83,16 @@ struct sched_sample {
   double on_cpu_ns = 0;
   double run_delay_ns = 0;
   double slices = 0;
-  double at_ns = 0;  // now_ns() when read
+  double at_ns = 0;           // now_ns() when read
+  long voluntary_blocks = 0;  // getrusage(RUSAGE_THREAD).ru_nvcsw: times it blocked
 };
 sched_sample sched_now();
 
 // The share of the time between two samples of one thread that it spent asleep: neither on a
 // CPU nor waiting on a run queue (blocked in the kernel on a lock, a condition variable, a
-// read). -1 when either sample is unavailable.
+// read). 0 when the thread never blocked in between: a running thread's CPU time is brought up
+// to date only at scheduler ticks, so a spinning or streaming thread read over tens of
+// milliseconds can look a fifth "asleep". -1 when either sample is unavailable.
 double asleep_share(const sched_sample& before, const sched_sample& after);
 
 // Steal time of these CPUs so far (/proc/stat, the hypervisor's count of time it ran something

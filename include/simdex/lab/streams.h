@@ -20,6 +20,13 @@ void fill_words(void* p, std::size_t bytes, std::uint64_t seed);
 inline std::uint64_t pattern_word(std::uint64_t seed, std::size_t i) {
   return seed + static_cast<std::uint64_t>(i);
 }
+// The (wrapping) sum of words 0 .. words-1 of the pattern: what sum_words returns over memory
+// that fill_words wrote with `seed`.
+inline std::uint64_t pattern_sum(std::uint64_t seed, std::size_t words) {
+  std::uint64_t n = words;  // n (n - 1) / 2 without losing the halving to the wrap
+  std::uint64_t tri = n % 2 == 0 ? n / 2 * (n - 1) : (n - 1) / 2 * n;
+  return n * seed + tri;
+}
 // Offset of the first word that is not the pattern, or `bytes` when all are.
 std::size_t first_unfilled(const void* p, std::size_t bytes, std::uint64_t seed);
 

@@ -31,6 +31,11 @@ check holds(std::string name, bool ok, std::string if_ok, std::string if_not);
 // every word there (added up by a plain loop of this check's own, not by the kernel's
 // sum_words), or the kernel skipped bytes it is credited with.
 check bytes_read(const void* p, std::size_t credited, std::uint64_t kernel_sum);
+// The same for a kernel that read [p, p + region) over and over, chunk after chunk from p, until
+// it was stopped: `credited` bytes in all (any multiple of 8, more or less than `region`). Its sum
+// must be the sum of the full passes and of the last pass's part.
+check bytes_read_cyclic(const void* p, std::size_t region, std::size_t credited,
+                        std::uint64_t kernel_sum);
 // A writing kernel was credited with [p, p + credited): every word must hold the pattern.
 check bytes_written(const void* p, std::size_t credited, std::uint64_t seed);
 

@@ -1,4 +1,5 @@
-"""The lab's report section: the verdict for each of the study's 37 experiments, the validity
+"""The lab's report section: the verdict for each of the study's 37 experiments and for the lab's
+own machine experiments (no study number: verdict ``measured`` or ``inconclusive``), the validity
 checks behind each, and pictures (latency against working-set size with the cache sizes marked,
 bandwidth against size, stride, thread scaling, queue and lock scaling).
 
@@ -14,7 +15,10 @@ import math
 
 from .. import plots, report
 
-VERDICTS = ("confirmed", "contradicted", "inconclusive")
+VERDICTS = ("confirmed", "contradicted", "inconclusive", "measured")
+# An experiment of no study has no claim to confirm or contradict: its figure is "measured" once
+# every check passed, else "inconclusive"; a study experiment is never just "measured".
+OWN_VERDICTS = ("measured", "inconclusive")
 CHECK_STATUSES = ("pass", "warn", "fail")
 # Where the report puts an experiment's pictures, by the curve's "section".
 SECTIONS = (
@@ -23,6 +27,8 @@ SECTIONS = (
     ("stride", "Stride"),
     ("threads", "Thread scaling"),
     ("queues", "Queue and lock scaling"),
+    ("loaded", "Loaded latency"),
+    ("core_to_core", "Core-to-core latency"),
 )
 
 
@@ -101,8 +107,15 @@ def _experiment_problems(i: int, e) -> list[str]:
     if e.get("verdict") not in VERDICTS:
         problems.append(f"{name}: verdict {e.get('verdict')!r}")
     study = e.get("study", 0)
-    if not isinstance(study, int) or isinstance(study, bool) or not 1 <= study <= 37:
+    if study is None:  # one of the lab's own: no study figure, no claim
+        if e.get("study_figure"):
+            problems.append(f"{name}: a study figure without a study number")
+        if e.get("verdict") in VERDICTS and e["verdict"] not in OWN_VERDICTS:
+            problems.append(f"{name}: verdict {e['verdict']!r} on a claim no study made")
+    elif not isinstance(study, int) or isinstance(study, bool) or not 1 <= study <= 37:
         problems.append(f"{name}: study number {e.get('study')!r}")
+    elif e.get("verdict") == "measured":
+        problems.append(f"{name}: a study experiment's verdict is 'measured', not a verdict on its claim")
     r = e.get("range", {})
     if not isinstance(r, dict):
         problems.append(f"{name}: 'range' is not an object")
@@ -199,7 +212,8 @@ def validate(doc: dict) -> list[str]:
         problems.append("'lab.interrupted' is not true or false")
     not_run = lab.get("not_run", [])
     if not isinstance(not_run, list) or not all(
-            isinstance(x, dict) and isinstance(x.get("id"), str) and isinstance(x.get("study"), int) for x in not_run):
+            isinstance(x, dict) and isinstance(x.get("id"), str)
+            and (x.get("study") is None or isinstance(x.get("study"), int)) for x in not_run):
         problems.append("'lab.not_run' is not a list of {id, study}")
     return problems
 
@@ -227,13 +241,21 @@ def _by_study(entries: list[dict], experiments: list[dict]) -> list[tuple[dict, 
     return [(s, [e for e in experiments if e.get("study") == s["number"]]) for s in sorted(entries, key=lambda s: s["number"])]
 
 
+def _own(experiments: list[dict]) -> list[dict]:
+    """The lab's own experiments (no study number), in the order given."""
+    return [e for e in experiments if e.get("study") is None]
+
+
+OWN_ROW = ("–", "lab's own")  # the "#" and "study experiment" cells of an experiment of no study
+
+
 def _cell(text: str) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
 def verdict_rows(doc: dict) -> list[list[str]]:
     """One row per study experiment: #, study name, study figure, lab experiment, our figure,
-    plausible range, verdict, reason."""
+    plausible range, verdict, reason; then one per experiment of the lab's own ("–", "lab's own")."""
     lab = doc.get("lab", {})
     cut = {}  # study number -> the experiments an interrupted run did not get to
     for x in lab.get("not_run", []):
@@ -247,6 +269,10 @@ def verdict_rows(doc: dict) -> list[list[str]]:
         for e in es:
             rows.append([str(s["number"]), s["name"], e.get("study_figure", ""), e["id"], _figure(e), _range(e), e["verdict"],
                          e.get("reason", "")])
+    for e in _own(lab.get("experiments", [])):
+        rows.append([*OWN_ROW, "–", e["id"], _figure(e), _range(e), e["verdict"], e.get("reason", "")])
+    for eid in cut.get(None, []):
+        rows.append([*OWN_ROW, "–", eid, "–", "–", "not run", "the run was interrupted before it"])
     return rows
 
 
@@ -255,7 +281,8 @@ VERDICT_HEAD = ["#", "study experiment", "study's figure", "lab experiment", "ou
 
 def mapping_markdown(registry: dict) -> str:
     """The study-to-lab table from ``bench_lab --list --json``: every study experiment, the lab
-    experiment that answers it, the question, the plausible range and the checks."""
+    experiment that answers it, the question, the plausible range and the checks; then the lab's
+    own experiments, which answer no study experiment ("–", "lab's own", no study figure)."""
     head = ["#", "study experiment", "study's figure", "lab experiment", "question", "plausible range", "validity checks"]
     rows = []
     for s, es in _by_study(registry.get("study", []), registry.get("experiments", [])):
@@ -264,6 +291,8 @@ def mapping_markdown(registry: dict) -> str:
         for e in es:
             rows.append([str(s["number"]), s["name"], e["study_figure"], f"`{e['id']}`", e["question"], _range(e),
                          ", ".join(e.get("checks", [])) or "–"])
+    for e in _own(registry.get("experiments", [])):
+        rows.append([*OWN_ROW, "–", f"`{e['id']}`", e["question"], _range(e), ", ".join(e.get("checks", [])) or "–"])
     return report.md_table(head, [[_cell(c) for c in r] for r in rows])
 
 
@@ -401,7 +430,8 @@ def html_section(doc: dict) -> str:
     lab = checked(doc)
     if not lab:
         return ""
-    colours = {"confirmed": "#3ca951", "contradicted": "#ff725c", "inconclusive": "#efb118", "not run": "#9498a0"}
+    colours = {"confirmed": "#3ca951", "contradicted": "#ff725c", "inconclusive": "#efb118", "measured": "#4269d0",
+               "not run": "#9498a0"}
     head = "".join(f"<th>{html.escape(h)}</th>" for h in VERDICT_HEAD)
     body = []
     for r in verdict_rows(doc):
@@ -425,9 +455,11 @@ def html_section(doc: dict) -> str:
         checks = "".join(f"<li><b>{html.escape(c['status'])}</b> {html.escape(c['name'])}: {html.escape(c['detail'])}</li>"
                          for c in e.get("validity", []))
         notes = "".join(f"<li>{html.escape(n)}</li>" for n in e.get("notes", []))
-        parts.append(f"<details><summary>{e['study']}. {html.escape(e['title'])} (<code>{html.escape(e['id'])}</code>): "
-                     f"{html.escape(e['verdict'])}</summary><p>{html.escape(e['question'])}</p><p>Study: "
-                     f"{html.escape(e['study_figure'])}. Ours: {html.escape(_figure(e))} (plausible {html.escape(_range(e))}; "
+        number = OWN_ROW[1] if e["study"] is None else e["study"]
+        study = "no study figure (the lab's own)" if e["study"] is None else f"Study: {html.escape(e['study_figure'])}"
+        parts.append(f"<details><summary>{number}. {html.escape(e['title'])} (<code>{html.escape(e['id'])}</code>): "
+                     f"{html.escape(e['verdict'])}</summary><p>{html.escape(e['question'])}</p><p>{study}. "
+                     f"Ours: {html.escape(_figure(e))} (plausible {html.escape(_range(e))}; "
                      f"{html.escape(e.get('range', {}).get('basis', ''))}).</p><p>{html.escape(e.get('reason', ''))}</p>"
                      f"<ul>{checks}{notes}</ul>{_counter_table(e.get('counters', []))}</details>")
     return "\n".join(parts)
@@ -447,7 +479,7 @@ CONCURRENCY_CHECKS = (
     ("x86_tso", "no outcome x86 forbids"),
     ("nodelay", "TCP_NODELAY as labelled"),
 )
-_COUNT_AXES = ("threads", "producers", "batch")
+_COUNT_AXES = ("threads", "producers", "batch", "CPU")
 
 
 def _counted_axis(curve: dict) -> bool:
@@ -468,10 +500,11 @@ def _worst(checks: list[dict], name: str) -> str:
 
 
 def concurrency_rows(doc: dict) -> list[list[str]]:
-    """Per concurrency experiment: its verdict and the worst status of each concurrency check."""
+    """Per concurrency or machine experiment (both run pinned teams): its verdict and the worst
+    status of each concurrency check."""
     rows = []
     for e in doc.get("lab", {}).get("experiments", []):
-        if e.get("group") != "concurrency":
+        if e.get("group") not in ("concurrency", "machine"):
             continue
         checks = e.get("validity", [])
         rows.append([e["id"], e["verdict"]] + [_worst(checks, name) for name, _ in CONCURRENCY_CHECKS])

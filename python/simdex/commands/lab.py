@@ -4,6 +4,7 @@ queue behaviour, ...), each experiment with validity checks and a verdict on a p
 
   simdex lab                          # every experiment, quick mode, into lab-results/
   simdex lab pointer_chase 6 memory   # by id, by the study's number, or by group
+  simdex lab machine                  # bandwidth across threads, loaded latency, core-to-core
   simdex lab --full --out DIR         # larger working sets, 10 repetitions
   simdex lab list                     # what there is
   simdex lab list --markdown          # the study-to-lab table
@@ -63,9 +64,12 @@ def _cmd_list(args) -> int:
     else:
         names = {s["number"]: s["name"] for s in reg["study"]}
         for e in reg["experiments"]:
-            print(f"{e['study']:>2}  {e['id']:<24} {e['group']:<12} {e['question']}")
-        covered = {e["study"] for e in reg["experiments"]}
-        print(f"{len(covered)} of {len(names)} study experiments covered by {len(reg['experiments'])} lab experiments")
+            number = "–" if e["study"] is None else e["study"]
+            print(f"{number:>2}  {e['id']:<24} {e['group']:<12} {e['question']}")
+        covered = {e["study"] for e in reg["experiments"]} - {None}
+        own = sum(e["study"] is None for e in reg["experiments"])
+        print(f"{len(covered)} of {len(names)} study experiments covered by {len(reg['experiments']) - own} lab experiments; "
+              f"{own} more of the lab's own (no study figure)")
     return 0
 
 
@@ -109,7 +113,8 @@ def _cmd_lab(args) -> int:
         print(f"simdex lab: bench_lab not found in {bench.bench_dir()} (set SIMDEX_BENCH_DIR or reinstall)", file=sys.stderr)
         return 2
     reg = registry()
-    names = {e["id"] for e in reg["experiments"]} | {str(e["study"]) for e in reg["experiments"]} | {e["group"] for e in reg["experiments"]}
+    names = ({e["id"] for e in reg["experiments"]} | {str(e["study"]) for e in reg["experiments"] if e["study"] is not None}
+             | {e["group"] for e in reg["experiments"]})
     unknown = [x for x in args.experiments if x not in names]
     if unknown:
         print(f"simdex lab: no experiment {', '.join(unknown)}; `simdex lab list` shows them", file=sys.stderr)
