@@ -80,6 +80,8 @@ struct stats {
   std::uint64_t depth = 0;  // levels, leaf included; 0 for an empty tree
   std::uint64_t inner_nodes = 0, leaf_nodes = 0, value_nodes = 0;
   std::uint64_t node_bytes = 0;  // bytes of reachable nodes
+  // The space figures are those of the view's commit (a write transaction: as it stands), so
+  // node_bytes + free_bytes <= file_bytes holds for every view, an old snapshot's too.
   std::uint64_t file_bytes = 0;  // used length of the file (or arena)
   std::uint64_t free_bytes = 0;  // free extents inside it, reusable or waiting for readers
   std::uint64_t seq = 0;         // commit sequence number of the view
@@ -178,6 +180,10 @@ class view {
     std::uint64_t hwm, free_units, next_id;
   };
   space space_now() const;  // the file's space figures as this view may read them
+  // A snapshot's: the figures published with the commit it sees. Read later, another commit's
+  // figures would count nodes it freed (still this snapshot's) as free too, and a stat() beside
+  // commits could say the nodes and the free space outgrow the file.
+  space snap_space_{0, 0, 0};
   std::shared_ptr<detail::db_impl> db_;
   const detail::tree_root* tr_ = nullptr;  // owned by the reader or the transaction state
   detail::txn_state* txn_ = nullptr;       // a write transaction's state: reads flush its puts

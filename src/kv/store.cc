@@ -443,12 +443,12 @@ void db_impl::publish_space_locked() {
 }
 
 // A write transaction reads the live figures (its thread owns them); a snapshot reads what the
-// writer last published, as another thread may be writing meanwhile. Every node a snapshot
-// reaches was committed by then, so it lies below that mark and has an older id.
+// writer published with the commit the snapshot sees (taken with it in database::read), as
+// another thread may be writing meanwhile. Every node a snapshot reaches was committed by then,
+// so it lies below that mark and has an older id.
 view::space view::space_now() const {
   if (txn_) return {db_->alloc.hwm, db_->alloc.free_units + db_->freed_units, db_->next_id};
-  std::lock_guard<std::mutex> g(db_->mu);
-  return {db_->pub_hwm, db_->pub_free_units, db_->pub_next_id};
+  return snap_space_;
 }
 
 stats view::stat() const {
@@ -1240,6 +1240,7 @@ snapshot database::read(std::string_view tree) const {
       no_such_tree(db, tree);
     }
     r->tr.seq = db.seq;
+    s.snap_space_ = {db.pub_hwm, db.pub_free_units, db.pub_next_id};  // published with db.seq
     db.readers.insert(db.seq);
     r->live = true;
   }
