@@ -80,6 +80,34 @@ def test_failed_growth_in_a_transaction_leaks_nothing(tmp_path, fsize_limit):
     kv.open(p).validate()
 
 
+
+@pytest.mark.parametrize("share", [4, 2], ids=["creating", "copying"])
+def test_failed_compact_leaves_no_file_and_the_database_works(tmp_path, fsize_limit, share):
+    """A compact() that failed while writing its new file (full disk, EFBIG here) left a
+    half-written database beside the real one: PATH.compact when the copy failed, and
+    PATH.compact.new-PID-N when creating it did (any new database's creation left that)."""
+    p = str(tmp_path / "a.kv")
+    db = kv.open(p)
+    with db.write() as tx:
+        for i in range(20_000):
+            tx[b"k%06d" % i] = b"x" * 100
+    size = os.path.getsize(p)
+    fsize_limit(size // share)  # the old file keeps its size; the new one cannot reach it
+    with pytest.raises(kv.KvError) as e:
+        db.compact()
+    assert e.value.kind == "io"
+    assert sorted(os.listdir(tmp_path)) == ["a.kv"]
+    fsize_limit(resource.RLIM_INFINITY)
+    assert len(db.read()) == 20_000
+    with db.write() as tx:
+        tx[b"z"] = b"1"
+    db.compact()
+    db.validate()
+    db.close()
+    assert sorted(os.listdir(tmp_path)) == ["a.kv"]
+    with kv.open(p, read_only=True) as db:
+        assert len(db.read()) == 20_001
+
 def _in_child(code: str, *args, timeout=60):
     return subprocess.run([sys.executable, "-c", code, *map(str, args)], capture_output=True,
                           text=True, timeout=timeout)

@@ -989,6 +989,20 @@ void sync_dir_of(const std::string& path) {
   }
 }
 
+// A file this process made and removes unless it comes to be kept: a failure part-way (a full
+// disk) must not leave a half-written database beside the real one.
+struct scratch_file {
+  std::string path;
+  scratch_file() = default;
+  scratch_file(const scratch_file&) = delete;
+  scratch_file& operator=(const scratch_file&) = delete;
+  void remove() noexcept {
+    if (!path.empty()) ::unlink(path.c_str());
+    path.clear();
+  }
+  ~scratch_file() { remove(); }
+};
+
 // A new database appears under its name only complete: its two meta pages are written and synced
 // under a temporary name first, then linked into place (or renamed over an empty file), so a
 // process killed while creating leaves either no database or a valid empty one.
@@ -1003,6 +1017,8 @@ int create_file(db_impl& db, const std::string& path, bool replace_empty) {
   ::unlink(tmp.c_str());
   db.fd = ::open(tmp.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (db.fd < 0) fail_errno("create", path);
+  scratch_file scrap;
+  scrap.path = tmp;
   db.path = tmp;
   db.alloc.hwm = kFirstUnit;
   db.mapped = 0;
@@ -1015,7 +1031,8 @@ int create_file(db_impl& db, const std::string& path, bool replace_empty) {
   const int rc =
       replace_empty ? ::rename(tmp.c_str(), path.c_str()) : ::link(tmp.c_str(), path.c_str());
   const int err = errno;
-  if (!replace_empty) ::unlink(tmp.c_str());
+  if (replace_empty && rc == 0) scrap.path.clear();  // the file has its name now
+  scrap.remove();  // the temporary name goes before the folder's sync below
   db.path = path;
   if (rc != 0) {
     if (err == EEXIST) return EEXIST;  // another process created it first: open that one
@@ -1430,11 +1447,13 @@ void database::compact() {
   } d{db};
   database fresh;
   std::string tmp;
+  scratch_file scrap;  // a compact that fails removes its new file
   if (db.memory) {
     fresh = memory(options{db.sync, false, std::nullopt});
   } else {
     tmp = db.path + ".compact";
     ::unlink(tmp.c_str());
+    scrap.path = tmp;
     fresh = open(tmp, options{db.sync, false, std::nullopt});
   }
   for (const auto& t : db.trees) {  // the writer slot keeps the table as it is
@@ -1453,6 +1472,7 @@ void database::compact() {
     // a moment in which another process could open the file first, and compact then failed
     // with the database closed.
     if (::rename(tmp.c_str(), db.path.c_str()) != 0) fail_errno("rename", tmp);
+    scrap.path.clear();
     // Before the new file takes commits: without it a power loss could leave the old file
     // under the name, and with it lose every commit made since (found by the power-loss test).
     sync_dir_of(db.path);
