@@ -235,7 +235,10 @@ class _Sorted:
         return self._stable(read)
 
     def contains_many(self, values) -> np.ndarray:
-        """Membership of many values at once (bool array), by value like ``in``."""
+        """Membership of many values at once, by value like ``in``: a bool array, of the shape
+        of values when that is an array (as numpy.isin), else flat."""
+        if isinstance(values, np.ndarray) and values.ndim != 1:
+            return self.contains_many(values.reshape(-1)).reshape(values.shape)
         if isinstance(values, np.ndarray):
             found = _lookup_array(values, self.dtype)
             if found is not None:
@@ -254,9 +257,12 @@ class _Sorted:
 
     def bisect_many(self, values, side: str = "left") -> np.ndarray:
         """Insertion points for many values at once (int64 array), like numpy.searchsorted on
-        the sorted keys; side is 'left' (bisect_left) or 'right' (bisect_right)."""
+        the sorted keys, of the shape of values when that is an array; side is 'left'
+        (bisect_left) or 'right' (bisect_right)."""
         if side not in ("left", "right"):
             raise ValueError("side must be 'left' or 'right'")
+        if isinstance(values, np.ndarray) and values.ndim != 1:
+            return self.bisect_many(values.reshape(-1), side).reshape(values.shape)
         if not isinstance(values, (np.ndarray, cabc.Iterable)):  # one number: a 1-element answer
             values = np.asarray(values)
         if isinstance(values, np.ndarray):

@@ -154,6 +154,23 @@ def test_bisect_many_matches_bisect_for_any_dtype():
             assert s.bisect_many(q, side=side).tolist() == [one(x) for x in q.tolist()]
 
 
+def test_batched_lookups_keep_the_shape_of_an_array():
+    """contains_many flattened a 2-D array (so mask[i, j] did not exist), as numpy.isin and
+    numpy.searchsorted do not; bisect_many did the same."""
+    s = SortedSet([1, 5, 9, 2**40])
+    q = np.array([[0, 1, 5], [9, 2**40, 7]])
+    for arr in (q, q.astype(np.float64), q.astype(object), q.T):  # object: the slow path
+        assert s.contains_many(arr).tolist() == np.isin(arr.astype(np.int64), [1, 5, 9, 2**40]).tolist()
+        for side in ("left", "right"):
+            want = np.searchsorted([1, 5, 9, 2**40], arr.astype(np.int64), side=side)
+            assert s.bisect_many(arr, side=side).tolist() == want.tolist()
+    assert s.contains_many(np.array(5)).shape == () and bool(s.contains_many(np.array(5)))
+    assert s.contains_many(np.empty((0, 3), dtype=np.int64)).shape == (0, 3)
+    assert s.bisect_many(5).tolist() == [1]  # one number: a 1-element answer, as before
+    d = SortedDict({1: "a", 3: "b"})
+    assert d.contains_many(np.array([[1], [2]])).tolist() == [[True], [False]]
+
+
 # ---- lookups by value: never an exception for a value that cannot be a key ---------------
 
 

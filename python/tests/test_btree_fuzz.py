@@ -38,6 +38,14 @@ def _nan(x):
     return isinstance(x, float) and math.isnan(x)
 
 
+def _same_shape(answer, query):
+    """A batched lookup's answer in the query's element order, once its shape is checked
+    (an array query's shape is kept, a list's answer is flat)."""
+    if isinstance(query, np.ndarray) and answer.shape != query.shape:
+        raise Mismatch(f"answer shape {answer.shape} for a query of shape {query.shape}")
+    return answer.ravel()
+
+
 def _storable(dt, x):
     """Whether simdex must accept x as a key of dtype dt."""
     x = _py(x)
@@ -215,10 +223,10 @@ def _set_step(r, op):
     elif op < 38:
         arr = r.array([r.key(rng.random() < 0.3) for _ in range(rng.randrange(0, 12))])
         vals = r.values_of(arr)
-        both("contains_many", lambda s: s.contains_many(arr), lambda s: [not _nan(v) and v in s for v in vals])
+        both("contains_many", lambda s: _same_shape(s.contains_many(arr), arr), lambda s: [not _nan(v) and v in s for v in vals])
         if not any(_nan(v) for v in vals):
             side = rng.choice(["left", "right"])
-            both("bisect_many", lambda s: s.bisect_many(arr, side), lambda s: [getattr(s, "bisect_" + side)(v) for v in vals])
+            both("bisect_many", lambda s: _same_shape(s.bisect_many(arr, side), arr), lambda s: [getattr(s, "bisect_" + side)(v) for v in vals])
         if op < 34:
 
             def discard_each(s):
@@ -358,10 +366,10 @@ def _dict_step(r, op):
     elif op < 53:
         arr = r.array([r.key(rng.random() < 0.3) for _ in range(rng.randrange(0, 12))])
         vals = r.values_of(arr)
-        both("contains_many", lambda d: d.contains_many(arr), lambda d: [not _nan(v) and v in d for v in vals])
+        both("contains_many", lambda d: _same_shape(d.contains_many(arr), arr), lambda d: [not _nan(v) and v in d for v in vals])
         if not any(_nan(v) for v in vals):
             side = rng.choice(["left", "right"])
-            both("bisect_many", lambda d: d.bisect_many(arr, side), lambda d: [getattr(d, "bisect_" + side)(v) for v in vals])
+            both("bisect_many", lambda d: _same_shape(d.bisect_many(arr, side), arr), lambda d: [getattr(d, "bisect_" + side)(v) for v in vals])
     else:
         both("items", lambda d: list(d.items()))
         both("as dict", dict)
