@@ -100,6 +100,14 @@ def _has_results(path: Path) -> bool:
         return False
 
 
+def _earlier_results(path: Path) -> bytes | None:
+    """An earlier run's JSON that has figures, to put back if this run measures none."""
+    try:
+        return path.read_bytes() if _has_results(path) else None
+    except OSError:
+        return None
+
+
 def _log_tail(path: Path, lines: int = 3) -> str:
     """The last lines of a failed program's log: usually what went wrong."""
     try:
@@ -117,6 +125,7 @@ def run(components: list[str], mode: str = "quick", out: str = "bench-results", 
     from rich.console import Console
 
     console = Console(stderr=True, soft_wrap=True)
+    components = list(dict.fromkeys(components))  # `simdex bench kv kv` ran kv twice
     unknown = [c for c in components if c not in COMPONENTS and c not in PYTHON_ONLY]
     if unknown:
         console.print(f"[red]unknown component(s): {', '.join(unknown)}[/]; choose from "
@@ -145,6 +154,9 @@ def run(components: list[str], mode: str = "quick", out: str = "bench-results", 
         console.print("[red]nothing to run[/]")
         return 2
     outdir = Path(out)
+    if outdir.exists() and not outdir.is_dir():  # mkdir would say only "File exists"
+        console.print(f"[red]cannot write into {outdir}: it is a file, not a directory[/]", highlight=False)
+        return 2
     try:
         outdir.mkdir(parents=True, exist_ok=True)
     except OSError as e:
@@ -159,17 +171,18 @@ def run(components: list[str], mode: str = "quick", out: str = "bench-results", 
         args.append("--no-probe")
 
     failed = []
-    unmatched = []  # Python-only benchmarks that --only left nothing to measure (they wrote nothing)
+    unmatched = []  # components that --only left nothing to measure (their JSON is an earlier run's or empty)
     finished = []  # components whose figures this run wrote in full
+    since = time.time()  # a JSON file older than this is an earlier run's
     try:
         _run_all(console, wanted, have, python_only, args, outdir, mode, reps, only, failed, unmatched, finished)
     except KeyboardInterrupt:
         if not catch_interrupt:
             raise
-        return _interrupted(console, outdir, [c for c in wanted if c in have] + python_only, finished, report)
+        return _interrupted(console, outdir, [c for c in wanted if c in have] + python_only, finished, report, since)
     if only:
         ran = [c for c in wanted if c in have and c not in failed] + [c for c in python_only if c not in failed]
-        # (an unmatched Python-only benchmark's datasets.json, if any, is an older run's)
+        # (an unmatched component's JSON, if any, is an earlier run's)
         empty = [c for c in ran if c in unmatched or not _has_results(outdir / f"{c}.json")]
         if empty and len(empty) == len(ran):  # nothing measured at all: a typo, not a filter
             console.print(f"[red]no workload of {', '.join(empty)} matches --only {' '.join(only)}: nothing measured[/]",
@@ -203,8 +216,9 @@ def _run_all(console, wanted, have, python_only, args, outdir, mode, reps, only,
         for c in [c for c in wanted if c in have]:
             task = progress.add_task(f"{c}: starting", total=1)
             t0 = time.monotonic()
-            rc = _run_native(c, args, outdir / f"{c}.log", progress, task)
             json_path = outdir / f"{c}.json"
+            earlier = _earlier_results(json_path) if only else None
+            rc = _run_native(c, args, outdir / f"{c}.log", progress, task)
             if rc != 0 or not json_path.exists():
                 failed.append(c)
                 progress.update(task, description=f"[red]{c}: failed (exit {rc}), see {outdir / (c + '.log')}")
@@ -220,6 +234,12 @@ def _run_all(console, wanted, have, python_only, args, outdir, mode, reps, only,
                 console.print(f"[red]{c}: python-side benchmark failed: {e!r}")
             else:
                 finished.append(c)
+                if only and not _has_results(json_path):
+                    unmatched.append(c)
+                    if earlier is not None:  # a typo in --only replaced a whole run with nothing
+                        with Output(json_path) as o:
+                            write_all(o.file, earlier)
+                        console.print(f"{c}: kept the earlier {json_path}, as --only measured nothing", highlight=False)
             progress.update(task, description=f"{c}: done in {time.monotonic() - t0:.0f} s")
         for c in python_only:
             task = progress.add_task(f"{c}: starting", total=None)
@@ -241,14 +261,22 @@ def _run_all(console, wanted, have, python_only, args, outdir, mode, reps, only,
             progress.update(task, description=f"{c}: done in {time.monotonic() - t0:.0f} s", total=1, completed=1)
 
 
-def _interrupted(console, outdir: Path, planned: list, finished: list, report: bool) -> int:
-    """After Ctrl-C: which components this run finished, and the report of what is in outdir."""
+def _interrupted(console, outdir: Path, planned: list, finished: list, report: bool, since: float) -> int:
+    """After Ctrl-C: which components this run finished, whose JSON in outdir is an earlier
+    run's or only part of this one's, and the report of what is in outdir."""
     left = [c for c in planned if c not in finished]
     text = (f"interrupted: {', '.join(finished) or 'no component'} finished"
             f"{'; not finished: ' + ', '.join(left) if left else ''}")
-    if left:
-        text += (f" (a {left[0]}.json already in {outdir} is an earlier run's"
-                 f"{'; the lab keeps the experiments it finished in lab.json' if 'lab' in left else ''})")
+    earlier, partial = [], []
+    for c in left:
+        try:
+            (earlier if (outdir / f"{c}.json").stat().st_mtime < since else partial).append(f"{c}.json")
+        except OSError:
+            pass  # none: nothing of it in the report
+    if earlier:
+        text += f"; {', '.join(earlier)} in {outdir} {'is' if len(earlier) == 1 else 'are'} from an earlier run"
+    if partial:  # the lab keeps the experiments it finished; a native run without its Python side
+        text += f"; {', '.join(partial)} {'holds' if len(partial) == 1 else 'hold'} only what this run finished"
     console.print(text, highlight=False)
     if report and any(outdir.glob("*.json")):
         from . import report as rep

@@ -39,20 +39,29 @@ def _cmd_bench(args: argparse.Namespace) -> int:
                      only=args.only, reps=args.reps, probe=not args.no_probe, report=not args.no_report)
 
 
+def _problem(e: Exception) -> str:
+    """An error as a user reads it: "PATH: Permission denied", not "[Errno 13] ..."."""
+    if isinstance(e, OSError) and e.strerror:
+        return f"{e.filename}: {e.strerror}" if e.filename else e.strerror
+    return str(e)
+
+
 def _cmd_report(args: argparse.Namespace) -> int:
     from . import report
 
     try:
+        if args.readme:  # a README it cannot update fails the command before anything is written
+            report.readme_parts(args.readme)
         md, html = report.render(args.dir)
     except (OSError, ValueError) as e:
-        print(f"simdex report: {e}", file=sys.stderr)
+        print(f"simdex report: {_problem(e)}", file=sys.stderr)
         return 1
     print(f"wrote {md}\nwrote {html}")
     if args.readme:
         try:
             report.update_readme(args.readme, report.load(args.dir), args.command_text)
         except (OSError, ValueError) as e:
-            print(f"simdex report: {e}", file=sys.stderr)
+            print(f"simdex report: {_problem(e)}", file=sys.stderr)
             return 1
         print(f"updated the results table in {args.readme}")
     return 0

@@ -53,6 +53,7 @@ class Figure:
     contender: str
     median: float
     noisy: bool = False
+    below_one_cycle: bool = False   # a time under one core cycle: hoisted or elided work
 
 
 @dataclass
@@ -66,7 +67,7 @@ class Headline:
     peer: Optional[Figure]          # None: nothing to compare with in this row
     peer_is_reference: bool         # no peer: the comparison is with the row's own reference
     ratio: Optional[float]          # > 1: simdex better
-    limit: Optional[tuple[str, str, float]] = None  # (label, unit, value)
+    limit: Optional[tuple[str, str, float, bool]] = None  # (label, unit, value, noisy)
 
 
 def role(contender: str) -> str:
@@ -124,19 +125,21 @@ def default_headlines(doc: dict) -> list[dict]:
     return out
 
 
-def machine_limit(name: Optional[str], params: dict, machine: Optional[dict]) -> Optional[tuple[str, str, float]]:
+def machine_limit(name: Optional[str], params: dict, machine: Optional[dict]) -> Optional[tuple[str, str, float, bool]]:
+    """(label, unit, value, noisy) of the machine figure ``name`` for a row with ``params``."""
     if not name or not machine or name not in LIMITS:
         return None
     label, unit, path = LIMITS[name]
     pages = params.get("pages") if params.get("pages") in ("4k", "2m") else "4k"
     node: Any = machine
+    parent: Any = None  # the figure's own object, where its "noisy" is
     for key in path:
-        node = node.get(key.format(pages=pages)) if isinstance(node, dict) else None
+        parent, node = node, (node.get(key.format(pages=pages)) if isinstance(node, dict) else None)
     if not isinstance(node, (int, float)) or node <= 0:
         return None
     if "{pages}" in path:
         label += f" ({pages} pages)"
-    return label, unit, float(node)
+    return label, unit, float(node), parent is not machine and parent.get("noisy") is True
 
 
 def dispatched(row: dict, active: Optional[str]) -> Optional[str]:
@@ -157,7 +160,7 @@ def _best(results: list[dict], better: str) -> Optional[dict]:
 
 
 def _figure(r: dict) -> Figure:
-    return Figure(r["contender"], float(r["median"]), bool(r.get("noisy")))
+    return Figure(r["contender"], float(r["median"]), bool(r.get("noisy")), r.get("below_one_cycle") is True)
 
 
 def headline(component: str, doc: dict, spec: dict, machine: Optional[dict]) -> Optional[Headline]:
@@ -193,19 +196,35 @@ def headline(component: str, doc: dict, spec: dict, machine: Optional[dict]) -> 
                     _figure(peer) if peer else None, is_ref, ratio, machine_limit(spec.get("limit"), params, machine))
 
 
-def run_machine(docs: list[dict]) -> Optional[dict]:
-    """The machine limits of a run: the first document that measured them."""
-    return next((d["machine"] for d in docs if d.get("machine")), None)
+# What tells machines apart in a run's environment: a run copied in from another machine must
+# not borrow this one's limits.
+MACHINE_KEYS = ("cpu_model", "cores", "memory_bytes", "hypervisor")
+
+
+def same_machine(a: dict, b: dict) -> bool:
+    ea, eb = a.get("environment") or {}, b.get("environment") or {}
+    return all(ea.get(k) == eb.get(k) for k in MACHINE_KEYS)
+
+
+def run_machine(docs: list[dict], like: Optional[dict] = None) -> Optional[dict]:
+    """The machine limits of a run: the first document that measured them, on the same machine
+    as ``like`` when given."""
+    return next((d["machine"] for d in docs if d.get("machine") and (like is None or same_machine(d, like))), None)
+
+
+def machine_of(doc: dict, docs: list[dict]) -> Optional[dict]:
+    """The limits beside ``doc``'s figures: its own, else those another run measured on the same
+    machine (a run with --no-probe)."""
+    return doc.get("machine") or run_machine(docs, doc)
 
 
 def headlines(docs: list[dict]) -> list[Headline]:
-    fallback = run_machine(docs)
     out = []
     for doc in docs:
         c = doc["component"]
         specs = declared(c, "HEADLINES")
         for spec in (specs if specs is not None else default_headlines(doc)):
-            h = headline(c, doc, spec, doc.get("machine") or fallback)
+            h = headline(c, doc, spec, machine_of(doc, docs))
             if h is not None:
                 out.append(h)
     return out

@@ -61,19 +61,27 @@ class Colours:
         return PALETTE[self._colour[name]]
 
 
+# Advance widths in em, each at least that of DejaVu Sans (what "sans-serif" is on many Linux
+# desktops, and the widest of the common ones) and of Helvetica/Arial: an estimate from
+# Helvetica's alone cut the start of labels full of "=" and digits where DejaVu drew them.
+_NARROW, _SEMI, _WIDE, _WIDEST = "ijl.,:;'| ", "frtI()[]/\\-!", "=+<>~^#×", "mwMW%@&"
+
+
 def text_width(text: str, size: float = FONT) -> float:
     """A generous estimate of the rendered width of ``text`` in a sans-serif font, so that
     margins computed from it always hold the text."""
     w = 0.0
     for ch in text:
-        if ch in "iljI.,:;'|!()[]{} ":
-            w += 0.32
-        elif ch in "mwMW@%&":
-            w += 0.92
-        elif ch.isupper() or ch in "×~":
-            w += 0.72
+        if ch in _NARROW:
+            w += 0.34
+        elif ch in _SEMI:
+            w += 0.42
+        elif ch in _WIDEST or ord(ch) >= 0x2E80:  # CJK and beyond: a full em
+            w += 1.02
+        elif ch in _WIDE or ch.isupper():
+            w += 0.84
         else:
-            w += 0.6
+            w += 0.64
     return w * size
 
 

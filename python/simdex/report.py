@@ -55,7 +55,7 @@ def _load(directory: str | Path) -> list[tuple[Path, dict]]:
     """The benchmark documents of DIR with their files, checked: every problem names its file."""
     d = Path(directory)
     if not d.is_dir():
-        raise OSError(f"{d}: not a directory")
+        raise OSError(f"{d}: {'not a directory' if d.exists() else 'no such directory'}")
     found, seen = [], {}
     for p in sorted(d.glob("*.json")):
         data = _read_regular(p)
@@ -65,7 +65,12 @@ def _load(directory: str | Path) -> list[tuple[Path, dict]]:
             raise ValueError(f"{p}: not valid JSON ({e})") from None
         except RecursionError:
             raise ValueError(f"{p}: not valid JSON (nested too deeply)") from None
-        if isinstance(doc, dict) and doc.get("schema") == SCHEMA:
+        schema = doc.get("schema") if isinstance(doc, dict) else None
+        if isinstance(schema, str) and schema.startswith("simdex-bench/") and schema != SCHEMA:
+            # Another version's run: skipping it left its component out of the report unsaid.
+            raise ValueError(f"{p}: a run of schema {schema}, which this simdex does not read ({SCHEMA}); "
+                             f"rerun its benchmark or move the file out of {d}")
+        if schema == SCHEMA:
             _check_component(p, doc)
             if doc["component"] in seen:
                 raise ValueError(f"{d}: two runs of {doc['component']} ({seen[doc['component']].name} and "
@@ -306,8 +311,8 @@ def _cache_size(size) -> str:
     return fmt_bytes(int(text[:-1]) * scale) if scale and text[:-1].isdigit() else text
 
 
-def env_rows(doc: dict, docs: list[dict] | None = None) -> list[tuple[str, str]]:
-    docs = docs or [doc]
+def _run_environment(doc: dict) -> list[tuple[str, str]]:
+    """One run's environment rows, its mode and repetitions last."""
     e = doc.get("environment", {})
     caches = ", ".join(f"L{c['level']} {c['type'].lower()} {_cache_size(c['size'])}" for c in e.get("caches", []))
     return [
@@ -320,9 +325,36 @@ def env_rows(doc: dict, docs: list[dict] | None = None) -> list[tuple[str, str]]
         ("simdex", f"{e.get('simdex_version', '?')} commit {e.get('simdex_commit', '?')}"
                    + (f" (programs older than the source tree, at {e['source_head']})" if e.get("source_head") else "")),
         ("ISA", f"detected {e.get('isa_detected', '?')}, active {e.get('isa_active', '?')}"),
-        ("run", f"{doc.get('mode')} mode, {doc.get('repetitions')} repetitions, {run_span(docs)}"
-                + (f" ({len(docs)} components)" if len(docs) > 1 else "")),
+        ("run", f"{doc.get('mode')} mode, {doc.get('repetitions')} repetitions"),
     ]
+
+
+def per_run(docs: list[dict], describe) -> str:
+    """``describe(doc)`` when every run agrees, else each value with the components it holds
+    for: runs copied in from another machine or commit must not read as this one's."""
+    values: dict[str, list[str]] = {}
+    for d in docs:
+        values.setdefault(describe(d), []).append(str(d.get("component", "?")))
+    if len(values) == 1:
+        return next(iter(values))
+    return "; ".join(f"{v} ({', '.join(cs)})" for v, cs in values.items())
+
+
+def env_rows(doc: dict, docs: list[dict] | None = None) -> list[tuple[str, str]]:
+    """The environment of the runs in ``docs`` (default: ``doc`` alone), a row each, with the
+    time span of them all."""
+    docs = docs or [doc]
+    labels = [label for label, _ in _run_environment(docs[0])]
+    rows = [(label, per_run(docs, lambda d, i=i: _run_environment(d)[i][1])) for i, label in enumerate(labels)]
+    label, run = rows[-1]
+    split = len({_run_environment(d)[-1][1] for d in docs}) > 1  # "; " then: the span is every run's
+    rows[-1] = (label, f"{run}{'; ' if split else ', '}{run_span(docs)}" + (f" ({len(docs)} components)" if len(docs) > 1 else ""))
+    return rows
+
+
+def _stat(v: dict) -> str:
+    """A machine figure's median, marked "~" when noisy as every other figure is."""
+    return fmt(v.get("median")) + ("~" if v.get("noisy") is True else "")
 
 
 def machine_rows(docs: list[dict]) -> list[list[str]]:
@@ -332,9 +364,9 @@ def machine_rows(docs: list[dict]) -> list[list[str]]:
         if not m:
             continue
         lat = m.get("latency_ns", {})
-        g = lambda page, chains: fmt(lat.get(page, {}).get(f"chains_{chains}", {}).get("median"))  # noqa: E731
+        g = lambda page, chains: _stat(lat.get(page, {}).get(f"chains_{chains}", {}))  # noqa: E731
         mc = m.get("memcpy_gib_s", {})
-        rows.append([doc["component"], fmt(mc.get("4k", {}).get("median")), fmt(mc.get("2m", {}).get("median")), g("4k", 1), g("2m", 1),
+        rows.append([doc["component"], _stat(mc.get("4k", {})), _stat(mc.get("2m", {})), g("4k", 1), g("2m", 1),
                      g("4k", 16), g("2m", 16), fmt(m.get("ghz_estimate")), fmt_bytes(m.get("probe_bytes", 0))])
     return rows
 
@@ -381,21 +413,30 @@ SUMMARY_NOTE = ("ratio > 1: simdex is better than the best of the peers its comp
 
 
 def summary_note(docs: list[dict]) -> str:
-    """SUMMARY_NOTE, then what each component compares its headlines with (HEADLINE_NOTE)."""
-    notes = [f"{d['component']}: {n}" for d in docs
-             if isinstance(n := headlines.declared(d["component"], "HEADLINE_NOTE"), str)]
+    """SUMMARY_NOTE, then what each component compares its headlines with (HEADLINE_NOTE), or
+    that its run measured none of them (a run with --only): a component missing from the table
+    without a word read as one that has no figures to show."""
+    shown = {h.component for h in headlines.headlines(docs)}
+    notes = []
+    for d in docs:
+        c = d["component"]
+        if c not in shown and headlines.declared(c, "HEADLINES"):
+            notes.append(f"{c}: none of its headline workloads is in this run (its tables show what it measured).")
+        elif isinstance(n := headlines.declared(c, "HEADLINE_NOTE"), str):
+            notes.append(f"{c}: {n}")
     return " ".join([SUMMARY_NOTE, *notes])
 
 
 def _figure(f: headlines.Figure, unit: str = "") -> str:
-    return f"{f.contender} {fmt(f.median)}{'~' if f.noisy else ''}" + (f" {unit}" if unit else "")
+    marks = ("~" if f.noisy else "") + ("!" if f.below_one_cycle else "")  # as the tables mark them (cell)
+    return f"{f.contender} {fmt(f.median)}{marks}" + (f" {unit}" if unit else "")
 
 
 def summary_rows(heads: list[headlines.Headline]) -> list[list[str]]:
     rows = []
     for h in heads:
         peer = "–" if h.peer is None else _figure(h.peer) + (" (reference)" if h.peer_is_reference else "")
-        limit = f"{h.limit[0]} {fmt(h.limit[2])} {h.limit[1]}" if h.limit else "–"
+        limit = f"{h.limit[0]} {fmt(h.limit[2])}{'~' if h.limit[3] else ''} {h.limit[1]}" if h.limit else "–"
         rows.append([h.component, h.workload, param_label(h.params), _figure(h.simdex, h.unit), peer,
                      f"{fmt(h.ratio)}×" if h.ratio else "–", limit])
     return rows
@@ -459,7 +500,7 @@ def plot_svgs(docs: list[dict], colours: plots.Colours) -> tuple[list[tuple[str,
         svgs.append(("summary.svg", chart))
         out.setdefault("", []).append("plots/summary.svg")
     for doc in docs:
-        for s in headlines.scalings(doc, doc.get("machine") or headlines.run_machine(docs)):
+        for s in headlines.scalings(doc, headlines.machine_of(doc, docs)):
             name = _slug(f"{doc['component']}-{s.title}-{param_label(s.params)}") + ".svg"
             svgs.append((name, scaling_svg(s, colours)))
             out.setdefault(doc["component"], []).append(f"plots/{name}")
@@ -565,7 +606,8 @@ def render_html(docs: list[dict], *, sources: dict | None = None) -> str:
                   summary_chart(heads)]
     parts += ["<h2>Environment</h2>", html_table(["", ""], [[k, v] for k, v in env_rows(docs[0], docs)])]
     parts.append("<p>Medians of interleaved repetitions; ~ marks a noisy figure (max/min &gt; 1.5); (N×) is the ratio "
-                 "to the group's reference contender from the same run (&gt; 1 means better).</p>")
+                 "to the group's reference contender from the same run (&gt; 1 means better); ! marks a time under one "
+                 "core cycle per operation (a broken measurement).</p>")
     mrows = machine_rows(docs)
     if mrows:
         parts += ["<h2>Machine limits</h2>", html_table(MACHINE_HEAD, mrows)]
@@ -573,12 +615,11 @@ def render_html(docs: list[dict], *, sources: dict | None = None) -> str:
     if arows:
         parts += ["<h3>The lab against the other runs</h3>", f"<p>{html.escape(agreement.NOTE)}</p>",
                   html_table(agreement.HEAD, arows)]
-    fallback = headlines.run_machine(docs)
     for doc in docs:
         parts.append(f"<h2>{html.escape(doc['component'])}</h2>")
         if doc.get("notes"):
             parts.append("<ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in doc["notes"]) + "</ul>")
-        for s in headlines.scalings(doc, doc.get("machine") or fallback):
+        for s in headlines.scalings(doc, headlines.machine_of(doc, docs)):
             parts.append(scaling_svg(s, colours))
         for workload, g in tables(doc).items():
             parts.append(svg_chart(workload, g, colours=colours))
@@ -595,30 +636,55 @@ README_BEGIN = "<!-- results:begin (generated by `simdex report DIR --readme REA
 README_END = "<!-- results:end -->"
 
 
+def _and_others(docs: list[dict], describe, others: str) -> str:
+    """The first run's ``describe(doc)``, then each component whose own differs: ``others``
+    formats (component, value)."""
+    first = describe(docs[0])
+    return first + "".join(others.format(d.get("component", "?"), v) for d in docs[1:] if (v := describe(d)) != first)
+
+
+def _machine(doc: dict) -> str:
+    e = doc.get("environment", {})
+    # "hypervisor" is all the run records: which one is not known.
+    return (f"{e.get('cpu_model', '?')} ({e.get('cores', '?')} cores, "
+            f"{'virtual machine, ' if e.get('hypervisor') else ''}THP {e.get('thp', '?')})")
+
+
 def readme_block(docs: list[dict], command: str) -> str:
     """The README's summary: each component's headline rows (as the report's summary table),
-    with the date, machine and command."""
-    e = docs[0].get("environment", {})
-    # Components rerun at a later commit say so rather than borrow the first one's.
-    commits = {d.get("component", "?"): d.get("environment", {}).get("simdex_commit", "?") for d in docs}
-    first = e.get("simdex_commit", "?")
-    commit = f"commit {first}" + "".join(f", {c} at {v}" for c, v in commits.items() if v != first)
+    with the dates, machine, commit and mode; a component run elsewhere, at another commit or
+    in another mode says so rather than borrow the first one's."""
+    days = sorted({d["started"][:10] for d in docs if isinstance(d.get("started"), str)}) or ["?"]
+    when = days[0] if len(days) == 1 else f"{days[0]} to {days[-1]}"
+    machine = _and_others(docs, _machine, ", {} on {}")
+    commit = _and_others(docs, lambda d: str(d.get("environment", {}).get("simdex_commit", "?")), ", {} at {}")
+    mode = _and_others(docs, lambda d: f"{d.get('mode', '?')} mode", ", {} in {}")
+    heads = headlines.headlines(docs)
+    broken = any(f.below_one_cycle for h in heads for f in (h.simdex, h.peer) if f is not None)
+    marks = "`~` noisy" + (", `!` under one core cycle per operation (not to be trusted)" if broken else "")
     lines = [README_BEGIN, "",
-             f"Measured {docs[0].get('started', '?')[:10]} on {e.get('cpu_model', '?')} ({e.get('cores', '?')} cores, "
-             f"{'KVM guest, ' if e.get('hypervisor') else ''}THP {e.get('thp', '?')}), {commit}, "
-             f"by `{command}` ({docs[0].get('mode', '?')} mode); medians, `~` noisy; {summary_note(docs)}", "",
-             md_table(SUMMARY_HEAD, summary_rows(headlines.headlines(docs))), "", README_END]
+             f"Measured {when} on {machine}, commit {commit}, by `{command}` ({mode}); medians, {marks}; {summary_note(docs)}",
+             "", md_table(SUMMARY_HEAD, summary_rows(heads)), "", README_END]
     return "\n".join(lines)
 
 
-def update_readme(readme: str | Path, docs: list[dict], command: str) -> None:
+def readme_parts(readme: str | Path) -> tuple[str, str]:
+    """The README's text before and after its results block, or an error saying what to add:
+    checked before any report file is written, so a wrong --readme changes nothing."""
     path = Path(readme)
     text = read_text(path)
-    if README_BEGIN.split(" (")[0] not in text or README_END not in text:
-        raise ValueError(f"{path}: no results markers ({README_END})")
-    head = text[: text.index(README_BEGIN.split(" (")[0])]
-    tail = text[text.index(README_END) + len(README_END):]
-    write_texts([(path, head + readme_block(docs, command) + tail)])
+    begin = README_BEGIN.split(" (")[0]
+    counts = (text.count(begin), text.count(README_END))
+    if counts != (1, 1) or text.index(begin) > text.index(README_END):
+        found = "in the wrong order" if counts == (1, 1) else f"{counts[0]} and {counts[1]} of them"
+        raise ValueError(f"{path}: no results block to replace: it needs one line {README_BEGIN} and, after it, "
+                         f"one line {README_END} (found {found})")
+    return text[: text.index(begin)], text[text.index(README_END) + len(README_END):]
+
+
+def update_readme(readme: str | Path, docs: list[dict], command: str) -> None:
+    head, tail = readme_parts(readme)
+    write_texts([(Path(readme), head + readme_block(docs, command) + tail)])
 
 
 def render(directory: str | Path) -> tuple[Path, Path]:

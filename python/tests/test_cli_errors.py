@@ -200,3 +200,93 @@ def test_a_closed_pipe_ends_any_command_by_sigpipe():
         finally:
             os.close(w_end)
         assert r.returncode == -signal.SIGPIPE and r.stderr == "", (args, r)
+
+
+def test_bench_out_that_is_a_file(tmp_path):
+    """--out naming a file said only "cannot create F: File exists"."""
+    f = tmp_path / "results"
+    f.write_text("keep me")
+    r = _simdex("bench", "primitives", "--no-probe", "--out", str(f))
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert f"cannot write into {f}: it is a file, not a directory" in r.stderr, r.stderr
+    assert f.read_text() == "keep me"
+
+
+def test_report_errors_read_as_path_and_reason(tmp_path, monkeypatch, capsys):
+    """An unwritable DIR read "[Errno 13] Permission denied: 'DIR/plots'" (root can write
+    anywhere, so the failure is injected)."""
+    from simdex import cli, report
+
+    def refuse(directory):
+        raise PermissionError(13, "Permission denied", f"{directory}/plots")
+
+    monkeypatch.setattr(report, "render", refuse)
+    assert cli.main(["report", str(tmp_path)]) == 1
+    assert capsys.readouterr().err == f"simdex report: {tmp_path}/plots: Permission denied\n"
+
+
+def test_ctrl_c_names_the_json_files_that_are_not_this_runs(tmp_path, monkeypatch, capsys):
+    """After Ctrl-C, `simdex bench base85 primitives` said "a base85.json already in DIR is an
+    earlier run's" where there was none, and nothing of the earlier primitives.json that the
+    report it then rendered showed."""
+    from simdex import bench
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for c in ("primitives", "base85", "btree"):
+        (bin_dir / f"bench_{c}").write_text("")
+    monkeypatch.setenv("SIMDEX_BENCH_DIR", str(bin_dir))
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "primitives.json").write_text("{}")
+    os.utime(out / "primitives.json", (1, 1))
+
+    def interrupted(console, wanted, have, python_only, args, outdir, *rest):
+        (outdir / "btree.json").write_text("{}")  # a native run whose Python side did not finish
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(bench, "_run_all", interrupted)
+    assert bench.run(["base85", "primitives", "btree"], out=str(out), report=False) == 130
+    err = " ".join(capsys.readouterr().err.split())
+    assert (f"interrupted: no component finished; not finished: base85, primitives, btree; primitives.json in {out} "
+            "is from an earlier run; btree.json holds only what this run finished") in err, err
+    assert "base85.json" not in err
+
+
+def test_a_component_named_twice_runs_once(tmp_path, monkeypatch):
+    from simdex import bench
+
+    (tmp_path / "bench_primitives").write_text("")
+    monkeypatch.setenv("SIMDEX_BENCH_DIR", str(tmp_path))
+    ran = []
+    monkeypatch.setattr(bench, "_run_native", lambda c, *a: ran.append(c) or 1)
+    assert bench.run(["primitives", "primitives"], out=str(tmp_path / "out"), report=False) == 1
+    assert ran == ["primitives"]
+
+
+def test_only_that_measures_nothing_keeps_the_earlier_json(tmp_path, monkeypatch, capsys):
+    """`simdex bench primitives --only typo` replaced the earlier primitives.json, every figure
+    of a whole run, with one holding no results."""
+    import json
+
+    from simdex import bench
+
+    prog = tmp_path / "bin" / "bench_primitives"
+    prog.parent.mkdir()
+    # What the real program does when --only matches nothing: a run without results.
+    prog.write_text('#!/bin/sh\nwhile [ "$1" != "--out" ]; do shift; done\n'
+                    'echo \'{"schema": "simdex-bench/1", "results": []}\' > "$2/primitives.json"\n')
+    prog.chmod(0o755)
+    monkeypatch.setenv("SIMDEX_BENCH_DIR", str(prog.parent))
+    out = tmp_path / "out"
+    out.mkdir()
+    earlier = json.dumps({"schema": "simdex-bench/1", "results": [{"workload": "lower_bound"}]})
+    (out / "primitives.json").write_text(earlier)
+    assert bench.run(["primitives"], out=str(out), only=["typo"], report=False) == 1
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"primitives: kept the earlier {out / 'primitives.json'}, as --only measured nothing" in err, err
+    assert "no workload of primitives matches --only typo: nothing measured" in err, err
+    assert (out / "primitives.json").read_text() == earlier
+    (out / "primitives.json").unlink()  # with none before, the empty run is what there is
+    assert bench.run(["primitives"], out=str(out), only=["typo"], report=False) == 1
+    assert json.loads((out / "primitives.json").read_text())["results"] == []

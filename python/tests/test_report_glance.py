@@ -207,3 +207,104 @@ def test_a_headline_contender_missing_from_the_run_falls_back_to_the_dispatched_
     d["results"] = [r for r in d["results"] if r["contender"] not in ("simdex alloc", "base85-simd")]
     heads = [h for h in headlines.headlines([d]) if h.workload == "b85_encode"]
     assert len(heads) == 1 and heads[0].simdex.contender == "avx512"
+
+
+def _elsewhere(d: dict, cpu: str = "Other CPU", commit: str = "bbbbbbbbbbbb") -> dict:
+    d["environment"] = {**d["environment"], "cpu_model": cpu, "cores": 16, "simdex_commit": commit}
+    return d
+
+
+def test_runs_from_another_machine_are_named_with_it(tmp_path):
+    """A run copied in from another machine read as measured on the first run's: the
+    environment table and the README line showed one CPU and one commit for every component."""
+    here, there = btree_doc(), _elsewhere(base85_doc())
+    here["environment"]["simdex_commit"] = "aaaaaaaaaaaa"
+    rows = dict(report.env_rows(here, [here, there]))
+    assert rows["CPU"] == "Test CPU (?), 2 cores (btree); Other CPU (?), 16 cores (base85)"
+    assert rows["simdex"] == "? commit aaaaaaaaaaaa (btree); ? commit bbbbbbbbbbbb (base85)"
+    assert rows["compiler"] == "?"  # what the runs share is shown once
+    same = dict(report.env_rows(here, [here, btree_doc()]))
+    assert same["CPU"] == "Test CPU (?), 2 cores"
+    readme = tmp_path / "README.md"
+    readme.write_text(f"{report.README_BEGIN}\n{report.README_END}\n")
+    there["mode"] = "full"
+    report.update_readme(readme, [here, there], "simdex bench")
+    line = next(ln for ln in readme.read_text().splitlines() if ln.startswith("Measured"))
+    assert "on Test CPU (2 cores, THP ?), base85 on Other CPU (16 cores, THP ?)," in line
+    assert "(quick mode, base85 in full mode)" in line
+
+
+def test_the_readme_says_only_what_the_runs_record():
+    """The README line called every hypervisor "KVM": the runs record only that there is one."""
+    d = btree_doc()
+    d["environment"]["hypervisor"] = True
+    block = report.readme_block([d], "simdex bench")
+    assert "KVM" not in block and "(2 cores, virtual machine, THP ?)" in block
+
+
+def test_a_run_without_limits_borrows_none_from_another_machine():
+    """A --no-probe run took the machine limits of the first run that had them, even one from
+    another machine, and showed them beside its own figures."""
+    here, there = btree_doc(), _elsewhere(btree_doc())
+    there["machine"] = None
+
+    def limits(docs):
+        return {h.limit for h in headlines.headlines(docs)[len(headlines.headlines(docs[:1])):]}
+
+    assert limits([here, there]) == {None}
+    there["environment"] = dict(here["environment"])  # the same machine: its limits hold
+    assert limits([here, there]) == {("DRAM latency, 1 chain (2m pages)", "ns", 80.0, False)}
+
+
+# DejaVu Sans advance widths (em), read from DejaVuSans.ttf: "sans-serif" on many Linux desktops.
+DEJAVU = {**dict.fromkeys("abdghnopqu", 0.635), **dict.fromkeys("0123456789", 0.636), **dict.fromkeys("=+<>~×", 0.838),
+          "c": 0.55, "e": 0.615, "f": 0.352, "i": 0.278, "k": 0.579, "l": 0.278, "m": 0.974, "r": 0.411, "s": 0.521,
+          "t": 0.392, "v": 0.592, "w": 0.818, "x": 0.592, "y": 0.592, "z": 0.525, "M": 0.863, "W": 0.989, "D": 0.77,
+          "O": 0.787, "_": 0.5, "-": 0.361, "/": 0.337, ":": 0.337, ",": 0.318, ".": 0.318, " ": 0.318, "(": 0.39,
+          ")": 0.39, "%": 0.95}
+
+
+@pytest.mark.parametrize("label", ["gen=rand, keys=2,000,000, threads=1", "simdex::btree_set 37.0~ (5.72×)",
+                                   "lmdb-writemap", "MOW www mmm", "bytes_per_key=100%"])
+def test_label_width_estimates_hold_in_dejavu_sans(label):
+    """The kv chart's row label "gen=rand, keys=2,000,000, threads=1" lost its first letters
+    where sans-serif is DejaVu Sans: the estimate took "=" and digits for narrower than they are."""
+    assert plots.text_width(label, 1) >= sum(DEJAVU[ch] for ch in label)
+
+
+def test_a_headline_under_one_cycle_is_marked_as_in_the_tables(tmp_path):
+    """The tables mark a time under one core cycle with "!"; the summary row and the README, the
+    figures a user shows, printed it unmarked."""
+    d = btree_doc()
+    for r in d["results"]:
+        if r["workload"] == "contains_hit" and r["contender"] == "simdex::btree_set":
+            r["below_one_cycle"] = True
+    row = next(r for r in report.summary_rows(headlines.headlines([d])) if r[1] == "contains_hit")
+    assert row[3] == "simdex::btree_set 50.0! ns/op"
+    block = report.readme_block([d], "simdex bench")
+    assert "| simdex::btree_set 50.0! ns/op |" in block and "`!` under one core cycle" in block
+    assert "`!`" not in report.readme_block([btree_doc()], "simdex bench")
+
+
+def test_noisy_machine_figures_are_marked():
+    """A noisy memcpy or latency probe was printed unmarked, in the machine table and beside
+    the headlines, though "~" marks every other noisy figure."""
+    d = base85_doc()
+    d["machine"] = json.loads(json.dumps(MACHINE))
+    d["machine"]["memcpy_gib_s"]["4k"]["noisy"] = True
+    d["machine"]["latency_ns"]["2m"]["chains_1"]["noisy"] = True
+    row = report.machine_rows([d])[0]
+    assert row[1:5] == ["12.0~", "14.0", "110", "80.0~"]
+    b85 = next(r for r in report.summary_rows(headlines.headlines([d])) if r[1] == "b85_encode")
+    assert b85[6] == "memcpy (4k pages) 12.0~ GiB/s"
+
+
+def test_a_component_without_headline_rows_says_so():
+    """A btree run with none of its headline workloads (--only) was missing from the summary
+    without a word, under a note on how its headlines compare."""
+    only_memory = btree_doc()
+    only_memory["results"] = [r for r in only_memory["results"] if r["workload"] == "bytes_per_key"]
+    note = report.summary_note([base85_doc(), only_memory])
+    assert "btree: none of its headline workloads is in this run" in note
+    assert "ordered indexes" not in note and "base85: b85 rows compare" in note
+    assert "btree: none" not in report.summary_note([base85_doc(), btree_doc()])

@@ -299,3 +299,46 @@ def test_bench_datasets_only_picks_the_phases(monkeypatch):
     assert datasets._selected_phases(("add_filters",)) == ("add_filters", "dask_add")
     monkeypatch.setenv("SIMDEX_DATASETS_PHASES", "lookups")
     assert datasets._selected_phases(("add",)) == ()
+
+
+def test_a_run_of_another_schema_version_is_named(tmp_path):
+    """A run of an older schema beside this one's was skipped without a word: its component was
+    simply missing from the report."""
+    (tmp_path / "base85.json").write_text(json.dumps(base85_doc()))
+    old = {**lab_doc(), "schema": "simdex-bench/0"}
+    (tmp_path / "lab.json").write_text(json.dumps(old))
+    (tmp_path / "other.json").write_text(json.dumps({"name": "not a benchmark"}))  # still ignored
+    r = simdex("report", str(tmp_path))
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+    assert f"{tmp_path / 'lab.json'}: a run of schema simdex-bench/0" in r.stderr, r.stderr
+    assert not (tmp_path / "REPORT.md").exists()
+    (tmp_path / "lab.json").unlink()
+    assert simdex("report", str(tmp_path)).returncode == 0
+
+
+@pytest.mark.parametrize("text,found", [
+    ("# no block\n", "found 0 and 0 of them"),
+    (f"{report.README_END}\nx\n{report.README_BEGIN}\n", "found in the wrong order"),
+    (f"{report.README_BEGIN}\n{report.README_END}\n{report.README_END}\n", "found 1 and 2 of them"),
+])
+def test_a_readme_without_its_block_changes_nothing(tmp_path, text, found):
+    """--readme on a README without the markers wrote REPORT.md and report.html, then failed;
+    with the end marker before the begin marker it copied the text between them twice."""
+    d = tmp_path / "run"
+    d.mkdir()
+    (d / "base85.json").write_text(json.dumps(base85_doc()))
+    readme = tmp_path / "README.md"
+    readme.write_text(text)
+    r = simdex("report", str(d), "--readme", str(readme))
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+    assert f"{readme}: no results block to replace" in r.stderr and found in r.stderr, r.stderr
+    assert report.README_END in r.stderr  # what to add
+    assert sorted(p.name for p in d.iterdir()) == ["base85.json"] and readme.read_text() == text
+
+
+def test_a_missing_directory_is_called_missing(tmp_path):
+    r = simdex("report", str(tmp_path / "nosuch"))
+    assert r.returncode == 1 and f"{tmp_path / 'nosuch'}: no such directory" in r.stderr, r.stderr
+    (tmp_path / "f.json").write_text("{}")
+    r = simdex("report", str(tmp_path / "f.json"))
+    assert r.returncode == 1 and f"{tmp_path / 'f.json'}: not a directory" in r.stderr, r.stderr
