@@ -84,11 +84,13 @@ def _data_dir(*parts: str) -> Path:
 
 
 def get_include() -> str:
-    """The folder holding ``simdex/*.h``, for a compiler's ``-I``."""
+    """The folder holding ``simdex/*.h``, for a compiler's ``-I`` (as a str). Raises
+    ``FileNotFoundError`` when this installation has no C++ development files."""
     return str(_data_dir("include"))
 
 
 def get_cmake_dir() -> str:
-    """The folder holding ``simdexConfig.cmake``: pass it as ``-Dsimdex_DIR=...`` (or add it to
-    ``CMAKE_PREFIX_PATH``), then ``find_package(simdex)`` and link ``simdex::simdex``."""
+    """The folder holding ``simdexConfig.cmake`` (as a str): pass it as ``-Dsimdex_DIR=...`` (or
+    add it to ``CMAKE_PREFIX_PATH``), then ``find_package(simdex)`` and link ``simdex::simdex``.
+    Raises ``FileNotFoundError`` when this installation has no C++ development files."""
     return str(_data_dir("lib", "cmake", "simdex"))

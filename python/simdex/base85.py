@@ -256,10 +256,11 @@ class Decoder:
     their concatenation equals the one-shot function's result for the whole input.
 
     ``variant`` is "b85", "z85" or "a85"; ``foldspaces`` and ``adobe`` (a85 only, ValueError
-    otherwise) as for :func:`a85decode`. ``ignorechars`` defaults to whitespace for a85 and to nothing for b85/z85. A ValueError
-    names the position in the whole stream. With ``adobe`` the last two chars seen wait for
-    the next chunk or ``finish()``, which checks that the stream ends with ``~>``; as in
-    ``a85decode``, a leading ``<~`` is dropped only as the stream's very first bytes.
+    otherwise) as for :func:`a85decode`. ``ignorechars`` defaults to whitespace for a85 and to
+    nothing for b85/z85. A ValueError names the position in the whole stream. With ``adobe``
+    the last two chars seen wait for the next chunk or ``finish()``, which checks that the
+    stream ends with ``~>``; as in ``a85decode``, a leading ``<~`` is dropped only as the
+    stream's very first bytes.
     """
 
     def __init__(self, variant="b85", *, foldspaces=False, adobe=False, ignorechars=None):

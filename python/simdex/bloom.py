@@ -108,6 +108,16 @@ class BloomFilter:
 
     BloomFilter(num_bytes) or BloomFilter(ndv=..., fpp=..., sizing="arrow"|"model"). Sizes are
     powers of two in [32 B, 128 MiB], so Arrow, pyarrow and DuckDB can read what is written.
+
+    num_bytes: the bitset's size. ndv, fpp: the number of distinct values to hold and the
+    false-positive rate to size for, by Arrow's formula (``sizing="arrow"``, what Arrow and
+    DuckDB write) or the exact model (``"model"``); a size past 128 MiB is capped there.
+    physical_type ("INT64", ..., see PHYSICAL_TYPES), type_length (FIXED_LEN_BYTE_ARRAY's width)
+    and logical_type ("DATE", "DECIMAL(9,2)", ...): the column type that decides how a value is
+    hashed; without them insert and check infer it from the values (ints as INT64, floats as
+    DOUBLE, str/bytes as BYTE_ARRAY). Raises ValueError for a size that is not a power of two in
+    range, neither num_bytes nor ndv, ndv < 0, fpp outside (0, 1), an unknown sizing, physical
+    or logical type.
     """
 
     def __init__(self, num_bytes=None, *, ndv=None, fpp=0.01, sizing="arrow", physical_type=None,
@@ -144,12 +154,14 @@ class BloomFilter:
     # -- construction / serialization ---------------------------------------------------------
     @classmethod
     def from_bitset(cls, bitset, **kw) -> "BloomFilter":
-        """A filter over a copy of a raw bitset (any non-zero multiple of 32 bytes)."""
+        """A filter over a copy of a raw bitset (any non-zero multiple of 32 bytes, else
+        ValueError); ``kw``: physical_type, type_length, logical_type as for the constructor."""
         return cls(_native_filter=_native.Filter.from_bitset(bytes(bitset)), **kw)
 
     @classmethod
     def from_bytes(cls, data, **kw) -> "BloomFilter":
-        """Parse the Parquet form: Thrift BloomFilterHeader + bitset."""
+        """Parse the Parquet form: Thrift BloomFilterHeader + bitset. ValueError with the byte
+        offset for a malformed header; ``kw`` as for from_bitset."""
         return cls(_native_filter=_native.Filter.parse(bytes(data)), **kw)
 
     def to_bytes(self) -> bytes:
@@ -178,16 +190,21 @@ class BloomFilter:
         return _typed_hashes(values, self.physical_type, self.type_length, self.logical_type)
 
     def insert(self, values, physical_type=None) -> None:
-        """Insert one value or many (numpy array, pyarrow array or sequence)."""
+        """Insert one value or many (numpy array, pyarrow array or sequence), hashed as
+        ``physical_type`` (default: the filter's column type, else inferred). None raises
+        ValueError (nulls are never in a filter), a set TypeError; a value the type cannot hold
+        raises ValueError."""
         if _values.is_scalar(values):
             values = _as_values(values)
         self._f.insert_hashes(self._hashes(values, physical_type)[0])
 
     def check(self, values, physical_type=None):
-        """True if a value may be present (bool for one value, a bool array for many).
+        """True if a value may be present (bool for one value, a bool array for many, in their
+        order); values and ``physical_type`` as for insert.
 
         NaN always answers True: NaN has many bit patterns and a filter holds only those its
-        writer hashed, so a filter's silence about NaN proves nothing. None raises: nulls are never in a filter."""
+        writer hashed, so a filter's silence about NaN proves nothing. None raises ValueError:
+        nulls are never in a filter."""
         one = _values.is_scalar(values)
         h, nan = self._hashes(_as_values(values) if one else values, physical_type)
         out = self._f.check_hashes(h)
@@ -219,12 +236,13 @@ class BloomFilter:
 
     # -- whole-filter operations --------------------------------------------------------------
     def merge(self, other: "BloomFilter") -> "BloomFilter":
-        """In-place union with a filter of the same size; returns self."""
+        """In-place union with a filter of the same size (ValueError otherwise); returns self."""
         self._f.merge(other._f)
         return self
 
     def __or__(self, other: "BloomFilter") -> "BloomFilter":
-        """``a | b``: a new filter, the union of two filters of the same size."""
+        """``a | b``: a new filter, the union of two filters of the same size (ValueError
+        otherwise)."""
         return self.copy().merge(other)
 
     def copy(self) -> "BloomFilter":

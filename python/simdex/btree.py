@@ -804,9 +804,11 @@ class SortedKeysView(_PositionalView, cabc.KeysView, cabc.Sequence):
             return set(items)
 
     def index(self, value, start=None, stop=None) -> int:
+        """Position of key value; ValueError if absent or outside [start, stop)."""
         return self._mapping.index(value, start, stop)
 
     def count(self, value) -> int:
+        """1 if value is a key, else 0."""
         return 1 if value in self._mapping else 0
 
     def __xor__(self, other):
@@ -847,6 +849,8 @@ class SortedItemsView(_PositionalView, cabc.ItemsView, cabc.Sequence):
         return set(it)
 
     def index(self, item, start=None, stop=None) -> int:
+        """Position of the (key, value) pair item; ValueError if it is not an item (or not a
+        pair), or its position is outside [start, stop)."""
         try:
             key, value = item
         except (TypeError, ValueError):  # not a pair: absent, as list.index has it
@@ -858,6 +862,7 @@ class SortedItemsView(_PositionalView, cabc.ItemsView, cabc.Sequence):
         raise ValueError(f"{item!r} is not in the items")
 
     def count(self, item) -> int:
+        """1 if item is one of the (key, value) pairs, else 0."""
         return 1 if item in self else 0
 
 

@@ -87,13 +87,18 @@ class _Parser(argparse.ArgumentParser):
 
 def _plain_help(parser: argparse.ArgumentParser) -> None:
     """Strip markup from every help text of ``parser`` and its subcommands (the component
-    commands take their descriptions from module docstrings written for Python readers)."""
+    commands take their descriptions from module docstrings written for Python readers). A
+    subcommand without a description of its own gets its line from the parent's list, so that
+    its --help says what it does (`simdex bloom add --help` showed only its options)."""
     parser.description, parser.epilog = _plain(parser.description), _plain(parser.epilog)
     for action in parser._actions:
         action.help = _plain(action.help)
         if isinstance(action, argparse._SubParsersAction):
             for choice in action._choices_actions:
                 choice.help = _plain(choice.help)
+                sub = action.choices[choice.dest]
+                if not sub.description and choice.help:
+                    sub.description = choice.help[:1].upper() + choice.help[1:] + "."
             for sub in set(action.choices.values()):
                 _plain_help(sub)
 
@@ -128,7 +133,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="print the folder of simdexConfig.cmake (for -Dsimdex_DIR=... and find_package) and exit")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
-    info = sub.add_parser("info", help="CPU, detected features, ISA level and kernel per family")
+    info = sub.add_parser("info", help="CPU, detected features, ISA level and kernel per family",
+                          description="Prints the CPU, the features detected, the ISA level detected and the "
+                                      "one in use (SIMDEX_ISA caps it; an unknown value exits 2), and the level "
+                                      "each kernel family runs.")
     info.add_argument("--json", action="store_true", help="print as JSON")
     info.set_defaults(func=_cmd_info)
 

@@ -944,7 +944,8 @@ void bind_set(nb::module_& m) {
           },
           // .none(): pop(None) gets index_arg's TypeError, not an overload listing.
           nb::arg("index").none() = -1, nb::sig("def pop(self, index: int = -1) -> object"),
-          "Remove and return the key at index (default: the largest).")
+          "Remove and return the key at index (default: the largest); IndexError when the set "
+          "is empty or index is out of range.")
       .def(
           "clear",
           [](py_set& h) {

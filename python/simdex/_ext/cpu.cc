@@ -19,8 +19,10 @@ void bind_cpu(nb::module_& m) {
           throw nb::value_error(e.what());
         }
       },
-      "The ISA level in use (SIMDEX_ISA caps it). Raises ValueError naming the accepted values "
-      "for an unknown SIMDEX_ISA; `import simdex` calls it, so such a value fails at once.");
+      "The ISA level in use: the detected one, capped by SIMDEX_ISA. Raises ValueError naming "
+      "the accepted values for an unknown SIMDEX_ISA. `import simdex` does not check it (the "
+      "first kernel call raises, and every simdex command checks it first): call this at "
+      "startup to fail there.");
   m.def(
       "cpu_info",
       [] {
@@ -48,8 +50,11 @@ void bind_cpu(nb::module_& m) {
         d["levels"] = levels;
         return d;
       },
-      "CPU vendor and model, detected features, the ISA level in use (SIMDEX_ISA caps it) and "
-      "the level each kernel family runs. Raises ValueError for an unknown SIMDEX_ISA.");
+      "A dict describing this CPU: vendor, brand (the model name), features (names of the "
+      "detected features), detected_isa (the highest level it supports), isa (the level in use: "
+      "detected_isa capped by SIMDEX_ISA), levels (every level, lowest first) and kernels (one "
+      "{family, isa} dict per kernel family: the level whose code it runs). Raises ValueError "
+      "for an unknown SIMDEX_ISA.");
 }
 
 }  // namespace simdex::py

@@ -83,7 +83,9 @@ void bind_primitives(nb::module_& m) {
   auto p = m.def_submodule(
       "primitives",
       "The five node kernels of the psitri radix trie, at the ISA level this process runs: "
-      "lower_bound, remap_branches, rank_table, find_u32x16 and find_min_index.");
+      "lower_bound, remap_branches, rank_table, find_u32x16 and find_min_index. Array arguments "
+      "are 1-D numpy arrays of exactly the dtype named (any stride; another dtype or a list is a "
+      "TypeError, never converted); a wrong length or a value out of range is a ValueError.");
   p.def(
       "lower_bound",
       [](nb::handle data, nb::handle key) {
@@ -93,7 +95,9 @@ void bind_primitives(nb::module_& m) {
       },
       nb::arg("data"), nb::arg("key"),
       nb::sig("def lower_bound(data: numpy.ndarray, key: int) -> int"),
-      "Number of bytes in data (a uint8 array) less than key: the lower_bound index when sorted.");
+      "Number of bytes in data (a uint8 array, any length) less than key (an int in 0..255): "
+      "the lower_bound index when data is sorted. TypeError if data is not a uint8 array, "
+      "ValueError if key is out of range.");
   p.def(
       "remap_branches",
       [](nb::handle codes_in, nb::handle lut_in) {
@@ -106,8 +110,9 @@ void bind_primitives(nb::module_& m) {
       },
       nb::arg("codes"), nb::arg("lut"),
       nb::sig("def remap_branches(codes: numpy.ndarray, lut: numpy.ndarray) -> numpy.ndarray"),
-      "New uint8 array: each branch code with its high nibble replaced by lut[code >> 4] & 15 "
-      "and its low nibble kept (lut: 16 uint8 values).");
+      "New uint8 array of len(codes): each branch code (codes: a uint8 array, any length) with "
+      "its high nibble replaced by lut[code >> 4] & 15 and its low nibble kept. TypeError if "
+      "codes or lut is not a uint8 array, ValueError if lut does not hold exactly 16 values.");
   p.def(
       "rank_table",
       [](nb::handle counts_in) {
@@ -116,8 +121,9 @@ void bind_primitives(nb::module_& m) {
         return bytes_out(16, [&](std::uint8_t* out) { primitives::rank_table(c, out); });
       },
       nb::arg("counts"), nb::sig("def rank_table(counts: numpy.ndarray) -> numpy.ndarray"),
-      "For 16 uint8 counts, a uint8 array whose entry i is the number of non-zero counts before "
-      "i: an old slot's index once the empty slots are dropped.");
+      "For counts, a uint8 array of exactly 16 values, a new uint8 array of 16 whose entry i is "
+      "the number of non-zero counts before i: an old slot's index once the empty slots are "
+      "dropped. TypeError if counts is not a uint8 array, ValueError if it does not hold 16.");
   p.def(
       "find_u32x16",
       [](nb::handle slots_in, nb::handle needle_in) {
@@ -132,8 +138,9 @@ void bind_primitives(nb::module_& m) {
       },
       nb::arg("slots"), nb::arg("needle"),
       nb::sig("def find_u32x16(slots: numpy.ndarray, needle: int) -> int"),
-      "Index of the first slot equal to needle among up to 16 uint32 slots, or len(slots) if "
-      "there is none.");
+      "Index of the first slot equal to needle (an int in 0..2**32-1) among slots (a uint32 "
+      "array of at most 16), or len(slots) if there is none. TypeError if slots is not a "
+      "uint32 array, ValueError if it holds more than 16 or needle is out of range.");
   p.def(
       "find_min_index",
       [](nb::handle values) {
@@ -143,7 +150,8 @@ void bind_primitives(nb::module_& m) {
         throw nb::value_error("find_min_index takes exactly 32 or 64 uint16 values");
       },
       nb::arg("values"), nb::sig("def find_min_index(values: numpy.ndarray) -> int"),
-      "Index of the first minimum of 32 or 64 uint16 values.");
+      "Index of the first minimum of values, a uint16 array of exactly 32 or 64. TypeError if "
+      "values is not a uint16 array, ValueError for another length.");
 }
 
 }  // namespace simdex::py

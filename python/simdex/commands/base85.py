@@ -180,7 +180,7 @@ def register(subparsers) -> None:
     p = subparsers.add_parser("base85", help="encode or decode base85 (b85, z85, Ascii85), streaming",
                               description=__doc__, epilog=_EPILOG,
                               formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("action", choices=("encode", "decode"))
+    p.add_argument("action", choices=("encode", "decode"), help="encode: binary in, base85 text out; decode: the reverse")
     p.add_argument("--variant", choices=("b85", "z85", "a85"), default="b85",
                    help="alphabet and rules (default: %(default)s)")
     p.add_argument("-i", "--input", metavar="FILE", help="read FILE (default: stdin)")

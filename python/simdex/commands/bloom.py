@@ -309,10 +309,11 @@ def register(subparsers) -> None:
                    help="arrow: Arrow/DuckDB formula; model: exact SBBF model (default: %(default)s)")
     b.set_defaults(func=_run(_cmd_build))
 
-    pr = sub.add_parser("probe", help="check values against a filter file")
-    pr.add_argument("filter")
+    pr = sub.add_parser("probe", help="check values against a filter file (--type: default, the type the "
+                                      "file records)")
+    pr.add_argument("filter", help="a filter file (what build writes: header + bitset)")
     typed(pr, required=False)
-    pr.add_argument("values", nargs="+")
+    pr.add_argument("values", nargs="+", help="values to check, each answered 'maybe' or 'absent'")
     pr.set_defaults(func=_run(_cmd_probe))
 
     from . import _bloom_datasets
@@ -320,7 +321,7 @@ def register(subparsers) -> None:
     _bloom_datasets.register(sub, _run, values_start_with_minus)
 
     ins = sub.add_parser("inspect", help="list a Parquet file's filters, or probe one column per row group")
-    ins.add_argument("file")
+    ins.add_argument("file", help="a Parquet file")
     ins.add_argument("--column", help="dotted column path")
     ins.add_argument("--value", help="value to probe (parsed by the column's logical type: 1.50, 2024-01-31, "
                                      "2024-01-31T12:00:00+01:00, a UUID...)")

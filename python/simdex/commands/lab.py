@@ -182,7 +182,9 @@ def register(subparsers) -> None:
     p.add_argument("--reps", type=repetitions, default=0, help="repetitions per figure, 1 to 1000 (default: 5 quick, 10 full)")
     p.add_argument("--no-report", action="store_true", help="do not render REPORT.md / report.html")
     p.add_argument("--no-probe", action="store_true",
-                   help="skip the machine limits (quicker; bandwidth checks then have no memcpy figure to compare with)")
+                   help="skip the machine-limits probe (quicker; the report then has no machine limits, and "
+                        "pointer_chase's sequential read no memcpy figure to check against: the other bandwidth "
+                        "checks sample memcpy themselves)")
     p.add_argument("--markdown", action="store_true", help="with 'list': the study-to-lab table in Markdown")
     p.add_argument("--update", metavar="FILE", help="with 'list --markdown': replace the table between the lab-table markers in FILE")
     p.add_argument("--json", action="store_true", help="with 'list': the registry as JSON")
