@@ -74,6 +74,7 @@ def _run_native(component: str, args: list[str], log_path: Path, progress, task)
             if proc.poll() is None:  # interrupted here: the folder goes only after the program
                 proc.terminate()
                 proc.wait()
+            proc.stderr.close()  # else a ResourceWarning under python -X dev
 
 
 def _run_python_side(component: str, json_path: Path, mode: str, reps: int, only=()) -> None:
