@@ -75,30 +75,35 @@ def add_filters(source, columns, *, out=None, in_place: bool = False, client=Non
     return [r for batch in results for r in batch]
 
 
-def _prune_batch(files, column, values, kw):
+def _prune_batch(files, column, values, kw, partitions=None):
     vals = _values(values)
-    return _bloom_dataset.prune_files(files, column, vals, **kw)
+    return _bloom_dataset.prune_files(files, column, vals, partitions=partitions, whole=False, **kw)
 
 
 def prune(source, column: str, values, *, client=None, scheduler=None, n_workers: int | None = None,
           tasks_per_worker: int = 4, **kw):
     """simdex.bloom.prune with the files split into contiguous batches, one task each; the
     values are sent to every worker once."""
-    files, _ = _bloom_dataset.resolve(source)
+    files, dataset = _bloom_dataset.resolve(source)
     vals = _bloom_dataset.Values(values)  # refuses bad values here, before any task runs
     with cluster(client, scheduler, n_workers) as c:
-        return _prune_on(c, files, column, vals, _share(c, vals), tasks_per_worker, kw)
+        return _prune_on(c, files, column, vals, _share(c, vals), tasks_per_worker, kw, dataset)
 
 
-def _prune_on(c, files, column, vals, shared, tasks_per_worker, kw):
+def _prune_on(c, files, column, vals, shared, tasks_per_worker, kw, dataset=None):
+    parts_of = _bloom_dataset.partitions(dataset, column) or {}  # each batch gets its files' own
+    kw = {**kw, "column_type": _bloom_dataset.column_type(files, dataset, column)}
     batches = _batches(files, _workers(c) * tasks_per_worker)
-    futures = [c.submit(_prune_batch, b, column, shared, kw, pure=False) for b in batches]
+    futures = [c.submit(_prune_batch, b, column, shared, kw, {f: parts_of[f] for f in b if f in parts_of} or None,
+                        pure=False) for b in batches]
     parts = c.gather(futures)
     out = _bloom_dataset.Pruned()
     for p in parts:
         out += p
         out.report.merge(p.report)
     out.report.values = len(vals)
+    # A batch may lack the column and others not: only all the files together tell a typo.
+    _bloom_dataset.refuse_missing_column(files, column, out.report)
     return out
 
 
@@ -131,10 +136,10 @@ def _share(c, vals):
     return c.scatter([_Shared(vals)], broadcast=True, hash=False)[0]
 
 
-def _read_batch(pairs, column, values, columns, files):
+def _read_batch(pairs, column, values, columns, files, dataset=None):
     vals = _values(values)
     pr = _bloom_dataset.Pruned(pairs)
-    table = _bloom_dataset.read_pruned(pr, column, vals, columns, None, files)
+    table = _bloom_dataset.read_pruned(pr, column, vals, columns, dataset, files)
     return table, pr.report.matched, pr.report.rows
 
 
@@ -148,15 +153,15 @@ def lookup(source, column: str, values, columns=None, *, client=None, scheduler=
 
     t0 = time.perf_counter()
     files, dataset = _bloom_dataset.resolve(source)
-    if dataset is not None and any(str(f.partition_expression) != "true" for f in dataset.get_fragments()):
-        raise ValueError("partitioned datasets are looked up in one process: use simdex.bloom.lookup")
     vals = _bloom_dataset.Values(values)  # refuses bad values here, before any task runs
     with cluster(client, scheduler, n_workers) as c:
         shared = _share(c, vals)  # once, for the pruning and the reads
-        pruned = _prune_on(c, files, column, vals, shared, tasks_per_worker, kw)
+        pruned = _prune_on(c, files, column, vals, shared, tasks_per_worker, kw, dataset)
         first = files[:1]
+        # A Dataset (its schema, and hive partitions' columns) goes to the reads once.
+        ds = c.scatter([dataset], broadcast=True, hash=False)[0] if dataset is not None else None
         batches = [b for b in _batches(list(pruned), _workers(c) * tasks_per_worker) if b] or [[]]
-        futures = [c.submit(_read_batch, b, column, shared, columns, first, pure=False) for b in batches]
+        futures = [c.submit(_read_batch, b, column, shared, columns, first, ds, pure=False) for b in batches]
         parts = c.gather(futures)
     tables = [t for t, _, _ in parts]
     table = pa.concat_tables(tables) if len(tables) > 1 else tables[0]

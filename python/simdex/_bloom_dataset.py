@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
+import datetime as _dt
 import functools
 import os
 import struct
@@ -50,6 +51,7 @@ class PruneReport:
     filter_reads: int = 0
     filter_bytes: int = 0          # filter headers and blocks read
     expected_false_positives: float = 0.0  # row groups the filters' FPP lets through, expected
+    files_without_column: int = 0  # files lacking the column (read as nulls, as pyarrow does)
     matched: int | None = None     # lookup only: row groups that held a matching row
     rows: int | None = None        # lookup only: rows returned
     seconds: float = 0.0
@@ -75,6 +77,8 @@ class PruneReport:
                 ("footer bytes read", self.footer_bytes),
                 ("filter reads / bytes", f"{self.filter_reads} / {self.filter_bytes}"),
                 ("expected false positives", f"{self.expected_false_positives:.2f}")]
+        if self.files_without_column:
+            rows.insert(1, ("  of which without the column", self.files_without_column))
         if self.matched is not None:
             rows.append(("row groups with a match", self.matched))
         if self.rows is not None:
@@ -212,18 +216,154 @@ class Values:
         return len(self.values) + self.has_null
 
     def typed(self, t: str, logical: str, type_length):
-        """(Physical, hashes, sort order, sorted comparable values) for a column type."""
+        """(Physical, hashes, sort order, sorted comparable values) for a column type: of the
+        values such a column can hold (integers outside its range cannot be there)."""
         key = (t, logical, type_length)
         got = self._by_type.get(key)
         if got is None:
+            bounds = _column_range(t, logical)
+            vals = self.values if bounds is None else in_range(self.values, *bounds)
+            lt = _values.parse_logical("" if logical == "OTHER" else logical)
+            if lt.kind in ("DATE", "TIMESTAMP"):
+                vals = in_unit(vals, "D" if lt.kind == "DATE" else _NP_UNITS[lt.unit])
             try:
-                phys = _values.physical_values(self.values, t, "" if logical == "OTHER" else logical, type_length)
+                phys = _values.physical_values(vals, t, "" if logical == "OTHER" else logical, type_length)
             except ValueError as e:
                 raise ValueError(f"values do not fit the column ({t}{' ' + logical if logical else ''}): {e}") from None
             hashes = _values.hash_physical(phys)
             order, keys = _sortable(phys, logical)
             got = self._by_type[key] = (phys, np.ascontiguousarray(hashes, dtype=np.uint64), order, keys)
         return got
+
+
+def _column_range(t: str, logical: str):
+    """[lo, hi) of the integers an INT32/INT64 column holds as a reader sees them (signed unless
+    its logical type says unsigned; INT(8/16) narrower), or None for other columns. A value
+    outside it is in no row: pyarrow's dataset compares a file's int32 column with 2**40 (or
+    2**31, or -1 with a uint32 column) and finds nothing, and refusing it made a dataset whose
+    files store one column as INT32 and INT64 impossible to look up."""
+    if t not in ("INT32", "INT64") or (logical and not logical.startswith("INT(")):
+        return None
+    lt = _values.parse_logical(logical)
+    bits = lt.bits or (32 if t == "INT32" else 64)
+    return (0, 1 << bits) if not lt.signed else (-(1 << (bits - 1)), 1 << (bits - 1))
+
+
+def in_range(values, lo: int, hi: int):
+    """The values without the integers outside [lo, hi) (the same kind of container; other
+    values kept, for the typing to accept or refuse)."""
+    if _values.is_pyarrow(values):
+        import pyarrow as pa
+
+        if not pa.types.is_integer(values.type):
+            return values
+        kept = in_range(values.to_numpy(zero_copy_only=False), lo, hi)
+        return values if len(kept) == len(values) else pa.array(kept, values.type)
+    if isinstance(values, np.ndarray):
+        if values.dtype.kind not in "iu":
+            return values
+        info = np.iinfo(values.dtype)
+        if info.min >= lo and info.max < hi:
+            return values
+        keep = np.ones(len(values), dtype=bool)
+        if lo > info.min:
+            keep &= values >= values.dtype.type(lo)
+        if hi <= info.max:
+            keep &= values < values.dtype.type(hi)
+        return values[keep]
+    return [v for v in values if not isinstance(v, (int, np.integer)) or isinstance(v, (bool, np.bool_))
+            or lo <= int(v) < hi]
+
+
+_NP_UNITS = {"MILLIS": "ms", "MICROS": "us", "NANOS": "ns"}
+_DAY_NS = 86400 * 10**9
+
+
+def in_unit(values, unit: str):
+    """The values without the instants a column of dates (unit "D") or of timestamps in
+    ``unit`` cannot hold, and a date column's midnights as dates. A file's ticks are whole
+    units, and pyarrow's dataset compares a date with a timestamp as its midnight: 12:00 is in
+    no row of a date column, 00:00:00.000001 in none of a millisecond one (refused before, and
+    pyarrow.array truncated it into the value set, matching the millisecond's rows). Other
+    values unchanged, for the typing to accept or refuse."""
+    if _values.is_pyarrow(values):
+        import pyarrow as pa
+
+        if not (pa.types.is_timestamp(values.type) or pa.types.is_date(values.type)):
+            return values
+        conv, keep = _whole_units(values.to_numpy(zero_copy_only=False), unit)
+        if unit == "D":
+            return conv[keep]  # datetime64[D]: what a date column holds
+        return values if keep.all() else values.filter(pa.array(keep))
+    if isinstance(values, np.ndarray):
+        if values.dtype.kind != "M":
+            return values
+        conv, keep = _whole_units(values, unit)
+        return conv[keep] if unit == "D" else values[keep]
+    tick = {"D": _DAY_NS, "s": 10**9, "ms": 10**6, "us": 10**3, "ns": 1}[unit]
+    out = []
+    for v in values:
+        if isinstance(v, _dt.datetime) and (unit != "D" or v.tzinfo is None):
+            ns = ((v.hour * 60 + v.minute) * 60 + v.second) * 10**9 + v.microsecond * 1000
+            if ns % tick:
+                continue
+            if unit == "D":
+                v = v.date()
+        elif isinstance(v, np.datetime64) and not np.isnat(v):
+            kept = in_unit(np.array([v]), unit)
+            if not len(kept):
+                continue
+            v = kept[0]
+        elif isinstance(v, _values._Ns):
+            if v.ns % tick:
+                continue
+            if unit == "D":
+                v = _dt.date(1970, 1, 1) + _dt.timedelta(days=v.ns // _DAY_NS)
+        out.append(v)
+    return out
+
+
+def _whole_units(arr: np.ndarray, unit: str):
+    """(arr in datetime64[unit], which of arr's values that unit holds exactly; NaT kept, to be
+    refused as a null later)."""
+    conv = arr.astype(f"datetime64[{unit}]")
+    return conv, (conv == arr) | np.isnat(arr)
+
+
+def _narrowed(arrow_type, t: str, logical: str) -> bool:
+    """Whether a file's column (Parquet type t, logical) read as arrow_type (the dataset's
+    type) has its values rounded together: timestamps read as dates, doubles as floats
+    (pyarrow's dataset casts these without complaint, where it refuses a coarser timestamp
+    unit or a narrower integer that would change a value). A value then matches rows whose
+    stored value differs from it, which a filter or min/max in the file's type cannot find."""
+    if arrow_type is None:
+        return False
+    import pyarrow as pa
+
+    arrow_type = _comparable_type(arrow_type)
+    if pa.types.is_date(arrow_type):
+        return t == "INT96" or _values.parse_logical("" if logical == "OTHER" else logical).kind == "TIMESTAMP"
+    if pa.types.is_float32(arrow_type) or pa.types.is_float16(arrow_type):
+        return t == "DOUBLE" or (t == "FLOAT" and pa.types.is_float16(arrow_type))
+    return False
+
+
+def column_type(files, dataset, column: str):
+    """The column's Arrow type in the schema a lookup reads the files as: the Dataset's, else
+    the first file's (as pyarrow.dataset infers a directory's); None where there is none."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    if dataset is not None:
+        schema = dataset.schema
+    elif files:
+        try:
+            schema = pq.read_schema(files[0])
+        except (OSError, pa.ArrowException):
+            return None  # not Parquet, or unreadable: pruning says why
+    else:
+        return None
+    return _schema_field(schema, column)
 
 
 def _unsigned(logical: str) -> bool:
@@ -309,9 +449,9 @@ def _column_error(path: str, column: str, footer: dict) -> ValueError:
     return ValueError(f"{path}: no column {column!r}; the file has: {shown}")
 
 
-def open_file(path: str, column: str):
+def open_file(path: str, column: str, missing_ok: bool = False):
     """The native file with only `column`'s chunks kept; ValueError naming the real columns
-    when it has no such column, and for encrypted files."""
+    when it has no such column (unless missing_ok), and for encrypted files."""
     try:
         pf = _native.ParquetFile(str(path), [column], None, False)
     except ValueError as e:
@@ -320,16 +460,69 @@ def open_file(path: str, column: str):
     if footer["encrypted"]:
         raise ValueError(f"{path}: encrypted Parquet files are not supported")
     if not any(c["path"] == column for c in footer["columns"]):
+        if missing_ok:
+            return pf, footer
         raise _column_error(path, column, footer)
     _values.refuse_ambiguous(path, footer, [column])
     return pf, footer
 
 
+def refuse_missing_column(files, column: str, report: PruneReport) -> None:
+    """The ValueError (naming the real columns) when no file has the column: a typo, not a
+    column that some files of the dataset lack."""
+    if files and report.files_without_column >= len(files):
+        _, footer = open_file(files[0], column, missing_ok=True)
+        err = _column_error(files[0], column, footer)
+        if len(files) > 1:
+            err = ValueError(f"no column {column!r} in any of the {len(files)} files; {err}")
+        raise err
+
+
+def _partition_holds(partition: dict, column: str, values: Values, arrow_type) -> bool:
+    """Whether a file whose folder names ``column``'s value (hive partitioning) holds a value
+    looked up: its value is one of them (a null partition, or one that cannot be compared, is
+    kept)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    key = partition.get(column)
+    if key is None or arrow_type is None:
+        return True
+    try:
+        return bool(pc.is_in(pa.array([key], arrow_type), value_set=value_set(values, arrow_type))[0].as_py())
+    except (ValueError, pa.ArrowException):
+        return True
+
+
+def _without_column(pf, footer, column: str, values: Values, partition) -> tuple:
+    """prune_file for a file that lacks the column. pyarrow's dataset reads it as null there
+    (a partition folder's value, if the folder names it): only a null looked up (or the folder's
+    value) can match, so the other row groups are skipped, counted with those the statistics
+    rule out (what the footer says rules them out)."""
+    rep = PruneReport(files=1, values=len(values), footer_bytes=pf.footer_length + 8,
+                      row_groups=footer["num_row_groups"])
+    if partition is not None and column in partition[0]:
+        keep = _partition_holds(partition[0], column, values, partition[1])
+    else:
+        rep.files_without_column = 1
+        keep = values.has_null
+    if keep:
+        rep.read = rep.read_without_filter = rep.row_groups
+        return list(range(rep.row_groups)), rep
+    rep.skipped_by_statistics = rep.row_groups
+    return [], rep
+
+
 def prune_file(path: str, column: str, values: Values, use_statistics: bool = True,
-               use_filters: bool = True) -> tuple[list[int], PruneReport]:
-    """The row groups of one file that may hold a value, and what it took to know."""
+               use_filters: bool = True, partition=None, column_type=None) -> tuple[list[int], PruneReport]:
+    """The row groups of one file that may hold a value, and what it took to know.
+    ``partition``: (the file's hive partition keys, {field: value}, and the column's type in
+    the dataset), for a dataset's partition columns; ``column_type``: the column's Arrow type
+    in the schema the files are read as (:func:`column_type`), None if not known."""
+    pf, footer = open_file(path, column, missing_ok=True)
+    if not any(c["path"] == column for c in footer["columns"]):
+        return _without_column(pf, footer, column, values, partition)
     rep = PruneReport(files=1, values=len(values))
-    pf, footer = open_file(path, column)
     rep.footer_bytes = pf.footer_length + 8
     chunks = footer["chunks"]
     rep.row_groups = footer["num_row_groups"]
@@ -340,8 +533,17 @@ def prune_file(path: str, column: str, values: Values, use_statistics: bool = Tr
     t = c0["physical_type"]
     logical = c0["logical_type"]  # "OTHER" (a type this reader does not know): no statistics
     tl = c0["type_length"] or None
+    if _narrowed(column_type, t, logical):
+        # Read as a coarser type, the file's values round together (12:00 and 13:00 into one
+        # date): no filter or statistics in the file's own type can rule a value out.
+        rep.read = rep.read_without_filter = rep.row_groups
+        return list(range(rep.row_groups)), rep
     phys, hashes, order, keys = values.typed(t, logical, tl) if len(values.values) else (None, None, None, None)
-    n = len(values.values)
+    n = len(hashes) if hashes is not None else 0  # the values this column's type can hold
+    if len(values.values) and not n and not values.has_null:
+        # None of the values fits this column's type (2**40 for an INT32 column): no row holds one.
+        rep.skipped_by_statistics = rep.row_groups
+        return [], rep
     nan_idx = np.flatnonzero(phys.nan) if phys is not None and phys.nan is not None else None
     # NaN has many bit patterns and a filter holds only those its writer hashed, so no filter
     # can rule out a chunk for a NaN value, as BloomFilter.check answers "maybe" for it.
@@ -435,16 +637,38 @@ def _filter_bytes(c) -> int:
 
 # ---- many files ----------------------------------------------------------------------------------
 
+def partitions(dataset, column: str):
+    """{path: (hive partition keys, the column's type in the dataset)} of a Dataset's files
+    whose folders name ``column`` (a partition column, which no file holds); None if none do."""
+    if dataset is None or dataset.schema.get_field_index(column) < 0:
+        return None
+    import pyarrow.dataset as pds
+
+    typ = dataset.schema.field(column).type
+    out = {}
+    for frag in dataset.get_fragments():
+        keys = pds.get_partition_keys(frag.partition_expression)
+        if column in keys:
+            out[frag.path] = (keys, typ)
+    return out or None
+
+
 def prune_files(files, column: str, values: Values, *, use_statistics=True, use_filters=True,
-                threads=None, progress=None) -> Pruned:
+                threads=None, progress=None, partitions=None, whole=True, column_type=None) -> Pruned:
+    """prune() of a list of files. ``partitions``: what :func:`partitions` gives; ``whole``:
+    the files are the whole dataset, so a column none of them has is an error (a Dask task's
+    batch is not: the caller checks the merged report with refuse_missing_column);
+    ``column_type``: what :func:`column_type` gives."""
     t0 = time.perf_counter()
     report = PruneReport(values=len(values))
     results: list = [None] * len(files)
     if not isinstance(column, str) or not column:
         raise ValueError("column must be a non-empty column path (dotted for nested columns)")
+    partitions = partitions or {}
 
     def one(i):
-        results[i] = prune_file(files[i], column, values, use_statistics, use_filters)
+        results[i] = prune_file(files[i], column, values, use_statistics, use_filters, partitions.get(files[i]),
+                                column_type)
         return i
 
     if threads == 1 or len(files) <= 1:
@@ -462,6 +686,8 @@ def prune_files(files, column: str, values: Values, *, use_statistics=True, use_
         report.merge(rep)
     report.values = len(values)
     report.seconds = time.perf_counter() - t0
+    if whole:
+        refuse_missing_column(files, column, report)
     return Pruned(pairs, report)
 
 
@@ -473,14 +699,18 @@ def prune(source, column: str, values, *, use_statistics: bool = True, use_filte
     skipped, as pyarrow.dataset does), a list of those, or a pyarrow.dataset.Dataset on the local
     filesystem. values: a scalar, a list, a numpy array or a pyarrow array, interpreted by the
     column's logical type (Decimal, date, datetime, UUID, ...); None matches null rows, as
-    pyarrow's ``isin`` does. Only footers and filter blocks are read; the result's ``.report``
+    pyarrow's ``isin`` does. Files are answered for as pyarrow.dataset reads them (see
+    docs/bloom.md, "Datasets whose files differ"): a file lacking the column holds nulls there, a
+    value its type cannot hold (2**40 in INT32) is in none of its rows, and a Dataset's hive
+    partition columns can be looked up. Only footers and filter blocks are read; the result's ``.report``
     says how many row groups statistics and filters ruled out. use_statistics / use_filters=False
     leave min/max statistics or bloom filters unused; ``threads`` files are read at once
     (default: twice the CPU count, at most 8); ``progress``, if given, is called as
     ``progress(files_done, files_total)`` as files are done."""
-    files, _ = resolve(source)
+    files, dataset = resolve(source)
     return prune_files(files, column, Values(values), use_statistics=use_statistics,
-                       use_filters=use_filters, threads=threads, progress=progress)
+                       use_filters=use_filters, threads=threads, progress=progress,
+                       partitions=partitions(dataset, column), column_type=column_type(files, dataset, column))
 
 
 def _field_expr(column: str, schema=None):
@@ -541,6 +771,11 @@ def value_set(values: Values, arrow_type):
     arrow_type = _comparable_type(arrow_type)
     try:
         vals = values.values
+        if pa.types.is_integer(arrow_type):  # values the type cannot hold match no row, as in isin
+            info = np.iinfo(arrow_type.to_pandas_dtype())
+            vals = in_range(vals, int(info.min), int(info.max) + 1)
+        elif pa.types.is_date(arrow_type) or pa.types.is_timestamp(arrow_type):  # not truncated into it
+            vals = in_unit(vals, "D" if pa.types.is_date(arrow_type) else arrow_type.unit)
         if _values.is_pyarrow(vals):
             if pa.types.is_date(vals.type) and pa.types.is_timestamp(arrow_type):
                 vals = vals.cast(pa.timestamp("s"))  # midnight, as the filters hash it
@@ -555,12 +790,16 @@ def value_set(values: Values, arrow_type):
     return arr
 
 
+_KEY = "\0simdex key"  # the lookup column's name in a scan's projection (no column is named so)
+
+
 def read_pruned(pruned: Pruned, column: str, values: Values, columns=None, dataset=None,
                 files=None) -> object:
     """The matching rows of the surviving row groups (one pyarrow scan, the same predicate a
     full scan would use); sets report.matched and report.rows. The result's schema is the
     dataset's, else the first of ``files``' (the source's files, in order)."""
     import pyarrow as pa
+    import pyarrow.compute as pc
     import pyarrow.dataset as pds
     import pyarrow.parquet as pq
 
@@ -595,7 +834,7 @@ def read_pruned(pruned: Pruned, column: str, values: Values, columns=None, datas
         if got is not None:
             pruned.report.rows, pruned.report.matched = got[0].num_rows, got[1]
             return got[0]
-    expr = _field_expr(column, schema).isin(value_set(values, typ))
+    vs = value_set(values, typ)
     frags = [fmt.make_fragment(path, filesystem=fs, row_groups=[rg],
                                **({"partition_expression": partition[path]} if path in partition else {}))
              for path, rg in pruned]
@@ -606,13 +845,29 @@ def read_pruned(pruned: Pruned, column: str, values: Values, columns=None, datas
             table = table.select(columns)
         pruned.report.matched, pruned.report.rows = 0, 0
         return table
-    batches, matched = [], set()
-    for tagged in ds.scanner(filter=expr, columns=columns, use_threads=True).scan_batches():
-        b = tagged.record_batch
-        if b.num_rows:
-            matched.add((tagged.fragment.path, tagged.fragment.row_groups[0].id))
-            batches.append(b)
+    # The rows are matched after the scan, not by a scanner filter: pyarrow's scanner first
+    # rules row groups out by their statistics, wrongly for floats (a row group holding NaN,
+    # which min/max leave out, or 0.0 where min and max are -0.0 and 0.0), and lost rows that
+    # a read of the same row groups holds. So the key column is projected beside those asked for.
     out_schema = ds.scanner(columns=columns).projected_schema
+    key = _field_expr(column, schema)
+    projection, match = None, key.isin(vs)
+    if columns is not None:
+        projection = {name: _field_expr(c, schema) for name, c in zip(out_schema.names, columns)}
+        projection[_KEY] = key
+        match = pc.field(_KEY).isin(vs)
+        if len(projection) != len(columns) + 1:  # a column asked for twice: as the scanner names them
+            projection, match = None, key.isin(vs)
+    batches, matched = [], set()
+    for tagged in ds.scanner(columns=projection, use_threads=True).scan_batches():
+        b = tagged.record_batch
+        if not b.num_rows:
+            continue
+        found = pa.Table.from_batches([b]).filter(match)
+        if found.num_rows:
+            matched.add((tagged.fragment.path, tagged.fragment.row_groups[0].id))
+            batches += found.select(out_schema.names if projection is not None or columns is None
+                                    else columns).to_batches()
     table = pa.Table.from_batches(batches, schema=out_schema)
     pruned.report.matched, pruned.report.rows = len(matched), table.num_rows
     return table
@@ -830,7 +1085,8 @@ def lookup(source, column: str, values, columns=None, *, use_statistics: bool = 
     files, dataset = resolve(source)
     vals = Values(values)
     pruned = prune_files(files, column, vals, use_statistics=use_statistics, use_filters=use_filters,
-                         threads=threads, progress=progress)
+                         threads=threads, progress=progress, partitions=partitions(dataset, column),
+                         column_type=column_type(files, dataset, column))
     table = read_pruned(pruned, column, vals, columns, dataset, files)
     pruned.report.seconds = time.perf_counter() - t0
     return (table, pruned.report) if return_report else table

@@ -4,6 +4,7 @@ pyarrow's own reading of the files."""
 
 from __future__ import annotations
 
+import datetime as dt
 import io
 import subprocess
 import sys
@@ -163,3 +164,190 @@ def test_add_checks_every_file_before_writing_any(tmp_path, bad):
     r = _cli("add", str(src), "--column", "id", "--out", str(tmp_path / "out"), "--no-progress")
     assert r.returncode == 1 and "part-1.parquet" in r.stderr and r.stdout == ""
     assert not (tmp_path / "out").exists()
+
+
+def _evolved(root):
+    """a: id int64, u uint32, s int8; b: no id at all; c: id int32, u int64 (a column dropped,
+    one retyped both ways: pyarrow.dataset reads every file as the first file's schema, with
+    nulls where a file lacks a column)."""
+    root.mkdir()
+    pq.write_table(pa.table({"id": pa.array([1, 2, 3, 2**40], pa.int64()), "x": [1, 2, 3, 4],
+                             "u": pa.array([0, 2**31, 2**32 - 1, 7], pa.uint32()),
+                             "s": pa.array([-128, 0, 127, 1], pa.int8())}), root / "a.parquet", row_group_size=2)
+    pq.write_table(pa.table({"x": [5, 6, 7]}), root / "b.parquet")
+    pq.write_table(pa.table({"id": pa.array([4, 5, -(2**31), 2**31 - 1], pa.int32()), "x": [8, 9, 10, 11],
+                             "u": pa.array([3, 2**31 + 1, 2**32 - 2, 8], pa.int64())}),
+                   root / "c.parquet", row_group_size=2)
+    bloom.add_filters(root / "a.parquet", ["id", "u", "s"], in_place=True)
+    bloom.add_filters(root / "c.parquet", ["id", "u"], in_place=True)
+    return root
+
+
+def _reference(source, column, values):
+    """pyarrow's answer: values the column's type cannot hold go in as int64 (isin casts)."""
+    ds = pds.dataset(source)
+    try:
+        vs = pa.array(values, ds.schema.field(column).type)
+    except (OverflowError, pa.ArrowInvalid):
+        vs = pa.array(values, pa.int64())
+    return ds.to_table(filter=pc.field(column).isin(vs))
+
+
+def test_a_file_without_the_column_holds_only_nulls_there(tmp_path):
+    """b.parquet has no id: prune and lookup raised "no column 'id'" for the whole dataset,
+    where pyarrow.dataset reads nulls there (a value is absent in b, None matches its rows). A
+    column no file has is still an error naming the columns."""
+    src = _evolved(tmp_path / "ev")
+    for values in ([2, 4], [None], [7, None], [99]):
+        got = bloom.lookup(src, "id", values)
+        assert got.sort_by("x").equals(_reference(src, "id", values).sort_by("x")), values
+    pruned = bloom.prune(src, "id", [2, 4])
+    assert not any(p.endswith("b.parquet") for p, _ in pruned)
+    assert pruned.report.files_without_column == 1 and "without the column" in str(pruned.report)
+    assert [rg for p, rg in bloom.prune(src, "id", [None]) if p.endswith("b.parquet")] == [0]
+    with pytest.raises(ValueError, match=r"no column 'idd' in any of the 3 files; .*the file has: id, x"):
+        bloom.lookup(src, "idd", [2])
+    r = _cli("lookup", str(src), "--column", "id", "--value", "4", "--columns", "id,x", "--no-progress")
+    assert r.returncode == 0 and r.stdout.splitlines()[1:] == ["4\t8"], r.stderr
+    r = _cli("lookup", str(src), "--column", "idd", "--value", "4", "--no-progress")
+    assert r.returncode == 1 and "no column 'idd' in any of the 3 files" in r.stderr
+
+
+@pytest.mark.parametrize("column, values", [
+    ("id", [2**40, 5]),           # INT64 in a, INT32 in c: 2**40 is in a only
+    ("id", [2**31, -(2**31) - 1, 2**31 - 1]),  # a signed INT32 cannot hold 2**31 (it hashed as -2**31)
+    ("u", [-1, 2**32, 2**31, 2**32 - 1, 2**32 - 2]),  # INT(32,UNSIGNED) in a, INT64 in c
+    ("s", [128, -129, -128, 127]),           # INT(8,SIGNED) in a, missing in c
+])
+def test_integers_a_column_cannot_hold_are_absent_there(tmp_path, column, values):
+    """A value outside a file's integer type raised ("out of range for INT32") for the whole
+    dataset, or was hashed as another value's bit pattern (2**31 as -2**31 on a signed INT32
+    column: a "maybe" and then an error from the read); pyarrow's dataset finds no row there."""
+    src = _evolved(tmp_path / "ev")
+    alone = [f for f in sorted(src.glob("*.parquet")) if column in pq.read_schema(f).names]
+    for source in alone + [src]:  # each file by itself too, then the dataset
+        for vs in [values] + [[v] for v in values]:
+            want = _reference(source, column, vs)
+            got = bloom.lookup(source, column, vs)
+            assert got.sort_by("x").equals(want.sort_by("x")), (source, vs)
+    r = _cli("lookup", str(src), "--column", column, *[f"--value={v}" for v in values], "--no-progress")
+    assert r.returncode == 0, r.stderr
+    assert len(r.stdout.splitlines()) - 1 == _reference(src, column, values).num_rows
+
+
+def _hive(root):
+    for year in (2023, 2024):
+        for region in ("eu", "us"):
+            d = root / f"year={year}" / f"region={region}"
+            d.mkdir(parents=True)
+            ids = np.arange(10) + year * 100 + (50 if region == "us" else 0)
+            pq.write_table(pa.table({"id": ids, "v": np.full(10, 0.5)}), d / "part-0.parquet", row_group_size=5)
+    bloom.add_filters(root, ["id"], in_place=True)
+    return root
+
+
+@pytest.mark.parametrize("column, value", [("id", "202455"), ("year", "2024"), ("region", "eu")])
+def test_cli_lookup_of_a_hive_directory_has_its_partition_columns(tmp_path, column, value):
+    """`simdex bloom lookup DIR` printed rows without the year=/region= folders' columns, and
+    a lookup on one of them failed (no file holds the column), where pyarrow.dataset with
+    partitioning="hive" (and pyarrow.parquet.read_table, and DuckDB) gives both."""
+    src = _hive(tmp_path / "events")
+    ds = pds.dataset(src, partitioning="hive")
+    want = ds.to_table(filter=pc.field(column).isin(pa.array([value]).cast(ds.schema.field(column).type)))
+    r = _cli("lookup", str(src), "--column", column, "--value", value, "-o", str(tmp_path / "rows.parquet"),
+             "--no-progress")
+    assert r.returncode == 0, r.stderr
+    got = pq.read_table(tmp_path / "rows.parquet")
+    assert got.schema == ds.schema and ds.schema.names == ["id", "v", "year", "region"]
+    assert got.sort_by("id").equals(want.sort_by("id"))
+    pruned = bloom.prune(ds, column, want.column(column)[0])
+    assert len(pruned) == (want.num_rows + 4) // 5  # only the row groups holding a match
+
+
+def test_dask_lookup_of_a_partitioned_dataset_and_of_files_lacking_the_column(tmp_path):
+    """simdex.bloom.dask.lookup refused a hive-partitioned Dataset (so `lookup DIR --dask`
+    could not give the partition columns the plain lookup gives); and a Dask batch whose files
+    all lack the column must not be taken for a column no file has."""
+    pytest.importorskip("distributed", reason="the dask extra (pip install simdex[dask]) is not installed")
+    from simdex.bloom import dask as bd
+
+    hive = pds.dataset(_hive(tmp_path / "events"), partitioning="hive")
+    src = _evolved(tmp_path / "ev")
+    with bd.cluster(n_workers=2) as client:
+        for column, values in (("year", [2024]), ("id", [202455, 202301])):
+            got = bd.lookup(hive, column, values, client=client)
+            assert got.equals(bloom.lookup(hive, column, values)), column
+            assert got.sort_by("id").equals(hive.to_table(filter=pc.field(column).isin(values)).sort_by("id"))
+        files = [str(src / n) for n in ("a.parquet", "b.parquet", "c.parquet")]
+        assert list(bd.prune(files, "id", [2, 4], client=client, tasks_per_worker=2)) == list(bloom.prune(files, "id", [2, 4]))
+        with pytest.raises(ValueError, match="no column 'idd' in any of the 3 files"):
+            bd.prune(files, "idd", [2], client=client)
+
+
+def test_rows_are_matched_after_the_scan_not_by_pyarrow_statistics(tmp_path):
+    """A Dataset (or files whose schemas differ) was read through pyarrow's scanner with the
+    isin filter, and the scanner rules row groups out by min/max first: a row group holding
+    NaN (statistics leave NaN out) and one whose min and max are -0.0 and 0.0 (looked up as
+    0.0) were dropped, with the rows in them, though prune had kept them and a read of the
+    dataset shows them."""
+    root = tmp_path / "floats"
+    root.mkdir()
+    pq.write_table(pa.table({"key": [1.0, float("nan")], "rid": [0, 1]}), root / "a.parquet")
+    pq.write_table(pa.table({"key": [-0.0, 0.0], "rid": [2, 3]}), root / "b.parquet")
+    ds = pds.dataset(root)
+    full = ds.to_table()
+    for value, rid in ((float("nan"), 1), (0.0, 3)):
+        want = full.filter(pc.is_in(full.column("key"), value_set=pa.array([value])))
+        assert want.column("rid").to_pylist() == [rid]
+        for columns in (None, ["rid"]):
+            got = bloom.lookup(ds, "key", [value], columns=columns)
+            assert got.column("rid").to_pylist() == [rid], (value, columns)
+            assert got.column_names == (["key", "rid"] if columns is None else ["rid"])
+
+
+def _rows(table):
+    return sorted(table.column("rid").to_pylist())
+
+
+def test_files_read_as_a_coarser_type_are_not_pruned_in_their_own(tmp_path):
+    """pyarrow's dataset reads every file as the first file's types and casts timestamps to
+    dates and doubles to floats without complaint (a coarser timestamp unit it refuses): the second file's 2024-01-02 12:00 is the
+    date 2024-01-02 there, its 0.1000000000000001 is float32(0.1). prune looked for midnight,
+    and for the double 0.1, in that file's own filters and statistics, and dropped the rows."""
+    for first, second, value in (
+            (pa.array([dt.date(2024, 1, 1)]), pa.array([dt.datetime(2024, 1, 2, 12)], pa.timestamp("ms")),
+             dt.date(2024, 1, 2)),
+            (pa.array([0.5], pa.float32()), pa.array([0.1000000000000001]), 0.1)):
+        root = tmp_path / str(first.type).replace("[", "_").replace("]", "")
+        root.mkdir()
+        pq.write_table(pa.table({"key": first, "rid": [0]}), root / "a.parquet")
+        pq.write_table(pa.table({"key": second, "rid": [1]}), root / "b.parquet")
+        bloom.add_filters(root, ["key"], in_place=True)
+        full = pds.dataset(root).to_table()
+        assert full.column("key")[1].equals(pa.scalar(value, first.type)), full  # what a reader sees
+        assert _rows(bloom.lookup(root, "key", [value])) == [1], first.type
+        assert (str(root / "b.parquet"), 0) in bloom.prune(root, "key", [value])
+
+
+def test_instants_a_date_or_coarse_timestamp_column_cannot_hold_are_absent(tmp_path):
+    """A datetime against a date column, or one finer than a timestamp column's unit, raised
+    ("expected a datetime.date", "finer than the column's unit"); a date column holds a
+    datetime's midnight (as DuckDB compares them), and no other instant."""
+    root = tmp_path / "t"
+    root.mkdir()
+    pq.write_table(pa.table({"d": pa.array([dt.date(2024, 1, 1), dt.date(2024, 1, 2)]),
+                             "ms": pa.array([dt.datetime(2024, 1, 1), dt.datetime(2024, 1, 2)], pa.timestamp("ms")),
+                             "rid": [0, 1]}), root / "a.parquet", row_group_size=1)
+    bloom.add_filters(root, ["d", "ms"], in_place=True)
+    for column in ("d", "ms"):
+        assert _rows(bloom.lookup(root, column, [dt.datetime(2024, 1, 2)])) == [1]
+        assert _rows(bloom.lookup(root, column, np.array(["2024-01-02T00:00"], "datetime64[us]"))) == [1]
+        for off in (dt.timedelta(hours=12), dt.timedelta(microseconds=1)):
+            instant = dt.datetime(2024, 1, 2) + off
+            for values in ([instant], [instant, dt.datetime(2024, 1, 1)], np.array([instant], "datetime64[us]"),
+                           pa.array([instant], pa.timestamp("us"))):
+                got = bloom.lookup(root, column, values)
+                assert _rows(got) == ([0] if len(values) == 2 else []), (column, values)
+            assert list(bloom.prune(root, column, [instant])) == []
+    r = _cli("lookup", str(root), "--column", "ms", "--value", "2024-01-02T00:00:00.000001", "--no-progress")
+    assert r.returncode == 0 and r.stdout.splitlines() == ["d\tms\trid"], r.stderr

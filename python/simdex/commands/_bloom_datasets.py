@@ -27,24 +27,46 @@ def _progress(enabled: bool, what: str):
         yield update
 
 
-def _column_type(files, column):
-    """(physical, logical, type_length) of the column in the first file that has it."""
-    from .._bloom_dataset import open_file
+def _column_type(files, column, dataset=None):
+    """(physical, logical, type_length) of the column in the first file that has it (files may
+    lack it: pyarrow reads nulls there); else, for a hive partition column, its type in the
+    dataset (an Arrow type); else the error naming the first file's columns."""
+    from .._bloom_dataset import PruneReport, open_file, refuse_missing_column
 
     if not files:
         raise ValueError("no Parquet files in the source")
-    _, footer = open_file(files[0], column)
-    for c in footer["columns"]:
-        if c["path"] == column:
-            logical = c["logical_type"] if c["logical_type"] != "OTHER" else ""
-            return c["physical_type"], logical, c["type_length"] or None
-    raise ValueError(f"no column {column!r}")  # open_file has already refused this
+    for f in files:
+        _, footer = open_file(f, column, missing_ok=True)
+        for c in footer["columns"]:
+            if c["path"] == column:
+                logical = c["logical_type"] if c["logical_type"] != "OTHER" else ""
+                return c["physical_type"], logical, c["type_length"] or None
+    if dataset is not None and dataset.schema.get_field_index(column) >= 0:
+        return dataset.schema.field(column).type, "", None
+    refuse_missing_column(files, column, PruneReport(files_without_column=len(files)))
+    raise AssertionError("unreachable")
 
 
-def _read_values(args, files):
+def _parse_partition_text(text: str, arrow_type):
+    """A value of a hive partition column (year=2024), parsed as pyarrow parses the folder's."""
+    import pyarrow as pa
+
+    try:
+        return pa.array([text]).cast(arrow_type)[0].as_py()
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
+        raise ValueError(f"{text!r} is not a {arrow_type} (the partition column's type): {e}") from None
+
+
+def _read_values(args, files, dataset=None):
     from .._bloom_values import parse_text
 
-    t, logical, length = _column_type(files, args.column)
+    t, logical, length = _column_type(files, args.column, dataset)
+    if isinstance(t, str):
+        def parse(text):
+            return parse_text(text, t, logical, length, hex=args.hex)
+    else:  # a partition column: t is its Arrow type
+        def parse(text):
+            return _parse_partition_text(text, t)
     texts: list[tuple[str, str]] = [(f"--value {i + 1}", v) for i, v in enumerate(args.value or [])]
     if args.values_file:
         src = sys.stdin.buffer if args.values_file == "-" else open(args.values_file, "rb")
@@ -52,7 +74,7 @@ def _read_values(args, files):
         with src:
             for number, raw in enumerate(src, 1):
                 text = raw.rstrip(b"\r\n").decode("utf-8", "surrogateescape")
-                if not text.strip() and t != "BYTE_ARRAY":
+                if not text.strip() and t != "BYTE_ARRAY" and str(t) != "string":
                     raise ValueError(f"{name}, line {number}: blank line (one {t} value per line)")
                 texts.append((f"{name}, line {number}", text))
     if not texts:
@@ -63,32 +85,58 @@ def _read_values(args, files):
             values.append(None)
             continue
         try:
-            values.append(parse_text(text, t, logical, length, hex=args.hex))
+            values.append(parse(text))
         except ValueError as e:
             raise ValueError(f"{where}: {e}") from None
     return values
+
+
+def _hive_dataset(sources):
+    """One directory given: a pyarrow dataset of it with hive partitioning, so that its
+    partition folders' columns (year=2024/) are columns of the rows found and can be looked up,
+    as pyarrow.dataset(partitioning="hive"), pyarrow.parquet.read_table and DuckDB read such a
+    directory; None otherwise (files, several sources)."""
+    import os
+
+    if len(sources) != 1 or not os.path.isdir(sources[0]):
+        return None
+    from .._bloom_dataset import resolve_named
+
+    _, names, _ = resolve_named(sources[0])
+    if not any("=" in part for n in names for part in n.split(os.sep)[:-1]):
+        return None  # no partition folders: the files as they are
+    import pyarrow as pa
+    import pyarrow.dataset as pds
+
+    try:
+        return pds.dataset(sources[0], format="parquet", partitioning="hive")
+    except pa.ArrowException:
+        return None  # a file pyarrow cannot open: the plain lookup says which, and why
 
 
 def cmd_lookup(args) -> int:
     from .. import bloom
     from .._bloom_dataset import resolve
 
-    files, _ = resolve(args.source)
+    dataset = _hive_dataset(args.source)
+    files, _ = resolve(dataset if dataset is not None else args.source)
     if args.output:
         _refuse_input_as_output(args.output, files)
-    values = _read_values(args, files)
+    values = _read_values(args, files, dataset)
     columns = [c for part in args.columns for c in part.split(",") if c] if args.columns else None
     show = not args.no_progress and sys.stderr.isatty()
     if args.dask is not None or args.scheduler:
         from .. import _bloom_dask
 
-        table, report = _bloom_dask.lookup(files, args.column, values, columns, scheduler=args.scheduler,
+        table, report = _bloom_dask.lookup(dataset if dataset is not None else files, args.column, values, columns,
+                                           scheduler=args.scheduler,
                                            n_workers=args.dask or None, return_report=True,
                                            use_filters=not args.no_filters,
                                            use_statistics=not args.no_statistics)
     else:
         with _progress(show, "lookup") as progress:
-            table, report = bloom.lookup(files, args.column, values, columns, progress=progress,
+            table, report = bloom.lookup(dataset if dataset is not None else files, args.column, values, columns,
+                                         progress=progress,
                                          use_filters=not args.no_filters, use_statistics=not args.no_statistics,
                                          return_report=True)
     if args.explain:
@@ -212,7 +260,8 @@ def cmd_add(args) -> int:
 def register(sub, run, values_start_with_minus) -> None:
     lk = sub.add_parser("lookup", help="rows of Parquet files whose column holds given values, reading only "
                                        "the row groups statistics and bloom filters cannot rule out")
-    lk.add_argument("source", nargs="+", help="Parquet files and/or directories")
+    lk.add_argument("source", nargs="+", help="Parquet files and/or directories (one directory with hive "
+                                              "folders, year=2024/: their columns too)")
     lk.add_argument("--column", required=True, help="dotted column path")
     lk.add_argument("--value", action="append", help="a value (repeatable), parsed by the column's type")
     lk.add_argument("--values-file", help="values, one per line ('-': stdin)")
