@@ -121,12 +121,8 @@ class BloomFilter:
     """
 
     def __init__(self, num_bytes=None, *, ndv=None, fpp=0.01, sizing="arrow", physical_type=None,
-                 type_length=None, logical_type=None, _native_filter=None, _load=None):
-        if _load is not None:
-            self._load = _load  # __getattr__ reads the filter on first use
-        elif _native_filter is not None:
-            self._f = _native_filter
-        elif num_bytes is not None:
+                 type_length=None, logical_type=None):
+        if num_bytes is not None:
             if int(num_bytes) < 32:
                 raise ValueError(f"num_bytes must be a power of two in [32, 134217728], got {num_bytes}")
             self._f = _native.Filter(int(num_bytes))
@@ -136,6 +132,21 @@ class BloomFilter:
             self._f = _native.Filter.for_ndv(int(ndv), float(fpp), sizing)
         else:
             raise ValueError("give num_bytes, or ndv (and fpp)")
+        self._set_type(physical_type, type_length, logical_type)
+
+    @classmethod
+    def _over(cls, native=None, load=None, physical_type=None, type_length=None, logical_type=None):
+        """A filter over an existing native filter, or one whose bitset ``load()`` reads on
+        first use (kept out of __init__, whose signature help() shows)."""
+        self = cls.__new__(cls)
+        if load is not None:
+            self._load = load  # __getattr__ reads the filter on first use
+        else:
+            self._f = native
+        self._set_type(physical_type, type_length, logical_type)
+        return self
+
+    def _set_type(self, physical_type, type_length, logical_type) -> None:
         self.physical_type = _normalize_type(physical_type)
         self.type_length = type_length
         self.logical_type = logical_type or None
@@ -156,13 +167,13 @@ class BloomFilter:
     def from_bitset(cls, bitset, **kw) -> "BloomFilter":
         """A filter over a copy of a raw bitset (any non-zero multiple of 32 bytes, else
         ValueError); ``kw``: physical_type, type_length, logical_type as for the constructor."""
-        return cls(_native_filter=_native.Filter.from_bitset(bytes(bitset)), **kw)
+        return cls._over(_native.Filter.from_bitset(bytes(bitset)), **kw)
 
     @classmethod
     def from_bytes(cls, data, **kw) -> "BloomFilter":
         """Parse the Parquet form: Thrift BloomFilterHeader + bitset. ValueError with the byte
         offset for a malformed header; ``kw`` as for from_bitset."""
-        return cls(_native_filter=_native.Filter.parse(bytes(data)), **kw)
+        return cls._over(_native.Filter.parse(bytes(data)), **kw)
 
     def to_bytes(self) -> bytes:
         """The Parquet form: Thrift BloomFilterHeader + bitset."""
@@ -247,8 +258,8 @@ class BloomFilter:
 
     def copy(self) -> "BloomFilter":
         """An independent copy (bitset and column type)."""
-        return BloomFilter(_native_filter=self._f.copy(), physical_type=self.physical_type,
-                           type_length=self.type_length, logical_type=self.logical_type)
+        return type(self)._over(self._f.copy(), physical_type=self.physical_type,
+                                type_length=self.type_length, logical_type=self.logical_type)
 
     def fold_to_fpp(self, target_fpp: float) -> int:
         """Halve the size while the estimated FPP stays <= target; returns the folds done."""
@@ -375,7 +386,7 @@ def from_parquet(path, columns=None, row_groups=None) -> dict:
             file.locate_filter(i)
             checked.add(off)
         t = info["physical_type"]
-        bf = BloomFilter(_load=loader(i, off), physical_type=t if t in PHYSICAL_TYPES else None,
+        bf = BloomFilter._over(load=loader(i, off), physical_type=t if t in PHYSICAL_TYPES else None,
                          type_length=info["type_length"] or None,
                          logical_type=info["logical_type"] if info["logical_type"] != "OTHER" else None)
         out.setdefault(info["row_group"], {})[info["path"]] = bf

@@ -285,6 +285,25 @@ def test_bloomfilter_docstrings_name_the_errors_they_raise():
         assert "ValueError" in documented.__doc__, documented.__qualname__
 
 
+@pytest.mark.skipif("bloom" not in components.BUILT, reason="bloom not built")
+def test_bloomfilter_signature_shows_no_private_arguments():
+    """help(BloomFilter) showed the internal _native_filter and _load keywords; copies, parsed
+    and loaded filters still keep their subclass and column type."""
+    import inspect
+
+    from simdex.bloom import BloomFilter
+
+    assert not [p for p in inspect.signature(BloomFilter).parameters if p.startswith("_")]
+
+    class Mine(BloomFilter):
+        pass
+
+    f = Mine(64, physical_type="INT32")
+    f.insert([1, 2])
+    for g in (f.copy(), Mine.from_bytes(f.to_bytes(), physical_type="INT32"), f | f):
+        assert type(g) is Mine and g.physical_type == "INT32" and g.check(1) and g.to_bytes() == f.to_bytes()
+
+
 def _public_classes():
     mods = {"btree": ("SortedSet", "SortedDict", "SortedKeysView", "SortedValuesView", "SortedItemsView"),
             "bloom": ("BloomFilter",), "base85": ("Encoder", "Decoder")}
