@@ -401,6 +401,11 @@ class SortedSet(_native._Set):
         """1 if value is in the set, else 0."""
         return 1 if value in self else 0
 
+    # Defined here so that help() says so, not the slot's generic "Set self[key] to value".
+    def __setitem__(self, index, value):
+        """Not supported: a sorted set places its keys itself; raises TypeError (use add())."""
+        raise TypeError("SortedSet does not support item assignment; use add()")
+
     def copy(self) -> SortedSet:
         """A shallow copy (keys are numbers, so also a deep one)."""
         s = self._like()

@@ -304,6 +304,20 @@ def test_bloomfilter_signature_shows_no_private_arguments():
         assert type(g) is Mine and g.physical_type == "INT32" and g.check(1) and g.to_bytes() == f.to_bytes()
 
 
+@pytest.mark.skipif("btree" not in components.BUILT, reason="btree not built")
+def test_sortedset_help_does_not_offer_item_assignment():
+    """help(SortedSet) listed the native slot's __setitem__ as "Set self[key] to value"."""
+    from simdex.btree import SortedSet
+
+    assert "not supported" in SortedSet.__setitem__.__doc__.lower()
+    s = SortedSet([1, 2, 3])
+    with pytest.raises(TypeError, match="add"):
+        s[0] = 5
+    del s[0]
+    del s[:1]
+    assert list(s) == [3]
+
+
 def _public_classes():
     mods = {"btree": ("SortedSet", "SortedDict", "SortedKeysView", "SortedValuesView", "SortedItemsView"),
             "bloom": ("BloomFilter",), "base85": ("Encoder", "Decoder")}
