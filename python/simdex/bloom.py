@@ -19,6 +19,7 @@ those, ``add_filters(files, column, out=...)`` adds filters to files written wit
 
 from __future__ import annotations
 
+import operator
 import threading
 
 import numpy as np
@@ -86,6 +87,15 @@ def _typed_hashes(values, physical_type, type_length, logical_type):
             raise ValueError("pyarrow values need a physical_type (or a filter that knows its column)")
         t = _values.infer_type(probe)
     return _values.hash_values(values, t, logical_type or "", type_length)
+
+
+def _hash64(h) -> int:
+    """h as an unsigned 64-bit hash; ValueError for an int outside [0, 2**64) (the native call
+    answered with its overload listing)."""
+    v = operator.index(h)
+    if not 0 <= v < 1 << 64:
+        raise ValueError(f"a hash is an int in [0, 2**64), got {v}")
+    return v
 
 
 def hash_values(values, physical_type=None, type_length=None, logical_type=None) -> np.ndarray:
@@ -229,12 +239,13 @@ class BloomFilter:
 
     # -- hashes -------------------------------------------------------------------------------
     def insert_hash(self, h: int) -> None:
-        """Insert one 64-bit XXH64 hash (as hash_values computes them)."""
-        self._f.insert_hash(int(h))
+        """Insert one 64-bit XXH64 hash (as hash_values computes them): an int in [0, 2**64),
+        else ValueError."""
+        self._f.insert_hash(_hash64(h))
 
     def check_hash(self, h: int) -> bool:
-        """True if the value with this 64-bit hash may be present."""
-        return self._f.check_hash(int(h))
+        """True if the value with this 64-bit hash may be present; h as for insert_hash."""
+        return self._f.check_hash(_hash64(h))
 
     def insert_hashes(self, hashes) -> None:
         """Insert many 64-bit hashes (any array-like of uint64) in one call."""

@@ -318,6 +318,23 @@ def test_sortedset_help_does_not_offer_item_assignment():
     assert list(s) == [3]
 
 
+@pytest.mark.skipif("bloom" not in components.BUILT, reason="bloom not built")
+def test_a_hash_outside_64_bits_is_a_value_error():
+    """check_hash(-1) and insert_hash(2**64) answered with nanobind's overload listing."""
+    from simdex.bloom import BloomFilter, hash_values
+
+    f = BloomFilter(64)
+    for bad in (-1, 2**64):
+        for call in (f.check_hash, f.insert_hash):
+            with pytest.raises(ValueError, match=r"\[0, 2\*\*64\)"):
+                call(bad)
+    with pytest.raises(TypeError):
+        f.check_hash(1.5)  # int() truncated it before
+    h = hash_values([7])[0]
+    f.insert_hash(h)  # a numpy uint64, as hash_values gives
+    assert f.check_hash(int(h)) and f.check([7])[0]
+
+
 def _public_classes():
     mods = {"btree": ("SortedSet", "SortedDict", "SortedKeysView", "SortedValuesView", "SortedItemsView"),
             "bloom": ("BloomFilter",), "base85": ("Encoder", "Decoder")}
