@@ -144,3 +144,46 @@ def test_a_bench_program_run_leaves_no_open_pipe(tmp_path, monkeypatch):
         gc.collect()
     assert [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)] == []
     assert sorted((tmp_path / "fake.log").read_text().splitlines()) == ["a log line", "out"]
+
+
+def test_an_interrupted_bench_program_is_heard_out(tmp_path, monkeypatch):
+    """After Ctrl-C, simdex bench stopped reading the program's stderr and waited for it: what
+    the program said as it stopped never reached its log, and more than a pipe's worth of it
+    would block the program, and simdex with it, for ever."""
+    import threading
+
+    from simdex import bench
+
+    fake = tmp_path / "bench_fake"
+    fake.write_text("#!/bin/sh\n"
+                    "trap 'i=0; while [ $i -lt 3000 ]; do echo \"stopping, line $i: "
+                    "..................................................\" >&2; i=$((i+1)); done; "
+                    "echo \"stopped cleanly\" >&2; exit 143' TERM\n"
+                    "echo 'PROGRESS 1 2 half' >&2\n"
+                    "while :; do sleep 0.05; done\n")
+    fake.chmod(0o755)
+    monkeypatch.setattr(bench, "bench_dir", lambda: tmp_path)
+
+    class Progress:  # Ctrl-C arrives while the first progress line is shown
+        calls = 0
+
+        def update(self, task, **kw):
+            self.calls += 1
+            if self.calls == 1:
+                raise KeyboardInterrupt
+
+    outcome = []
+
+    def run():
+        try:
+            bench._run_native("fake", [], tmp_path / "fake.log", Progress(), 0)
+        except KeyboardInterrupt:
+            outcome.append("interrupted")
+
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    t.join(timeout=60)
+    assert not t.is_alive(), "simdex bench waits for a program blocked on its full pipe"
+    assert outcome == ["interrupted"]
+    log = (tmp_path / "fake.log").read_text()
+    assert "stopping, line 2999" in log and log.rstrip().endswith("stopped cleanly")
