@@ -301,6 +301,12 @@ struct level {
   tree_root saved;
   std::uint64_t saved_version = 0;    // the clock's version when the level began
   std::vector<pending_node> pending;  // nodes older than this level it replaced
+  // Set when a tree operation failed halfway (see txn_state::in_op): what it was, and the nodes
+  // it allocated or released, which the abort gives back with those reachable from the root.
+  bool broken = false;
+  error_kind broken_kind = error_kind::io;
+  std::string broken_why;
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> strays;
 };
 struct txn_state {
   db_impl* db = nullptr;
@@ -327,6 +333,13 @@ struct txn_state {
   std::string buf_bytes;
   std::vector<buffered_put> buf;
   void flush();
+  // The tree operation under way (tree_write, tree_remove_range, tree_bulk) journals the nodes
+  // it allocates and the nodes of this level it releases, whose give-back waits for its end. One
+  // that fails halfway (an allocation the file could not grow for: a full disk) may have linked
+  // some new nodes and not yet unlinked the old ones, so neither can be given back by a walk of
+  // the tree alone: its level is then broken (level::broken) and takes nothing but abort.
+  bool in_op = false;
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> op_made, op_released;  // (ref, units)
   std::uint64_t base() const { return levels.back().base; }
   // Allocates a node stamped with this level's id.
   std::uint8_t* make(std::uint32_t units, std::uint8_t type, std::uint32_t& ref);
@@ -334,6 +347,9 @@ struct txn_state {
   void release(std::uint32_t ref);
   void release_blobs_of_leaf(std::uint32_t ref, std::uint64_t min_txn);
   void free_new(std::uint32_t ref, std::uint64_t min_txn);  // abort: frees nodes >= min_txn
+  // The same nodes, listed instead (the abort of a broken level).
+  void collect_new(std::uint32_t ref, std::uint64_t min_txn,
+                   std::vector<std::pair<std::uint32_t, std::uint32_t>>& out) const;
   // Undoes the innermost open level (an abort's work): its buffered puts, its new nodes, its
   // tree state.
   void undo_level() noexcept;
@@ -354,6 +370,8 @@ struct reader {
 // transaction it was nested in ended), or a sub-transaction of it is open (`what` says what was
 // refused: "used" or "read").
 void check_level(const txn_state& t, std::size_t level, const char* what);
+// Throws the error of the write that failed halfway, if one did (level::broken).
+void check_unbroken(const txn_state& t);
 
 // Tree operations (tree.cc).
 enum class wmode { upsert, insert, update, remove };

@@ -269,6 +269,7 @@ int db_impl::tree_index(std::string_view name) const {
 
 std::uint8_t* txn_state::make(std::uint32_t units, std::uint8_t type, std::uint32_t& ref) {
   ref = db->allocate(units);
+  if (in_op) op_made.emplace_back(ref, units);
   auto* h = db->hdr(ref);
   h->type = type;
   h->flags = 0;
@@ -280,7 +281,9 @@ std::uint8_t* txn_state::make(std::uint32_t units, std::uint8_t type, std::uint3
 
 void txn_state::release(std::uint32_t ref) {
   const node_hdr* h = db->hdr(ref);
-  if (h->txn >= base())
+  if (h->txn >= base() && in_op)
+    op_released.emplace_back(ref, h->units);  // given back when the operation is over
+  else if (h->txn >= base())
     db->alloc.give(ref, h->units);  // written by this level: nobody else can see it
   else
     levels.back().pending.push_back({ref, h->units, h->txn});
@@ -412,6 +415,7 @@ void view::check_open() const {
     // A parent's tree is the one its open sub-transaction is changing (and an ended nested
     // transaction's may be freed): only the innermost open level reads.
     check_level(*txn_, level_, "read");
+    check_unbroken(*txn_);
     if (!txn_->buf.empty()) txn_->flush();
   }
 }
@@ -572,8 +576,18 @@ txn_state& write_tx::raw() const {
   return *state_;
 }
 
+// A level whose tree operation failed halfway takes nothing but abort (see journaled() in
+// write.cc): its tree may be half changed.
+void detail::check_unbroken(const txn_state& t) {
+  const level& l = t.levels.back();
+  if (l.broken)
+    throw error(l.broken_kind, "transaction: a write failed halfway (" + l.broken_why +
+                                   "), so it can only be aborted");
+}
+
 txn_state& write_tx::st() const {
   txn_state& t = raw();
+  check_unbroken(t);
   t.flush();
   return t;
 }
@@ -581,6 +595,7 @@ txn_state& write_tx::st() const {
 void write_tx::put(std::string_view key, std::string_view value) {
   check_kv(key, value);
   txn_state& t = raw();
+  check_unbroken(t);
   if (value.size() > kInlineValue) {
     t.flush();
     bool ch;
@@ -745,7 +760,18 @@ void txn_state::undo_level() noexcept {
   buf.clear();  // buffered puts were never applied
   buf_bytes.clear();
   try {
-    free_new(cur.root, base());
+    level& l = levels.back();
+    if (!l.broken) {
+      free_new(cur.root, base());
+    } else {
+      // A failed operation's nodes may be linked or not, its released ones too: what the root
+      // reaches and what the journal holds, each given back once.
+      std::vector<std::pair<std::uint32_t, std::uint32_t>> all = std::move(l.strays);
+      collect_new(cur.root, base(), all);
+      std::sort(all.begin(), all.end());
+      all.erase(std::unique(all.begin(), all.end()), all.end());
+      for (const auto& [ref, units] : all) db->alloc.give(ref, units);
+    }
   } catch (...) {  // out of memory: the level's new nodes leak, the state still unwinds
   }
   cur = levels.back().saved;

@@ -803,10 +803,8 @@ rc rm_range(range_ctx& r, std::uint32_t ref, std::size_t d, bool lo_on, bool hi_
   return rc::replaced;
 }
 
-}  // namespace
-
-void tree_bulk(txn_state& t, const std::vector<std::pair<std::string_view, std::string_view>>& kv) {
-  t.clock->changed();
+void bulk_build(txn_state& t,
+                const std::vector<std::pair<std::string_view, std::string_view>>& kv) {
   std::vector<ent> es;
   es.reserve(kv.size());
   for (const auto& [k, v] : kv) {
@@ -831,9 +829,8 @@ void tree_bulk(txn_state& t, const std::vector<std::pair<std::string_view, std::
   t.cur.count = es.size();
 }
 
-std::uint64_t tree_remove_range(txn_state& t, std::string_view lo,
-                                std::optional<std::string_view> hi) {
-  t.clock->changed();
+std::uint64_t remove_range_op(txn_state& t, std::string_view lo,
+                              std::optional<std::string_view> hi) {
   if (!t.cur.root || (hi && *hi <= lo)) return 0;
   range_ctx r{t,
               *t.db,
@@ -849,9 +846,8 @@ std::uint64_t tree_remove_range(txn_state& t, std::string_view lo,
   return r.removed;
 }
 
-bool tree_write(txn_state& t, wmode mode, std::string_view key, std::string_view value,
-                bool& changed) {
-  t.clock->changed();
+bool write_op(txn_state& t, wmode mode, std::string_view key, std::string_view value,
+              bool& changed) {
   wctx c{t,          *t.db, mode,          reinterpret_cast<const u8*>(key.data()),
          key.size(), value, key_hash(key), false,
          0,          {}};
@@ -885,6 +881,66 @@ bool tree_write(txn_state& t, wmode mode, std::string_view key, std::string_view
   }
   t.cur.count = static_cast<std::uint64_t>(static_cast<std::int64_t>(t.cur.count) + c.delta);
   return c.existed;
+}
+
+// Runs one tree operation with its journal (txn_state::in_op). A node of this level that the
+// operation replaced goes back only when the operation is over, since until then the tree may
+// still link it. If the operation fails halfway (an allocation the file could not grow for),
+// the tree may hold some of its new nodes and still some old ones, with counts half updated:
+// the level is marked broken, keeping the journal, and takes nothing but its abort, which gives
+// back what the root reaches and what the journal holds, each once. Before, the abort walked
+// the tree alone: the new nodes not linked yet leaked (and the next commit wrote the leak into
+// the file), and a released node still linked was given back twice, then reused under live
+// data (a crash followed).
+template <class Op>
+auto journaled(txn_state& t, Op op) {
+  t.clock->changed();
+  t.op_made.clear();
+  t.op_released.clear();
+  auto broke = [&t](error_kind kind, const char* why) {
+    t.in_op = false;
+    level& l = t.levels.back();
+    l.broken = true;
+    l.broken_kind = kind;
+    l.broken_why = why;
+    l.strays.insert(l.strays.end(), t.op_made.begin(), t.op_made.end());
+    l.strays.insert(l.strays.end(), t.op_released.begin(), t.op_released.end());
+  };
+  t.in_op = true;
+  try {
+    auto r = op();
+    t.in_op = false;
+    for (const auto& [ref, units] : t.op_released) t.db->alloc.give(ref, units);
+    return r;
+  } catch (const error& e) {
+    broke(e.kind(), e.detail().c_str());
+    throw;
+  } catch (const std::exception& e) {  // out of memory
+    broke(error_kind::io, e.what());
+    throw;
+  } catch (...) {
+    broke(error_kind::io, "an unknown error");
+    throw;
+  }
+}
+
+}  // namespace
+
+bool tree_write(txn_state& t, wmode mode, std::string_view key, std::string_view value,
+                bool& changed) {
+  return journaled(t, [&] { return write_op(t, mode, key, value, changed); });
+}
+
+std::uint64_t tree_remove_range(txn_state& t, std::string_view lo,
+                                std::optional<std::string_view> hi) {
+  return journaled(t, [&] { return remove_range_op(t, lo, hi); });
+}
+
+void tree_bulk(txn_state& t, const std::vector<std::pair<std::string_view, std::string_view>>& kv) {
+  journaled(t, [&] {
+    bulk_build(t, kv);
+    return true;
+  });
 }
 
 // Applies the buffered puts: their paths are first walked in groups with prefetches (every
@@ -930,6 +986,25 @@ void txn_state::release_blobs_of_leaf(std::uint32_t ref, std::uint64_t min_txn) 
     const ent e = gather(L, i);
     if (e.blob && db->hdr(e.blob)->txn >= min_txn) db->alloc.give(e.blob, db->hdr(e.blob)->units);
   }
+}
+
+void txn_state::collect_new(std::uint32_t ref, std::uint64_t min_txn,
+                            std::vector<std::pair<std::uint32_t, std::uint32_t>>& out) const {
+  if (!ref) return;
+  const node_hdr* h = db->hdr(ref);
+  if (h->txn < min_txn) return;
+  if (h->type == kInner) {
+    inner_view v{reinterpret_cast<inner_hdr*>(db->at(ref))};
+    for (unsigned i = 0; i < v.h->n; ++i) collect_new(v.child(i), min_txn, out);
+  } else if (h->type == kLeaf) {
+    leaf_view L{reinterpret_cast<leaf_hdr*>(db->at(ref))};
+    for (std::size_t i = 0; i < L.h->n; ++i) {
+      const ent e = gather(L, i);
+      if (e.blob && db->hdr(e.blob)->txn >= min_txn)
+        out.emplace_back(e.blob, db->hdr(e.blob)->units);
+    }
+  }
+  out.emplace_back(ref, h->units);
 }
 
 void txn_state::free_new(std::uint32_t ref, std::uint64_t min_txn) {

@@ -317,9 +317,19 @@ class released_call {
 
 // A cursor and the snapshot or transaction it reads (kept alive by the binding), checked
 // before every move: the owner's registered calls conflict with the cursor's reads.
+//
+// Off a key, next() and prev() move as py-lmdb's (LMDB's) do, where the C++ cursor answers
+// false: a cursor that has not stood on a key (new, or after a failed seek or first/last)
+// goes to the first key with next() and to the last with prev(); one that ran off an end stays
+// past it in that direction and comes back with the other move (next() past the last key, or
+// a lower_bound / upper_bound above it, then prev(): the last key). So a port of
+// `cur.set_range(x); cur.prev()` ("the last key below x") finds the last key when x is above
+// them all, and `while c.next():` on a new cursor walks every key.
 struct py_cursor {
+  enum class off : std::uint8_t { unplaced, past_last, before_first };
   cursor c;
   const void* owner;
+  off side = off::unplaced;  // where it is while not on a key
   cursor& at() {
     check_idle(owner);
     return c;
@@ -327,6 +337,17 @@ struct py_cursor {
   const cursor& at() const {
     check_idle(owner);
     return c;
+  }
+  bool placed(bool ok, off miss) {  // the result of a move, noting where a miss left it
+    if (!ok) side = miss;
+    return ok;
+  }
+  bool step(bool fwd) {
+    cursor& k = at();
+    if (k.valid())
+      return placed(fwd ? k.next() : k.prev(), fwd ? off::past_last : off::before_first);
+    if (side == (fwd ? off::past_last : off::before_first)) return false;
+    return placed(fwd ? k.first() : k.last(), off::unplaced);
   }
 };
 
@@ -439,42 +460,42 @@ void bind_cursor(nb::module_& b) {
       .def(
           "first",
           [](py_cursor& c, nb::handle p) {
-            if (p.is_none()) return c.at().first();
+            if (p.is_none()) return c.placed(c.at().first(), py_cursor::off::unplaced);
             const bytes_arg prefix(p, {"prefix"});
-            return c.at().first(prefix.sv());
+            return c.placed(c.at().first(prefix.sv()), py_cursor::off::unplaced);
           },
           nb::arg("prefix").none() = nb::none())
       .def(
           "last",
           [](py_cursor& c, nb::handle p) {
-            if (p.is_none()) return c.at().last();
+            if (p.is_none()) return c.placed(c.at().last(), py_cursor::off::unplaced);
             const bytes_arg prefix(p, {"prefix"});
-            return c.at().last(prefix.sv());
+            return c.placed(c.at().last(prefix.sv()), py_cursor::off::unplaced);
           },
           nb::arg("prefix").none() = nb::none())
       .def(
           "seek",
           [](py_cursor& c, nb::handle k) {
             const bytes_arg key(k, {"key"});
-            return c.at().seek(key.sv());
+            return c.placed(c.at().seek(key.sv()), py_cursor::off::unplaced);
           },
           nb::arg("key").none())
       .def(
           "lower_bound",
           [](py_cursor& c, nb::handle k) {
             const bytes_arg key(k, {"key"});
-            return c.at().lower_bound(key.sv());
+            return c.placed(c.at().lower_bound(key.sv()), py_cursor::off::past_last);
           },
           nb::arg("key").none())
       .def(
           "upper_bound",
           [](py_cursor& c, nb::handle k) {
             const bytes_arg key(k, {"key"});
-            return c.at().upper_bound(key.sv());
+            return c.placed(c.at().upper_bound(key.sv()), py_cursor::off::past_last);
           },
           nb::arg("key").none())
-      .def("next", [](py_cursor& c) { return c.at().next(); })
-      .def("prev", [](py_cursor& c) { return c.at().prev(); })
+      .def("next", [](py_cursor& c) { return c.step(true); })
+      .def("prev", [](py_cursor& c) { return c.step(false); })
       .def("key", [](const py_cursor& c) { return as_bytes(c.at().key()); })
       .def("value", [](const py_cursor& c) { return as_bytes(c.at().value()); })
       .def(
@@ -488,7 +509,8 @@ void bind_cursor(nb::module_& b) {
               const std::string_view k = c.key();
               if (stop && (forward ? k >= sv(*stop) : k < sv(*stop))) break;
               out.append(nb::make_tuple(as_bytes(k), as_bytes(c.value())));
-              forward ? c.next() : c.prev();
+              pc.placed(forward ? c.next() : c.prev(),
+                        forward ? py_cursor::off::past_last : py_cursor::off::before_first);
             }
             return out;
           },
