@@ -327,6 +327,22 @@ def test_missing_tree_is_not_found_and_trees_can_be_dropped(tmp_path):
     assert r.returncode == 0 and "ok ('users', 'empty')" in r.stdout, r.stdout + r.stderr
 
 
+def test_cli_names_the_default_tree(tmp_path):
+    """`simdex kv check` printed "ok ('')" and `kv stat` "tree ''" for the default tree."""
+    p = str(tmp_path / "a.kv")
+    with kv.open(p) as db:
+        with db.write() as tx:
+            tx[b"k"] = b"v"
+        with db.write("users") as tx:
+            tx[b"k"] = b"v"
+    run = [sys.executable, "-m", "simdex", "kv"]
+    r = subprocess.run(run + ["check", p], capture_output=True, text=True)
+    assert r.returncode == 0 and r.stdout.strip().endswith("ok (the default tree, 'users')"), r.stdout + r.stderr
+    r = subprocess.run(run + ["stat", p], capture_output=True, text=True)
+    assert r.returncode == 0 and r.stdout.startswith("the default tree: 1 keys"), r.stdout + r.stderr
+    assert "tree 'users': 1 keys" in r.stdout and "''" not in r.stdout
+
+
 def test_close_keeps_the_path_and_ends_what_it_made(tmp_path):
     """After close(), db.path read "" and an items() generator kept yielding the chunk it had
     fetched (and, with its snapshot alive, everything); the file stayed open and locked."""

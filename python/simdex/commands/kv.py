@@ -62,12 +62,17 @@ def _cmd_stat(args) -> int:
         print(json.dumps(out, indent=2))
     else:
         for tree, s in out.items():
-            print(f"tree {tree!r}: {s['keys']} keys, depth {s['depth']}, {s['inner_nodes']} inner / "
+            print(f"{'tree ' + repr(tree) if tree else 'the default tree'}: {s['keys']} keys, depth {s['depth']}, {s['inner_nodes']} inner / "
                   f"{s['leaf_nodes']} leaf / {s['value_nodes']} value nodes")
             print(f"  nodes {s['node_bytes']} B, file used {s['file_bytes']} B, free {s['free_bytes']} B, "
                   + (f"{s['bytes_per_key']} B/key, " if s["bytes_per_key"] is not None else "")
                   + f"commit {s['seq']}")
     return 0
+
+
+def _tree_label(name: str) -> str:
+    """How the output names a tree: the default one's name is empty, which read as ''."""
+    return repr(name) if name else "the default tree"
 
 
 def _cmd_check(args) -> int:
@@ -87,7 +92,7 @@ def _cmd_check(args) -> int:
     except kv.KvError as e:
         print(f"simdex kv check: {args.path}: {e}", file=sys.stderr)
         return 1
-    trees = ", ".join(repr(t) for t in db.trees()) or "no trees"
+    trees = ", ".join(_tree_label(t) for t in db.trees()) or "no trees"
     if rec["meta_fallback"]:
         lost = (f"commit {rec['lost_seq']} is lost; the previous commit" if rec["lost_seq"] is not None
                 else f"a commit after {rec['seq']} may be lost; commit")
