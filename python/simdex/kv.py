@@ -18,7 +18,8 @@ were taken at. Design, file format and benchmarks: docs/kv.md.
 
 Errors are KvError (a subclass of Exception) with .kind, one of ERROR_KINDS, and .detail; the
 kinds about arguments (key_too_long, value_too_long, invalid_argument) are also ValueError,
-io is also OSError, not_found (a named tree that does not exist) is also LookupError. An
+io is also OSError (and FileNotFoundError, PermissionError, ... by its errno, as open()
+raises them), not_found (a named tree that does not exist) is also LookupError. An
 argument of the wrong type (a str key, None for a value) is a TypeError naming it. Closing a
 database ends its open snapshots and transactions (and their iterations) too. Long calls
 (get_many of 256 keys or more, bulk_load, remove_range, commit, validate, stat, compact,

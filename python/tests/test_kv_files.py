@@ -217,3 +217,20 @@ def test_full_disk_raises_io_instead_of_sigbus(sync):
     finally:
         subprocess.run(["umount", d], capture_output=True)
         os.rmdir(d)
+
+
+def test_os_errors_are_the_builtin_kinds_too(tmp_path):
+    """A missing file was a kv.OSError with errno ENOENT but not a FileNotFoundError, so
+    `except FileNotFoundError` (what code around open() catches) let it through."""
+    import errno
+
+    missing = str(tmp_path / "no" / "such.kv")
+    with pytest.raises(FileNotFoundError) as e:
+        kv.open(missing, read_only=True)
+    assert isinstance(e.value, kv.KvError) and e.value.kind == "io" and e.value.errno == errno.ENOENT
+    assert e.value.filename == missing and "such.kv" in str(e.value)
+    with pytest.raises(FileNotFoundError):
+        kv.open(missing)  # its folder is missing
+    (tmp_path / "f").write_bytes(b"")
+    with pytest.raises(NotADirectoryError):
+        kv.open(str(tmp_path / "f" / "x.kv"))

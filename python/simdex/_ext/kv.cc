@@ -10,8 +10,10 @@
 #include <nanobind/stl/string_view.h>
 #include <nanobind/stl/vector.h>
 
+#include <cerrno>
 #include <cstring>
 #include <deque>
+#include <initializer_list>
 #include <optional>
 #include <unordered_map>
 
@@ -170,6 +172,13 @@ PyObject* g_error = nullptr;
 PyObject* g_value_error = nullptr;
 PyObject* g_os_error = nullptr;
 PyObject* g_lookup_error = nullptr;
+// io errors of these errnos are also the builtin OSError subclass Python gives that errno, so
+// `except FileNotFoundError` catches a missing file as it does for open().
+struct errno_error {
+  int err;
+  PyObject* type;
+};
+std::vector<errno_error> g_errno_errors;
 
 PyObject* error_type(error_kind k) {
   switch (k) {
@@ -191,6 +200,9 @@ void translate(const std::exception_ptr& p, void*) {
     std::rethrow_exception(p);
   } catch (const error& e) {
     PyObject* type = error_type(e.kind());
+    if (type == g_os_error)
+      for (const errno_error& x : g_errno_errors)
+        if (x.err == e.sys_errno()) type = x.type;
     // A message may hold a path that is not UTF-8: its bytes are shown escaped (\xff).
     auto text = [](const std::string& s) {
       return nb::steal(
@@ -229,6 +241,23 @@ void make_error_types(nb::module_& m) {
       "simdex._simdex.kv.OSError",
       "A kv error from a failed system call; .errno, .strerror and .filename as OSError's.",
       os_bases.ptr(), os_dict.ptr());
+  struct builtin {
+    PyObject* base;
+    const char* name;
+    std::initializer_list<int> errs;
+  };
+  for (const builtin& b : {builtin{PyExc_FileNotFoundError, "FileNotFoundError", {ENOENT}},
+                           builtin{PyExc_PermissionError, "PermissionError", {EACCES, EPERM}},
+                           builtin{PyExc_FileExistsError, "FileExistsError", {EEXIST}},
+                           builtin{PyExc_IsADirectoryError, "IsADirectoryError", {EISDIR}},
+                           builtin{PyExc_NotADirectoryError, "NotADirectoryError", {ENOTDIR}}}) {
+    nb::object bases = nb::make_tuple(nb::handle(g_os_error), nb::handle(b.base));
+    const std::string name = std::string("simdex._simdex.kv.") + b.name;
+    PyObject* type = PyErr_NewExceptionWithDoc(name.c_str(), "A kv OSError of this errno.",
+                                               bases.ptr(), nullptr);
+    m.attr(b.name) = nb::handle(type);
+    for (int err : b.errs) g_errno_errors.push_back({err, type});
+  }
   nb::object lookup_bases = nb::make_tuple(nb::handle(g_error), nb::handle(PyExc_LookupError));
   g_lookup_error = PyErr_NewExceptionWithDoc(
       "simdex._simdex.kv.LookupError",
