@@ -42,7 +42,10 @@ struct char_set {
   std::array<std::uint64_t, 4> bits{};
   constexpr char_set() = default;
   constexpr explicit char_set(std::string_view chars) {
-    for (unsigned char c : chars) bits[c >> 6] |= std::uint64_t{1} << (c & 63);
+    for (char ch : chars) {
+      const auto c = static_cast<unsigned char>(ch);
+      bits[c >> 6] |= std::uint64_t{1} << (c & 63);
+    }
   }
   constexpr bool contains(unsigned char c) const { return (bits[c >> 6] >> (c & 63)) & 1; }
   constexpr bool empty() const { return (bits[0] | bits[1] | bits[2] | bits[3]) == 0; }
@@ -65,7 +68,7 @@ struct decode_options {
   bool adobe = false;
   // Bytes skipped anywhere (CPython a85decode: kWhitespace). Alphabet chars, and a85's 'z'
   // (and 'y' with fold_spaces), keep their meaning even when listed here, as in CPython.
-  char_set ignore;
+  char_set ignore = {};
 };
 // CPython's defaults for `v`: whitespace ignored for a85, nothing for b85/z85.
 decode_options default_decode_options(variant v);
@@ -130,7 +133,9 @@ class encoder {
 // Decodes a char stream given in chunks of any size. update() writes at most max_output(n)
 // bytes, finish() at most kMaxFinish. After an error the decoder stays failed and returns it.
 // With adobe the last two chars seen are held back (they may be the closing "~>"), so an
-// error in them is reported by a later update() or by finish().
+// error in them is reported by a later update() or by finish(). Adobe input with an error and
+// no closing "~>" gives its first error here, where decode() reports `unterminated` first (as
+// CPython does, which checks the end before decoding): a stream learns its end only at finish().
 class decoder {
  public:
   static constexpr std::size_t kMaxFinish = 4;

@@ -139,7 +139,8 @@ class page_matcher {
 // of two and clamped to [32 B, 128 MiB]. Underestimates the real FPP of an SBBF.
 std::size_t arrow_num_bytes(std::uint64_t ndv, double fpp);
 // False-positive rate of an SBBF of `num_bytes` holding `ndv` distinct values (Putze et al.
-// eq. 3: Poisson-distributed load per block); reproduces the spec's table.
+// eq. 3: Poisson-distributed load per block); reproduces the spec's table. 1 for 0 bytes;
+// std::invalid_argument for a negative or NaN size.
 double model_fpp(std::uint64_t ndv, double num_bytes);
 // Bits per distinct value the model needs for `fpp` (spec table: 1% -> 10.5).
 double model_bits_per_value(double fpp);
@@ -239,7 +240,8 @@ class filter {
   // the eight words' fill (exact for uniform hashes, given this bitset).
   double estimated_fpp() const noexcept;
   // ORs groups of 2^k adjacent blocks while the estimated FPP stays <= target and the block
-  // count stays a whole number >= 1 (valid for any z divisible by 2^k). Returns k.
+  // count stays a whole number >= 1 (valid for any z divisible by 2^k). Returns k (0 for an
+  // empty filter); std::invalid_argument for a NaN target.
   int fold_to_fpp(double target_fpp);
   // One fold by 2^k; throws std::invalid_argument if 2^k does not divide num_blocks().
   void fold(int k);

@@ -72,7 +72,7 @@ struct options {
   bool read_only = false;  // open an existing file for reads only
   // Primitive kernels at this level (or the best one below it that exists and runs here)
   // instead of the process's dispatch choice: lets one benchmark run put scalar beside SIMD.
-  std::optional<simdex::isa> kernels;
+  std::optional<simdex::isa> kernels = std::nullopt;
 };
 
 struct stats {
@@ -119,10 +119,11 @@ struct tree_root {
 
 // Position in one view (snapshot or write transaction). key() and value() stay valid until the
 // cursor moves; value() views stay valid for the snapshot's lifetime. A cursor works only on
-// the view as it was made from: once its snapshot is released, or its transaction writes,
-// commits or aborts, every call throws error(invalid_argument), valid() too (a loop on valid()
-// must not end as if the keys had run out). While its transaction has a sub-transaction open it
-// throws the same (the parent may not be read then); once the sub-transaction ends it works
+// the view as it was made from: once its snapshot is released, or its transaction writes (a
+// buffered put() counts when it is applied: at the 64th, or at the transaction's next other
+// call), commits or aborts, every call throws error(invalid_argument), valid() too (a loop on
+// valid() must not end as if the keys had run out). While its transaction has a sub-transaction
+// open it throws the same (the parent may not be read then); once the sub-transaction ends it works
 // again if the tree is as it was: after an abort, or a commit of a sub-transaction that wrote
 // nothing.
 class cursor {

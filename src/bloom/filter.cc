@@ -1,5 +1,6 @@
 // The filter object: aligned storage, dispatch to the active kernels, union, fill, folding.
 #include <bit>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -175,7 +176,7 @@ double filter::estimated_fpp() const noexcept {
 }
 
 void filter::fold(int k) {
-  if (k < 0 || k > 31 || blocks_ % (std::uint64_t{1} << k) != 0)
+  if (k < 0 || k > 31 || blocks_ % (std::uint64_t{1} << k) != 0 || (k > 0 && empty()))
     throw std::invalid_argument("cannot fold " + std::to_string(blocks_) + " blocks by 2^" +
                                 std::to_string(k));
   if (k == 0) return;
@@ -190,8 +191,10 @@ void filter::fold(int k) {
 }
 
 int filter::fold_to_fpp(double target_fpp) {
+  // A NaN target compares false with every estimate and would fold down to one block.
+  if (std::isnan(target_fpp)) throw std::invalid_argument("fold_to_fpp: target fpp is NaN");
   int k = 0;
-  while (blocks_ % 2 == 0) {
+  while (!empty() && blocks_ % 2 == 0) {  // an empty filter has nothing to fold
     filter candidate = *this;
     candidate.fold(1);
     if (candidate.estimated_fpp() > target_fpp) break;

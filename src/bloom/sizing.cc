@@ -33,6 +33,8 @@ std::size_t arrow_num_bytes(std::uint64_t ndv, double fpp) {
 // block is Poisson(lambda = 256 ndv / bits); with i values in the block a word's bit is set
 // with probability 1 - (31/32)^i, and all eight must be.
 double model_fpp(std::uint64_t ndv, double num_bytes) {
+  // A negative size would make the series below empty and claim a perfect filter.
+  if (!(num_bytes >= 0.0)) throw std::invalid_argument("num_bytes must be >= 0");
   if (ndv == 0) return 0.0;
   const double lambda = static_cast<double>(ndv) * 32.0 / num_bytes;  // values per block
   if (!(lambda < 5000.0)) return 1.0;  // every word saturated: (31/32)^5000 ~ 1e-69

@@ -20,6 +20,9 @@ constexpr std::size_t kHuge = std::size_t{2} << 20;
 const char* page_size_name(page_size p) noexcept { return p == page_size::huge ? "2m" : "4k"; }
 
 page_buffer::page_buffer(std::size_t bytes, page_size pages) : pages_(pages) {
+  // Rounding up and the 2 MiB over-map below must not wrap around: a size near SIZE_MAX
+  // would otherwise come back as a small buffer instead of failing.
+  if (bytes > SIZE_MAX - 2 * kHuge) throw std::bad_alloc();
   size_ = (bytes + kHuge - 1) / kHuge * kHuge;
   if (size_ == 0) size_ = kHuge;
   // Over-map by 2 MiB and trim, so the range starts on a huge-page boundary.

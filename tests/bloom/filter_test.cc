@@ -43,6 +43,21 @@ TEST(BloomFilter, EmptyAndMovedFromAreSafe) {
   EXPECT_TRUE(a.empty());  // NOLINT(bugprone-use-after-move): moved-from is specified empty
   EXPECT_FALSE(a.check(7));
   EXPECT_EQ(a.fill(), 0.0);
+  // Nothing to fold in an empty filter: fold_to_fpp answers 0 folds, fold(k > 0) names it.
+  EXPECT_EQ(a.fold_to_fpp(0.5), 0);
+  EXPECT_TRUE(a.empty());
+  a.fold(0);
+  EXPECT_THROW(a.fold(1), std::invalid_argument);
+}
+
+TEST(BloomFilter, MisusedArgumentsThrow) {
+  filter f(1024);
+  f.insert(42);
+  EXPECT_THROW(f.fold_to_fpp(std::nan("")), std::invalid_argument);  // was: folded to 1 block
+  EXPECT_EQ(f.num_blocks(), 32u);
+  EXPECT_THROW(model_fpp(1000, -32.0), std::invalid_argument);  // was: 0.0, a perfect filter
+  EXPECT_THROW(model_fpp(1000, std::nan("")), std::invalid_argument);
+  EXPECT_EQ(model_fpp(1000, 0.0), 1.0);
 }
 
 TEST(BloomFilter, NoFalseNegativesAndBulkAgrees) {

@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <cstdlib>
+#include <new>
 #include <string>
 
 #include "simdex/memory.h"
@@ -106,6 +108,12 @@ TEST(Pages, BufferIsAlignedZeroedAndWritable) {
     EXPECT_EQ(moved.data()[moved.size() - 1], std::byte{1});
   }
   EXPECT_FALSE(thp_mode().empty());
+}
+
+TEST(Pages, SizeTooLargeToMapThrowsBadAlloc) {
+  // Sizes whose rounding to 2 MiB wraps around must fail, not give a 2 MiB buffer.
+  for (std::size_t bytes : {SIZE_MAX, SIZE_MAX - (std::size_t{2} << 20), SIZE_MAX / 2 + 1})
+    EXPECT_THROW(page_buffer(bytes, page_size::small), std::bad_alloc) << bytes;
 }
 
 }  // namespace

@@ -6,6 +6,9 @@
 #include "simdex/bloom.h"
 #endif
 
+// The C++20 the headers need comes from simdex::simdex, not from this project.
+static_assert(__cplusplus >= 202002L);
+
 int main() {
   const std::uint8_t sorted[] = {1, 3, 5, 7, 9};
   std::size_t i = simdex::primitives::lower_bound(sorted, 5, 6);

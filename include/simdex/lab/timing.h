@@ -36,7 +36,8 @@ struct rng {
     return z ^ (z >> 31);
   }
   std::uint64_t below(std::uint64_t n) {
-    return static_cast<std::uint64_t>((static_cast<unsigned __int128>(next()) * n) >> 64);
+    __extension__ using u128 = unsigned __int128;  // __extension__: no -Wpedantic warning
+    return static_cast<std::uint64_t>((static_cast<u128>(next()) * n) >> 64);
   }
 };
 
