@@ -30,7 +30,7 @@ void remap_branches(const std::uint8_t* in, std::uint8_t* out, std::size_t n,
 void rank_table(const std::uint8_t counts[16], std::uint8_t ranks[16]);
 
 // Index of the first slots[i] == needle with i < size, or size if there is none. All 16
-// slots are read (the array is padded); size <= 16.
+// slots are read (the array is padded); size <= 16, else std::invalid_argument.
 std::size_t find_u32x16(const std::uint32_t slots[16], std::size_t size, std::uint32_t needle);
 
 // Index of the minimum; the lowest index among equal minima.

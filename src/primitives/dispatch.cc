@@ -1,4 +1,7 @@
 // Public entry points: one table chosen per process, no CPU check per call.
+#include <stdexcept>
+#include <string>
+
 #include "kernels.h"
 
 namespace simdex::primitives {
@@ -29,6 +32,9 @@ void rank_table(const std::uint8_t counts[16], std::uint8_t ranks[16]) {
   active_kernels().rank_table(counts, ranks);
 }
 std::size_t find_u32x16(const std::uint32_t slots[16], std::size_t size, std::uint32_t needle) {
+  // The kernels shift a bit by size: past 16 they answer wrongly, and past 31 it is undefined.
+  if (size > 16)
+    throw std::invalid_argument("find_u32x16: size " + std::to_string(size) + " is over 16");
   return active_kernels().find_u32x16(slots, size, needle);
 }
 std::size_t find_min_index_32(const std::uint16_t values[32]) {

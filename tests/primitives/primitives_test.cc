@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <random>
+#include <stdexcept>
 #include <vector>
 
 #include "isa_levels.h"
@@ -220,6 +221,14 @@ TEST(PublicApi, UsesTheActiveLevel) {
   std::uint32_t slots[16] = {5, 6, 7};
   EXPECT_EQ(find_u32x16(slots, 3, 7), 2u);
   EXPECT_EQ(find_u32x16(slots, 3, 0), 3u);  // padding zeros beyond size do not match
+}
+
+// A size past 16 made the kernels shift a bit by it: wrong answers, and UB past 31.
+TEST(PublicApi, FindU32x16RefusesASizeOver16) {
+  std::uint32_t slots[16] = {5, 6, 7};
+  EXPECT_EQ(find_u32x16(slots, 16, 1), 16u);
+  EXPECT_THROW(find_u32x16(slots, 17, 1), std::invalid_argument);
+  EXPECT_THROW(find_u32x16(slots, 40, 1), std::invalid_argument);
 }
 
 }  // namespace
