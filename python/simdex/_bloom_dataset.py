@@ -545,8 +545,9 @@ def prune_file(path: str, column: str, values: Values, use_statistics: bool = Tr
         rep.skipped_by_statistics = rep.row_groups
         return [], rep
     nan_idx = np.flatnonzero(phys.nan) if phys is not None and phys.nan is not None else None
-    # NaN has many bit patterns and a filter holds only those its writer hashed, so no filter
-    # can rule out a chunk for a NaN value, as BloomFilter.check answers "maybe" for it.
+    # NaN has many bit patterns and a filter holds only those its writer hashed, and -0.0 equals
+    # 0.0 while the two hash apart, so no filter can rule out a chunk for a NaN or a zero, as
+    # BloomFilter.check answers "maybe" for them (Physical.nan marks both).
     nan_hit = nan_idx is not None and len(nan_idx) > 0
 
     survivors: list[int] = []
@@ -562,7 +563,7 @@ def prune_file(path: str, column: str, values: Values, use_statistics: bool = Tr
         cand = None
         if ranges is not None and ranges[i] is not None:
             a, b = ranges[i]
-            if nan_idx is not None:  # statistics leave NaN out: never ruled out by them
+            if nan_idx is not None:  # statistics leave NaN out (and may order zeros): kept
                 cand = np.union1d(order[a:b], nan_idx)
             elif a != 0 or b != n:
                 cand = order[a:b]

@@ -472,6 +472,14 @@ def infer_type(values) -> str:
     raise ValueError(f"cannot infer a Parquet type for {type(first).__name__}; pass physical_type=")
 
 
+# The values each integer dtype can hold: where that fits the column, no pass over the array
+# (two reductions that were most of the cost of a short list) is needed to check its range.
+_DTYPE_RANGE = {np.dtype(d): (int(np.iinfo(d).min), int(np.iinfo(d).max))
+                for d in (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64)}
+_DTYPE_RANGE[np.dtype(np.bool_)] = (0, 1)
+_INT32_MAX, _INT64_MAX = (1 << 31) - 1, (1 << 63) - 1
+
+
 def _numpy_ints(arr: np.ndarray, t: str, lt: Logical) -> np.ndarray:
     """A numpy array -> the column's physical integers (as int32/int64 bit patterns)."""
     dtype = np.int32 if t == "INT32" else np.int64
@@ -489,13 +497,14 @@ def _numpy_ints(arr: np.ndarray, t: str, lt: Logical) -> np.ndarray:
         return np.ascontiguousarray(arr.view(np.int64).astype(dtype))
     if arr.dtype.kind not in "iub":
         raise ValueError(f"expected integers for {t}, got {arr.dtype}")
-    if arr.size:
-        lo, hi = _int_range(t, lt)
+    lo, hi = _int_range(t, lt)
+    mn, mx = _DTYPE_RANGE.get(arr.dtype, (lo - 1, hi))
+    if arr.size and not lo <= mn <= mx < hi:  # the dtype alone does not keep the values in range
         mn, mx = int(arr.min()), int(arr.max())
         if mn < lo or mx >= hi:
             bad = mn if mn < lo else mx
             raise ValueError(f"value {bad} out of range for {t}{' ' + _lt_text(lt) if lt.kind else ''} [{lo}, {hi - 1}]")
-    if arr.dtype.kind == "u" or (arr.size and int(arr.max()) > np.iinfo(dtype).max):
+    if arr.dtype.kind == "u" or (arr.size and mx > (_INT32_MAX if t == "INT32" else _INT64_MAX)):
         # Unsigned values are stored as the same bits in the signed physical type.
         u = np.uint32 if t == "INT32" else np.uint64
         return np.ascontiguousarray(arr.astype(u).view(dtype))
@@ -514,7 +523,11 @@ class Physical(NamedTuple):
     2-D uint8 array, one row per value (FIXED_LEN_BYTE_ARRAY, INT96)."""
     type: str
     data: object
-    nan: object = None  # bool mask of NaNs (FLOAT/DOUBLE), or None
+    # Bool mask of the values a filter cannot rule out, or None: NaN (many bit patterns, and
+    # writers differ on hashing them) and zeros (-0.0 equals 0.0 to every reader, but the two
+    # hash apart, so a filter of 0.0s answered "absent" for -0.0: a wrong absent), of FLOAT,
+    # DOUBLE and FLOAT16 columns. Callers answer "maybe" there.
+    nan: object = None
 
 
 def _all_of(values, kind) -> bool:
@@ -576,8 +589,8 @@ def physical_values(values, physical_type: str, logical="", type_length=None) ->
                 raise ValueError(f"expected a number for {t}, got {type(bad).__name__}")
             arr = np.array([float(v) for v in values], dtype=np.float64)
         arr = np.ascontiguousarray(arr, dtype=np.float32 if t == "FLOAT" else np.float64)
-        nan = np.isnan(arr)
-        return Physical(t, arr, nan if nan.any() else None)
+        maybe = np.isnan(arr) | (arr == 0)
+        return Physical(t, arr, maybe if maybe.any() else None)
     if t == "BOOLEAN":
         out = []
         for v in values:
@@ -604,7 +617,7 @@ def physical_values(values, physical_type: str, logical="", type_length=None) ->
         arr = np.ascontiguousarray(values, dtype=np.uint8)
         if width is not None and arr.shape[1] != width:
             raise ValueError(f"{t} values must be {width} bytes long, got rows of {arr.shape[1]}")
-        return Physical(t, arr)
+        return _with_float16_mask(Physical(t, arr), lt)
     rows = []
     for v in values:
         if v is None:
@@ -617,7 +630,16 @@ def physical_values(values, physical_type: str, logical="", type_length=None) ->
             raise ValueError(f"{t}({width}) value {i} is {len(r)} bytes long, expected {width}")
     if width == 0:
         raise ValueError(f"{t} of width 0")
-    return Physical(t, np.frombuffer(b"".join(rows), dtype=np.uint8).reshape(len(rows), width))
+    return _with_float16_mask(Physical(t, np.frombuffer(b"".join(rows), dtype=np.uint8).reshape(len(rows), width)), lt)
+
+
+def _with_float16_mask(p: Physical, lt) -> Physical:
+    """A FLOAT16 column's values with the NaN and zero mask DOUBLE values get (Physical.nan)."""
+    if lt.kind != "FLOAT16" or p.data.ndim != 2 or p.data.shape[1] != 2:
+        return p
+    bits = p.data[:, 0].astype(np.uint16) | (p.data[:, 1].astype(np.uint16) << 8)
+    maybe = (((bits & 0x7C00) == 0x7C00) & ((bits & 0x03FF) != 0)) | ((bits & 0x7FFF) == 0)
+    return p._replace(nan=maybe) if maybe.any() else p
 
 
 def hash_physical(p: Physical) -> np.ndarray:
@@ -639,9 +661,42 @@ def hash_physical(p: Physical) -> np.ndarray:
     return _native.hash_fixed(p.data)
 
 
+# One value of the commonest kinds, encoded without numpy: a loop over rows checking one value at
+# a time spent ~95% of each call building 1-element arrays. The types the general path reads
+# alike, by the column's (physical, logical) type; exact types only (bool, numpy scalars and
+# subclasses take the general path, as does anything it may refuse).
+_PLAIN_KINDS = {(None, None): (int, float, str, bytes), ("INT64", None): (int,),
+                ("DOUBLE", None): (float,), ("BYTE_ARRAY", None): (str, bytes),
+                ("BYTE_ARRAY", "STRING"): (str, bytes)}
+_INT64_MASK = (1 << 64) - 1
+_pack_double = struct.Struct("<d").pack
+
+
+def plain_bytes(value, physical_type, logical_type):
+    """The PLAIN bytes the general path would hash for one value, when that is quick to tell,
+    else None (also for a value it refuses: it raises its own error)."""
+    try:
+        kinds = _PLAIN_KINDS.get((physical_type, logical_type), ())
+    except TypeError:  # an unhashable type argument: the general path says what is wrong
+        return None
+    kind = type(value)
+    if kind not in kinds:
+        return None
+    if kind is int:
+        return (value & _INT64_MASK).to_bytes(8, "little") if -(1 << 63) <= value < 1 << 64 else None
+    if kind is float:
+        return _pack_double(value)
+    if kind is str:
+        try:
+            return value.encode("utf-8")
+        except UnicodeEncodeError:  # lone surrogates: refused by the general path
+            return None
+    return value
+
+
 def hash_values(values, physical_type: str, logical="", type_length=None):
-    """(hashes, nan_mask or None). NaN never is in a filter written by parquet-java, so callers
-    answer "maybe" wherever nan_mask is set."""
+    """(hashes, maybe_mask or None): callers answer "maybe" wherever the mask is set (NaN and
+    zeros of floating-point columns: Physical.nan)."""
     p = physical_values(values, physical_type, logical, type_length)
     return hash_physical(p), p.nan
 

@@ -210,11 +210,21 @@ class BloomFilter:
             return _typed_hashes(values, physical_type, self.type_length, None)
         return _typed_hashes(values, self.physical_type, self.type_length, self.logical_type)
 
+    def _plain(self, value, physical_type):
+        """One value's PLAIN bytes by the quick path (see _values.plain_bytes), else None."""
+        if physical_type is not None:
+            return None
+        return _values.plain_bytes(value, self.physical_type, self.logical_type)
+
     def insert(self, values, physical_type=None) -> None:
         """Insert one value or many (numpy array, pyarrow array or sequence), hashed as
         ``physical_type`` (default: the filter's column type, else inferred). None raises
         ValueError (nulls are never in a filter), a set TypeError; a value the type cannot hold
         raises ValueError."""
+        plain = self._plain(values, physical_type)
+        if plain is not None:
+            self._f.insert_hash(_native.hash_bytes(plain))
+            return
         if _values.is_scalar(values):
             values = _as_values(values)
         self._f.insert_hashes(self._hashes(values, physical_type)[0])
@@ -223,9 +233,14 @@ class BloomFilter:
         """True if a value may be present (bool for one value, a bool array for many, in their
         order); values and ``physical_type`` as for insert.
 
-        NaN always answers True: NaN has many bit patterns and a filter holds only those its
-        writer hashed, so a filter's silence about NaN proves nothing. None raises ValueError:
+        NaN and zeros of floating-point types always answer True: NaN has many bit patterns
+        and a filter holds only those its writer hashed, and -0.0 equals 0.0 to every reader
+        while the two hash apart, so a filter's silence about either proves nothing. None raises ValueError:
         nulls are never in a filter."""
+        plain = self._plain(values, physical_type)
+        if plain is not None:  # NaN and zeros: always True, as below
+            return (type(values) is float and not values) or values != values \
+                or self._f.check_hash(_native.hash_bytes(plain))
         one = _values.is_scalar(values)
         h, nan = self._hashes(_as_values(values) if one else values, physical_type)
         out = self._f.check_hashes(h)
@@ -293,19 +308,29 @@ class BloomFilter:
         return f"BloomFilter(num_bytes={self.num_bytes}{t}, fill={self.fill():.4f})"
 
 
-def _hashes_by_column_type(fs, values, physical_type, type_length, logical_type):
-    """(filter indexes, hashes, NaN mask) per group of filters that hash a value alike: one
-    group when physical_type is given (it applies to every filter) or all filters share a
-    column type, else one per type (an INT32 column's filter and an INT64 one's hold different
-    hashes of 7)."""
-    groups: dict = {}
-    for i, f in enumerate(fs):
-        key = None if physical_type is not None else (f.physical_type, f.type_length, f.logical_type)
-        groups.setdefault(key, []).append(i)
+def _column_types(fs, physical_type, type_length, logical_type):
+    """(filter indexes, physical type, type length, logical type) per group of filters that hash
+    a value alike: one group when physical_type is given (it applies to every filter) or all
+    filters share a column type, else one per type (an INT32 column's filter and an INT64 one's
+    hold different hashes of 7)."""
+    keys = [None] * len(fs) if physical_type is not None else \
+        [(f.physical_type, f.type_length, f.logical_type) for f in fs]
+    if keys and keys.count(keys[0]) == len(keys):  # the usual case: one column type
+        groups = {None: range(len(fs))}
+    else:
+        groups = {}
+        for i, key in enumerate(keys):
+            groups.setdefault(key, []).append(i)
     for idx in groups.values():
         f0 = fs[idx[0]]
         lt = logical_type if (logical_type or physical_type) else f0.logical_type
-        h, nan = _typed_hashes(values, physical_type or f0.physical_type, type_length or f0.type_length, lt)
+        yield idx, physical_type or f0.physical_type, type_length or f0.type_length, lt
+
+
+def _hashes_by_column_type(fs, values, physical_type, type_length, logical_type):
+    """(filter indexes, hashes, NaN mask) per group of _column_types."""
+    for idx, t, length, lt in _column_types(fs, physical_type, type_length, logical_type):
+        h, nan = _typed_hashes(values, t, length, lt)
         yield idx, h, nan
 
 
@@ -314,8 +339,14 @@ def check_filters(filters, value, physical_type=None, type_length=None, logical_
     typed by each filter's own column type unless physical_type says otherwise."""
     fs = list(filters)
     out = np.zeros(len(fs), dtype=bool)
-    for idx, h, nan in _hashes_by_column_type(fs, _as_values(value), physical_type, type_length, logical_type):
-        out[idx] = True if nan is not None and nan[0] else _native.check_filters([fs[i]._f for i in idx], int(h[0]))
+    for idx, t, length, lt in _column_types(fs, physical_type, type_length, logical_type):
+        plain = _values.plain_bytes(value, t, lt)  # the quick path of BloomFilter.check
+        if plain is not None:
+            h, nan = _native.hash_bytes(plain), value != value or (type(value) is float and not value)
+        else:
+            hs, nans = _typed_hashes(_as_values(value), t, length, lt)
+            h, nan = int(hs[0]), nans is not None and nans[0]
+        out[idx] = True if nan else _native.check_filters([fs[i]._f for i in idx], h)
     return out
 
 

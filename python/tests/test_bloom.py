@@ -340,3 +340,143 @@ def test_filters_from_a_file_first_used_by_several_threads(tmp_path):
         for t in ts:
             t.join()
         assert not errors and answers == [True] * 4
+
+
+_ONE_VALUE_EDGES = [0, -1, 7, 2**63 - 1, -2**63, 2**63, 2**64 - 1, 2**64, -2**63 - 1, 10**30, True, False,
+                    np.int64(7), np.int32(7), np.uint64(2**64 - 1), 0.0, -0.0, 1.5, float("inf"), float("nan"),
+                    np.float64(1.5), np.float32(1.5), "", "x", "héllo", "\ud800", b"", b"x", bytearray(b"x"),
+                    memoryview(b"x"), None]
+
+
+@pytest.mark.parametrize("column", [{}, {"physical_type": "INT64"}, {"physical_type": "DOUBLE"},
+                                    {"physical_type": "BYTE_ARRAY"},
+                                    {"physical_type": "BYTE_ARRAY", "logical_type": "STRING"},
+                                    {"physical_type": "INT32"}])
+def test_one_value_answers_like_a_list_of_one(column):
+    # insert/check of one plain value take a quick path without numpy; it must hash, answer and
+    # refuse exactly as the general path does for the same value in a list.
+    edge = _ONE_VALUE_EDGES[:-1]
+
+    class Sub(int):
+        pass
+
+    edge.append(Sub(7))
+    for v in edge:
+        one, many = BloomFilter(1024, **column), BloomFilter(1024, **column)
+        try:
+            expect = ("ok", many.insert([v]))
+        except (TypeError, ValueError, UnicodeError) as e:
+            expect = (type(e), str(e))
+        try:
+            got = ("ok", one.insert(v))
+        except (TypeError, ValueError, UnicodeError) as e:
+            got = (type(e), str(e))
+        assert got == expect, v
+        assert one == many, v
+        if expect[0] == "ok":
+            assert one.check(v) is True and bool(many.check([v])[0]), v
+        probe = BloomFilter(1024, **column)
+        probe.insert({"DOUBLE": [1.5], "BYTE_ARRAY": [b"x"]}.get(column.get("physical_type"), [7]))
+        try:
+            want = bool(probe.check([v])[0])
+        except (TypeError, ValueError, UnicodeError) as e:
+            with pytest.raises(type(e)):
+                probe.check(v)
+        else:
+            assert probe.check(v) is want and (v in probe) is want, v
+
+
+def test_integer_arrays_of_every_dtype_hash_and_refuse_by_value():
+    # An array whose dtype cannot hold a value outside the column's range skips the pass that
+    # checks its values; every dtype must still hash each value's bit pattern and refuse (naming
+    # the value) exactly the values outside the range.
+    from simdex._simdex import bloom as native
+
+    columns = [("INT32", None, -2**31, 2**32), ("INT64", None, -2**63, 2**64),
+               ("INT32", "INT(8,SIGNED)", -128, 128), ("INT32", "INT(32,UNSIGNED)", 0, 2**32),
+               ("INT64", "INT(64,UNSIGNED)", 0, 2**64), ("INT64", "INT(16,SIGNED)", -2**15, 2**15)]
+    dtypes = [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64, ">i4", "<u8"]
+    for dt in dtypes:
+        info = np.iinfo(dt)
+        values = sorted(v for v in {int(info.min), -1, 0, 1, 127, 128, int(info.max)} if info.min <= v <= info.max)
+        for arr in (np.array(values, dtype=dt), np.array(values[:1], dtype=dt), np.array([], dtype=dt)):
+            for t, logical, lo, hi in columns:
+                width = 4 if t == "INT32" else 8
+                got = None
+                try:
+                    got = bloom.hash_values(arr, t, logical_type=logical).tolist()
+                except ValueError as e:
+                    got = str(e)
+                bad = [int(v) for v in arr if not lo <= int(v) < hi]
+                if bad:
+                    assert isinstance(got, str) and "out of range" in got, (dt, t, logical)
+                    assert str(min(bad)) in got or str(max(bad)) in got
+                else:
+                    want = [native.hash_bytes((int(v) % (1 << 8 * width)).to_bytes(width, "little")) for v in arr]
+                    assert got == want, (dt, t, logical, arr)
+    for t, logical, _, _ in columns:  # bool arrays: 0 and 1
+        want = [native.hash_bytes(v.to_bytes(4 if t == "INT32" else 8, "little")) for v in (0, 1)]
+        assert bloom.hash_values(np.array([False, True]), t, logical_type=logical).tolist() == want
+
+
+def test_check_filters_of_one_value_answers_like_each_filter():
+    # check_filters hashes one plain value without numpy too; per filter (typed by its column,
+    # or by the physical_type given) it must answer and refuse as that filter's check([value]).
+    columns = [{}, {"physical_type": "INT64"}, {"physical_type": "INT32"}, {"physical_type": "DOUBLE"},
+               {"physical_type": "BYTE_ARRAY", "logical_type": "STRING"}]
+    fs = []
+    for column in columns:
+        for fill in ([7, 2**64 - 1, 0], [1.5, -0.0], [b"x", "héllo"]):
+            f = BloomFilter(1024, **column)
+            try:
+                f.insert(fill)
+            except (TypeError, ValueError):
+                continue
+            fs.append(f)
+
+    def outcome(call):
+        try:
+            return call()
+        except (TypeError, ValueError, UnicodeError) as e:
+            return type(e)
+
+    for v in _ONE_VALUE_EDGES:
+        for given in (None, "INT64", "DOUBLE", "BYTE_ARRAY"):
+            each = [outcome(lambda f=f: bool(f.check([v], physical_type=given)[0])) for f in fs]
+            got = outcome(lambda: bloom.check_filters(fs, v, physical_type=given))
+            if any(isinstance(e, type) for e in each):
+                assert got in each, (v, given)
+            else:
+                assert not isinstance(got, type) and got.tolist() == each, (v, given)
+    for bad in ({"logical_type": ["STRING"]}, {"physical_type": ["INT64"]}):  # unhashable: as before
+        with pytest.raises(ValueError, match="unknown"):
+            bloom.check_filters(fs, 7, **bad)
+
+
+def test_zeros_and_nan_are_never_ruled_out(tmp_path):
+    """-0.0 equals 0.0 to readers (pyarrow's and DuckDB's filters) but hashes apart: a filter of
+    0.0s answered "absent" for -0.0, and prune dropped row groups pyarrow's
+    read_table(filters=[("x", "==", -0.0)]) reads (a wrong absent). Zeros now answer "maybe", as
+    NaN does, for FLOAT, DOUBLE and FLOAT16 (whose NaN was not treated so either)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    for t, dtype in (("DOUBLE", np.float64), ("FLOAT", np.float32)):
+        for stored, asked in ((0.0, -0.0), (-0.0, 0.0)):
+            f = BloomFilter(1024, physical_type=t)
+            f.insert(np.array([stored], dtype=dtype))
+            assert f.check(np.array([asked], dtype=dtype)).tolist() == [True]
+            if t == "DOUBLE":
+                assert f.check(asked) and f.check([asked, 5.0]).tolist() == [True, False]
+                assert bloom.check_filters([f], asked).tolist() == [True]
+    h = BloomFilter(1024, physical_type="FIXED_LEN_BYTE_ARRAY", type_length=2, logical_type="FLOAT16")
+    h.insert([0.0, 1.0])
+    assert h.check([-0.0, float("nan"), 2.0]).tolist() == [True, True, False]
+
+    path = str(tmp_path / "z.parquet")
+    pq.write_table(pa.table({"x": pa.array([0.0, 1.5, 2.5] * 100)}), str(tmp_path / "raw.parquet"), row_group_size=100)
+    bloom.add_filters([str(tmp_path / "raw.parquet")], "x", out=path)
+    want = pq.read_table(path, filters=[("x", "==", -0.0)]).num_rows
+    assert want == 100
+    assert len(bloom.prune(path, "x", [-0.0], use_statistics=False)) == 3
+    assert len(bloom.prune(path, "x", [7.0], use_statistics=False)) == 0  # other values still pruned
