@@ -30,6 +30,8 @@ from __future__ import annotations
 
 import os
 import weakref
+from itertools import chain
+from operator import itemgetter
 from typing import Iterable, Iterator, Optional, Union
 
 from ._simdex import kv as _native
@@ -45,6 +47,9 @@ MAX_VALUE: int = _native.MAX_VALUE
 # many pairs pays one call per 256, and next(snap.items(lo)) ("the first key from lo") fetches 4
 # instead of 256 (at 200,000 keys 2.3 us instead of 22.5, where a get takes 0.5).
 _FIRST_CHUNK, _CHUNK = 4, 256
+_FIRST, _SECOND = itemgetter(0), itemgetter(1)
+
+
 class _NoDefault:
     """pop()'s "no default given" (shown so in help())."""
 
@@ -231,9 +236,11 @@ class _Reads:
             end = _prefix_end(prefix)
             if end is not None and (hi is None or end < hi):
                 hi = end
-        return self._items(lo, hi, bool(reverse))
+        # The pairs come out of C, the list iterator of each chunk in turn: a generator step per
+        # pair was half the cost of a short iteration. _chunks runs again once a chunk is used.
+        return chain.from_iterable(self._chunks(lo, hi, bool(reverse)))
 
-    def _items(self, lo, hi, reverse):
+    def _chunks(self, lo, hi, reverse):
         c = self._v.cursor()
         live = self._live
         if live is None:
@@ -253,7 +260,7 @@ class _Reads:
             while ok and c.valid():
                 chunk = c.take(n, not reverse, stop)
                 live[me] = chunk
-                yield from chunk
+                yield chunk
                 if me not in live:  # emptied by a change (see _live)
                     self._changed(c)
                 ok = len(chunk) == n
@@ -263,11 +270,11 @@ class _Reads:
 
     def keys(self, *args, **kw) -> Iterator[bytes]:
         """The keys of items(*args, **kw)."""
-        return (k for k, _ in self.items(*args, **kw))
+        return map(_FIRST, self.items(*args, **kw))
 
     def values(self, *args, **kw) -> Iterator[bytes]:
         """The values of items(*args, **kw)."""
-        return (v for _, v in self.items(*args, **kw))
+        return map(_SECOND, self.items(*args, **kw))
 
     def __iter__(self) -> Iterator[bytes]:
         """The keys in order, as keys()."""

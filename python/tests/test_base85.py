@@ -668,3 +668,30 @@ def test_streaming_a85_update_buffer_is_near_its_output():
         d = b85.Decoder("a85", **kw)
         got = b"".join(d.update(c) for c in chunks) + d.finish()
         assert got == b85.a85decode(b"".join(chunks), **kw)
+
+
+def test_option_values_read_as_base64_reads_them():
+    # The one-shot functions pass their options to the codec by position, with a shortcut for
+    # bytes input and no wrapping: any truthy pad/foldspaces/adobe, and 0/None/False wrapcol,
+    # must still mean what they mean to base64.
+    class Truthy:
+        def __bool__(self):
+            return True
+
+    def wrapped(text, width):
+        width = int(width)
+        return b"\n".join(text[i:i + width] for i in range(0, len(text), width)) if width else text
+
+    data = b"\x00\x00\x00\x00    abc"
+    for pad in (False, True, 0, 1, "", "x", None, Truthy()):
+        for wrapcol in (0, None, False, 3, True):
+            assert b85.b85encode(data, pad, wrapcol=wrapcol) == wrapped(base64.b85encode(data, bool(pad)), wrapcol or 0)
+            assert b85.a85encode(data, pad=pad, foldspaces=pad, adobe=pad, wrapcol=wrapcol) == \
+                base64.a85encode(data, pad=pad, foldspaces=pad, adobe=pad, wrapcol=wrapcol or 0)
+    text = base64.a85encode(data, foldspaces=True, adobe=True)
+    for flag in (1, "x", Truthy()):
+        assert b85.a85decode(text, foldspaces=flag, adobe=flag) == data
+    with pytest.raises(TypeError):
+        b85.b85encode(data, wrapcol=2.0)
+    with pytest.raises(TypeError):
+        b85.b85encode("text")

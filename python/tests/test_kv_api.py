@@ -508,3 +508,34 @@ def test_forked_child_is_refused_and_does_not_hold_the_file(tmp_path):
         os.close(fd)
     assert os.waitstatus_to_exitcode(status) == 0
     again.close()
+
+
+def test_iterations_across_chunk_boundaries_and_after_their_end():
+    # items() yields from the chunks it fetches (4 pairs, then 8, ... 256), keys() and values()
+    # take one side of each pair: every length and direction must give each key once, in order,
+    # and an ended iteration (used up, or stopped by a change) stays ended.
+    db = kv.open()
+    for n in (0, 1, 3, 4, 5, 12, 13, 300, 1000):
+        with db.write(str(n)) as tx:
+            tx.bulk_load((b"%05d" % i, b"v%d" % i) for i in range(n))
+        s = db.read(str(n))
+        want = [(b"%05d" % i, b"v%d" % i) for i in range(n)]
+        assert list(s.items()) == want
+        assert list(s.items(reverse=True)) == want[::-1]
+        assert list(s.keys()) == [k for k, _ in want] and list(s) == [k for k, _ in want]
+        assert list(s.values(reverse=True)) == [v for _, v in want[::-1]]
+        assert list(s.items(b"00002", b"00290")) == want[2:290]
+        assert list(s.keys(prefix=b"000")) == [k for k, _ in want[:100]]
+        it = s.items()
+        assert list(it) == want and next(it, None) is None
+        s.close()
+    tx = db.write("1000")
+    it, keys = tx.items(), tx.keys()
+    assert [next(it) for _ in range(6)] == [(b"%05d" % i, b"v%d" % i) for i in range(6)]
+    assert next(keys) == b"00000"
+    tx[b"x"] = b"y"
+    for i in (it, keys):
+        with pytest.raises(kv.KvError):
+            next(i)
+        assert next(i, None) is None
+    tx.abort()

@@ -153,3 +153,14 @@ def test_strided_buffers_are_copied_not_a_bad_cast():
     assert p.find_u32x16(slots, 6) == 3 and p.find_u32x16(slots, 7) == 16
     values = memoryview(np.arange(128, 0, -1, dtype=np.uint16).tobytes()).cast("H")[::2]
     assert p.find_min_index(values) == 63
+
+
+def test_quick_and_general_argument_paths_agree():
+    # A contiguous array of the exact dtype takes one cast; every other argument the general
+    # checks. Same answers, and still no conversion of a look-alike (bool is not uint8).
+    a = np.arange(0, 64, 2, dtype=np.uint8)
+    for view in (a, a[::-1][::-1].copy(), np.asfortranarray(a), memoryview(a.tobytes()), a[::1]):
+        assert p.lower_bound(view, 9) == 5
+    for bad in (a.astype(bool), a.reshape(4, 8), np.uint8(3), np.array(3, np.uint8), a.astype(np.int8)):
+        with pytest.raises(TypeError, match="must be a 1-D numpy array of uint8"):
+            p.lower_bound(bad, 9)

@@ -30,6 +30,10 @@ const T* exactly(const array_in<T>& a, std::size_t n, const char* what) {
 // a read-only memmap) as "not ndarray of dtype uint8".
 template <class T>
 array_in<T> typed(nb::handle h, const char* what, const char* name) {
+  array_in<T> a;
+  // The usual argument (a contiguous array of dtype T) in one cast, without conversion: the
+  // checks below took a second cast and were most of a small call's cost.
+  if (nb::try_cast(h, a, false)) return a;
   nb::ndarray<nb::ro, nb::ndim<1>, nb::device::cpu> any;
   if (!nb::try_cast(h, any, false) || any.dtype() != nb::dtype<T>()) {
     // str() of attributes (the stable ABI has no tp_name field and no PyUnicode_AsUTF8)
@@ -43,7 +47,6 @@ array_in<T> typed(nb::handle h, const char* what, const char* name) {
     throw nb::type_error(
         (std::string(what) + " must be a 1-D numpy array of " + name + ", not " + got).c_str());
   }
-  array_in<T> a;
   if (nb::try_cast(h, a)) return a;
   // A strided buffer that is not a numpy array (memoryview(b)[::2]): nanobind copies only numpy
   // arrays into C order, and its failed cast surfaced as RuntimeError('std::bad_cast').
