@@ -10,13 +10,13 @@ namespace simdex::kv::detail {
 // ---- the writer's allocator ---------------------------------------------------------------------
 
 void allocator::put(std::uint32_t off, std::uint32_t units) {
-  ++extents_;
   if (units < kBins) {
     bins_[units].push_back(off);
     nonempty_[units / 64] |= std::uint64_t{1} << (units % 64);
   } else {
     large_.insert({units, off});
   }
+  ++extents_;  // after what may run out of memory
 }
 
 std::uint32_t allocator::pop_bin(std::uint32_t b) {
@@ -39,26 +39,36 @@ std::uint32_t allocator::fitting_bin(std::uint32_t units) const {
 }
 
 bool allocator::take_free(std::uint32_t units, std::uint32_t& off) {
-  std::uint32_t have = units < kBins ? fitting_bin(units) : 0;
-  if (have) {
-    off = pop_bin(have);
+  const std::uint32_t bin = units < kBins ? fitting_bin(units) : 0;
+  auto it = large_.end();
+  std::uint32_t have;
+  if (bin) {
+    have = bin;
+    off = bins_[bin].back();
   } else {
-    auto it = large_.lower_bound({units, 0});
+    it = large_.lower_bound({units, 0});
     if (it == large_.end()) return false;
     have = it->first;
     off = it->second;
-    large_.erase(it);
-    --extents_;
   }
-  free_units -= have;
+  // The rest first: out of memory there, the extent is still where it was.
   if (have > units) {
     put(off + units, have - units);  // part of the logged take, not a give of its own
     free_units += have - units;
   }
+  if (bin) {
+    pop_bin(bin);
+  } else {
+    large_.erase(it);
+    --extents_;
+  }
+  free_units -= have;
   return true;
 }
 
 std::uint32_t allocator::take(std::uint32_t units, std::uint64_t limit) {
+  // Room for its log entry first: out of memory after the take, the extent was lost.
+  if (logging) reserve_more(log, 1);
   std::uint32_t off;
   bool got = take_free(units, off);
   // Nothing fits: merging neighbours may make room. Only when enough has changed since the last
@@ -78,14 +88,15 @@ std::uint32_t allocator::take(std::uint32_t units, std::uint64_t limit) {
 }
 
 void allocator::give(std::uint32_t off, std::uint32_t units) {
+  if (logging) reserve_more(log, 1);  // then only put() can run out of memory, before a change
+  const bool tail = off + std::uint64_t{units} == hwm;
+  if (!tail) put(off, units);
   if (logging) log.push_back({off, units, kLogGive});
   ++changes_;
-  if (off + std::uint64_t{units} == hwm) {  // the tail goes back to the bump pointer
-    hwm = off;
-    return;
-  }
-  free_units += units;
-  put(off, units);
+  if (tail)
+    hwm = off;  // the tail goes back to the bump pointer
+  else
+    free_units += units;
 }
 
 // Every extent as (offset << 32 | units), sorted by offset, neighbours merged, then the bins
@@ -118,23 +129,26 @@ void allocator::assign(const std::map<std::uint32_t, std::uint32_t>& free, std::
 }
 
 void allocator::refill(const std::vector<std::uint64_t>& sorted, std::uint64_t mark) {
-  for (auto& b : bins_) b.clear();
-  nonempty_[0] = nonempty_[1] = 0;
-  large_.clear();
-  extents_ = 0;
-  free_units = 0;
-  changes_ = 0;
-  hwm = mark;
+  // Built aside, then swapped in: running out of memory midway leaves this one as it was.
+  allocator a;
+  a.hwm = mark;
   for (auto it = sorted.rbegin(); it != sorted.rend(); ++it) {
     const auto off = static_cast<std::uint32_t>(*it >> 32);
     const auto units = static_cast<std::uint32_t>(*it);
-    if (off + std::uint64_t{units} == hwm) {
-      hwm = off;  // a free tail is part of the bump region
+    if (off + std::uint64_t{units} == a.hwm) {
+      a.hwm = off;  // a free tail is part of the bump region
       continue;
     }
-    free_units += units;
-    put(off, units);
+    a.free_units += units;
+    a.put(off, units);
   }
+  for (std::uint32_t b = 0; b < kBins; ++b) bins_[b].swap(a.bins_[b]);
+  std::copy(std::begin(a.nonempty_), std::end(a.nonempty_), nonempty_);
+  large_.swap(a.large_);
+  extents_ = a.extents_;
+  free_units = a.free_units;
+  changes_ = 0;
+  hwm = a.hwm;
 }
 
 // ---- rebuilding free space at open

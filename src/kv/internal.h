@@ -4,6 +4,7 @@
 
 #include <sys/types.h>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -74,6 +75,13 @@ static_assert(sizeof(leaf_hdr) == 32);
 struct blob_hdr : node_hdr {
   std::uint64_t len;
 };
+
+// Room for k more elements, so that adding them cannot run out of memory halfway through a
+// change; grown geometrically (an exact reserve per call would copy the vector every time).
+template <class V>
+void reserve_more(V& v, std::size_t k) {
+  if (v.capacity() - v.size() < k) v.reserve(std::max(v.size() + k, 2 * v.capacity()));
+}
 
 inline std::size_t align8(std::size_t x) { return (x + 7) & ~std::size_t{7}; }
 inline std::uint32_t units_for(std::uint64_t bytes) {
@@ -274,6 +282,13 @@ struct db_impl {
   void map_or_give_back(std::uint32_t ref, std::uint32_t units);  // map [0, units*64 + slack)
   std::uint64_t limit_units() const { return reserved / kUnit - 64; }
   std::uint32_t allocate(std::uint32_t units);
+  // Test hook (tests/kv/alloc_fail_test.cc reaches it through database_at): while nonzero,
+  // every allocation (tree nodes and a commit's free-space record) counts it down, and the one
+  // that brings it to zero fails after taking its extent, as a file that cannot grow fails it
+  // (io, ENOSPC), or with std::bad_alloc when fault_bad_alloc is set. Off, it costs one test
+  // of a zero field per allocation. Not swapped by compact(): it belongs to the handle.
+  std::uint64_t fault_countdown = 0;
+  bool fault_bad_alloc = false;
   void reclaim_locked();        // moves freed extents no reader can see into the allocator
   void publish_space_locked();  // pub_* from the live figures
   int tree_index(std::string_view name) const;
@@ -366,6 +381,8 @@ struct reader {
 };
 
 [[noreturn]] void fail(error_kind kind, std::string detail);
+// Test hook: the live database of this process opened at `path` (null when none is).
+db_impl* database_at(const std::string& path);
 // Throws unless `level` is the innermost open level of the transaction: it ended (the
 // transaction it was nested in ended), or a sub-transaction of it is open (`what` says what was
 // refused: "used" or "read").

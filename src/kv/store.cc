@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <mutex>
+#include <new>
 #include <utility>
 
 #include "internal.h"
@@ -142,6 +143,14 @@ void register_open(db_impl* db) {
 }
 }  // namespace
 
+db_impl* database_at(const std::string& path) {
+  std::lock_guard<std::mutex> g(g_open_mu);
+  if (g_open)
+    for (db_impl* db : *g_open)
+      if (!db->memory && db->path == path) return db;
+  return nullptr;
+}
+
 void db_impl::refuse_forked() const {
   throw error(error_kind::busy,
               "this database was opened by process " + std::to_string(owner) +
@@ -212,6 +221,11 @@ std::uint32_t db_impl::allocate(std::uint32_t units) {
 
 void db_impl::map_or_give_back(std::uint32_t ref, std::uint32_t units) {
   try {
+    if (fault_countdown && --fault_countdown == 0) [[unlikely]] {
+      if (fault_bad_alloc) throw std::bad_alloc();
+      errno = ENOSPC;
+      fail_errno("fallocate (injected)", path);
+    }
     ensure_mapped(alloc.hwm);
   } catch (...) {
     // The file could not grow: the extent goes back (and the bump pointer with it), or it
@@ -232,24 +246,39 @@ std::uint64_t db_impl::birth_of(std::uint64_t txn) const {
 // Snapshots registered later have sequence numbers >= every tag, so only a reader leaving can
 // make a pinned extent reusable: pinned ones are rechecked only then.
 void db_impl::reclaim_locked() {
-  const bool was = alloc.logging;
-  alloc.logging = false;
   if (readers_left) {
     freed_checked = 0;
     readers_left = false;
   }
-  std::vector<tagged_extent> keep(freed.begin(),
-                                  freed.begin() + static_cast<std::ptrdiff_t>(freed_checked));
-  for (std::size_t i = freed_checked; i < freed.size(); ++i) {
-    const tagged_extent& f = freed[i];
-    auto r = readers.lower_bound(f.birth);
-    if (r != readers.end() && *r < f.tag) {
-      keep.push_back(f);
-      continue;
+  // Memory first: running out of it here changes nothing (running out with logging off left it
+  // off, and later commits' free-space records missed changes: a corrupt file).
+  std::vector<tagged_extent> keep;
+  keep.reserve(freed.size());
+  keep.assign(freed.begin(), freed.begin() + static_cast<std::ptrdiff_t>(freed_checked));
+  if (alloc.logging) alloc.log.reserve(alloc.log.size() + freed.size() - freed_checked);
+  const bool was = alloc.logging;
+  alloc.logging = false;
+  std::size_t i = freed_checked;
+  try {
+    for (; i < freed.size(); ++i) {
+      const tagged_extent& f = freed[i];
+      auto r = readers.lower_bound(f.birth);
+      if (r != readers.end() && *r < f.tag) {
+        keep.push_back(f);
+        continue;
+      }
+      alloc.give(f.off, f.units);
+      freed_units -= f.units;
+      if (was) alloc.log.push_back({f.off, f.units, kLogReclaim});
     }
-    alloc.give(f.off, f.units);
-    freed_units -= f.units;
-    if (was) alloc.log.push_back({f.off, f.units, kLogReclaim});
+  } catch (...) {
+    // Out of memory in a give: the extents given so far leave the list (they stayed on it, and
+    // were reused while still listed: given again later), the rest wait for the next time.
+    keep.insert(keep.end(), freed.begin() + static_cast<std::ptrdiff_t>(i), freed.end());
+    alloc.logging = was;
+    freed = std::move(keep);
+    freed_checked = 0;
+    throw;
   }
   alloc.logging = was;
   freed = std::move(keep);
@@ -268,6 +297,7 @@ int db_impl::tree_index(std::string_view name) const {
 }
 
 std::uint8_t* txn_state::make(std::uint32_t units, std::uint8_t type, std::uint32_t& ref) {
+  if (in_op) reserve_more(op_made, 1);  // out of memory after the allocation, the node leaked
   ref = db->allocate(units);
   if (in_op) op_made.emplace_back(ref, units);
   auto* h = db->hdr(ref);
@@ -329,9 +359,7 @@ constexpr std::uint64_t kFreeLogSlack = 1024;
 
 blob_hdr* start_free_node(db_impl& db, std::uint32_t units, std::uint8_t type, std::uint64_t id,
                           std::uint32_t& ref) {
-  ref = db.alloc.take(units, db.limit_units());
-  if (!ref) fail(error_kind::full, "arena full");
-  db.map_or_give_back(ref, units);
+  ref = db.allocate(units);
   auto* h = reinterpret_cast<blob_hdr*>(db.at(ref));
   h->type = type;
   h->flags = 0;
@@ -693,17 +721,43 @@ void write_tx::commit() {
     // The tree stays as the level left it: if it wrote, the clock has changed since the parent's
     // cursors were made (and the nodes given back below are among those it replaced); if not,
     // those cursors read on.
+    // Room on the parent's list first: out of memory once the level is gone, the nodes it had
+    // replaced were lost (neither used nor free).
+    reserve_more(t.levels[t.levels.size() - 2].pending, t.levels.back().pending.size());
     level l = std::move(t.levels.back());
     t.levels.pop_back();
     t.levels_changed();
-    for (const pending_node& p : l.pending) {
-      if (p.txn >= t.base())
-        db.alloc.give(p.off, p.units);
-      else
-        t.levels.back().pending.push_back(p);
+    std::vector<pending_node>& up = t.levels.back().pending;
+    std::size_t i = 0;
+    try {
+      for (; i < l.pending.size(); ++i) {
+        const pending_node& p = l.pending[i];
+        if (p.txn >= t.base())
+          db.alloc.give(p.off, p.units);
+        else
+          up.push_back(p);
+      }
+    } catch (...) {
+      // Out of memory in a give: the rest wait on the parent's list (the commit is made; the
+      // parent's end gives back those of its own level: see undo_level).
+      up.insert(up.end(), l.pending.begin() + static_cast<std::ptrdiff_t>(i), l.pending.end());
     }
     detach();
     return;
+  }
+  // Memory first: out of it once the pending nodes below are handed to the free list, the commit
+  // failed unpublished, and an abort then kept them in the tree while they were reused.
+  const std::vector<pending_node>& pend = t.levels.back().pending;
+  reserve_more(db.freed, pend.size());
+  if (db.alloc.logging) reserve_more(db.alloc.log, pend.size());
+  reserve_more(db.commit_ids, 1);
+  std::optional<tree_info> added;
+  {
+    std::lock_guard<std::mutex> g(db.mu);
+    if (!t.drop && db.tree_index(t.tree) < 0) {
+      added.emplace(tree_info{t.tree, 0, 0});
+      reserve_more(db.trees, 1);
+    }
   }
   t.clock->changed();
   const std::uint64_t seq = db.seq + 1;
@@ -719,7 +773,7 @@ void write_tx::commit() {
       if (i >= 0) db.trees.erase(db.trees.begin() + i);
     } else {
       if (i < 0) {  // write() checked there is room for it
-        db.trees.push_back({t.tree, 0, 0});
+        db.trees.push_back(std::move(*added));
         i = static_cast<int>(db.trees.size()) - 1;
       }
       db.trees[i].root = t.cur.root;
@@ -761,6 +815,8 @@ void txn_state::undo_level() noexcept {
   buf_bytes.clear();
   try {
     level& l = levels.back();
+    for (const pending_node& p : l.pending)  // of this level only after a give ran out of memory
+      if (p.txn >= base()) db->alloc.give(p.off, p.units);
     if (!l.broken) {
       free_new(cur.root, base());
     } else {
@@ -1314,6 +1370,7 @@ write_tx database::begin_write(std::string_view tree, bool existing) {
   t->db = &db;
   t->keep = db_;
   t->tree = std::string(tree);
+  t->levels.reserve(1);  // nothing below may run out of memory once the writer slot is taken
   {
     std::unique_lock<std::mutex> g(db.mu);
     // Waiting for itself would never end (and, from Python, not even on Ctrl-C).
@@ -1328,9 +1385,9 @@ write_tx database::begin_write(std::string_view tree, bool existing) {
     if (i < 0 && db.trees.size() >= kMaxTrees)
       throw error(error_kind::invalid_argument,
                   "database holds the most trees it can (" + std::to_string(kMaxTrees) + ")");
+    db.reclaim_locked();  // before the slot is taken: out of memory, it stays free
     db.writer = true;
     db.writer_thread = std::this_thread::get_id();
-    db.reclaim_locked();
     if (i >= 0) {
       t->cur.root = db.trees[i].root;
       t->cur.count = db.trees[i].count;

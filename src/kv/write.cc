@@ -910,7 +910,18 @@ auto journaled(txn_state& t, Op op) {
   try {
     auto r = op();
     t.in_op = false;
-    for (const auto& [ref, units] : t.op_released) t.db->alloc.give(ref, units);
+    std::size_t given = 0;
+    try {
+      for (; given < t.op_released.size(); ++given)
+        t.db->alloc.give(t.op_released[given].first, t.op_released[given].second);
+    } catch (...) {
+      // Out of memory in a give: those given leave the journal, or the abort gave them again.
+      // The operation was complete, so the nodes it made are in the tree or among the released.
+      t.op_released.erase(t.op_released.begin(),
+                          t.op_released.begin() + static_cast<std::ptrdiff_t>(given));
+      t.op_made.clear();
+      throw;
+    }
     return r;
   } catch (const error& e) {
     broke(e.kind(), e.detail().c_str());
