@@ -1,8 +1,10 @@
 // libFuzzer target: file bytes at open. A valid database file is built once; each input is a
 // list of (offset, byte) patches over it, after which the meta pages' checksums are fixed up
 // (when the input's first byte is odd) so damage past the checksum reaches the loader and the
-// validator too. Opening must either fail with kv::error or give a database whose validate()
-// passes or throws kv::error; after a passing validate every read must work.
+// validator too. Bit 5 of the first byte opens the file read-only. Opening must either fail
+// with kv::error or give a database whose validate() passes or throws kv::error; after a passing
+// validate every read must work, and (writable) a commit must work and leave a database that
+// still validates: docs/kv.md promises that validating first makes a file safe to write to.
 #include <unistd.h>
 #include <xxhash.h>
 
@@ -70,9 +72,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     std::ofstream f(p, std::ios::binary | std::ios::trunc);
     f.write(file.data(), static_cast<std::streamsize>(file.size()));
   }
+  const bool read_only = size && (data[0] & 32);
+  bool validated = false;
   try {
-    auto db = simdex::kv::database::open(p);
+    simdex::kv::options o;
+    o.read_only = read_only;
+    auto db = simdex::kv::database::open(p, o);
     db.validate();
+    validated = true;
     for (const auto& t : db.trees()) {
       auto s = db.read(t);
       auto c = s.make_cursor();
@@ -81,7 +88,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       if (n != s.size()) __builtin_trap();
       (void)s.count("key1", std::string_view("key5"));
     }
+    if (!read_only) {
+      // Allocates from the loaded free space and frees nodes: damage that validate() let
+      // through would show here as an overwritten live node.
+      const auto trees = db.trees();
+      auto tx = db.write(trees.empty() ? std::string() : trees.front());
+      for (int i = 0; i < 60; ++i) tx.put("fz" + std::to_string(i), std::string(i * 3, 'w'));
+      tx.remove_range("key1", std::string_view("key4"));
+      tx.commit();
+      db.validate();
+    }
   } catch (const simdex::kv::error&) {
+    if (validated) __builtin_trap();
   }
   std::remove(p.c_str());
   return 0;
