@@ -380,6 +380,20 @@ def test_memory_lazy_reads_only_the_filters_used(tmp_path):
     assert found == 0 and peak <= 4 * (len(blobs[3]) + len(footer)), peak  # c3 holds 3007, not 7
 
 
+def test_a_wide_file_without_statistics_is_read(tmp_path):
+    """The memory budget for a footer (2 bytes per footer byte) refused valid files of about
+    10,000 columns and more without statistics (pyarrow writes ~150 footer bytes a chunk):
+    "footer describes more schema columns than its size allows". Found by the fuzz campaign."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    n = 12_000
+    path = str(tmp_path / "wide.parquet")
+    pq.write_table(pa.table({f"c{i}": pa.array([i], pa.int64()) for i in range(n)}), path, write_statistics=False)
+    footer = bloom.read_footer(path)
+    assert len(footer["chunks"]) == n and footer["chunks"][-1]["path"] == f"c{n - 1}"
+
+
 def test_memory_footer_claiming_millions_of_chunks(tmp_path):
     if not os.path.exists("/proc/self/clear_refs"):
         pytest.skip("needs Linux /proc/self/clear_refs to measure peak RSS")
