@@ -168,6 +168,11 @@ def test_page_matcher_refuses_what_does_not_add_up():
             pytest.fail(what)
     with pytest.raises(ValueError):
         native.page_headers(np.frombuffer(b"\x15\x00", np.uint8), 1)
+    # A PLAIN page claiming more values than its bytes can hold is refused before its rows are
+    # made (it filled 4 bytes a claimed row first: 1 GiB here, 8 GiB at the header's maximum).
+    m3 = native.PageMatcher(kd, ko, 0)
+    with pytest.raises(ValueError, match="claims 268435456 PLAIN values in 6 bytes"):
+        m3.data_page_v1(1 << 28, 0, 3, np.frombuffer(b"\x02\x00\x00\x00ab", np.uint8))
 
 
 @pytest.mark.parametrize("version", ["V1", "V2"])

@@ -327,6 +327,13 @@ struct page_matcher::state {
   // are non-null), appended to rows.
   void values(std::int32_t encoding, const std::uint8_t* p, std::size_t size, std::size_t n,
               std::size_t nonnull) {
+    // A PLAIN value takes 4 bytes (its length) at least: a header claiming more values than
+    // the page can hold had us fill 4 bytes a row (8 GiB at its maximum) before the decode
+    // failed.
+    if (encoding == kEncodingPlain && nonnull > size / 4)
+      throw parse_error("the page claims " + std::to_string(nonnull) + " PLAIN values in " +
+                            std::to_string(size) + " bytes",
+                        0);
     const std::size_t base = rows.size();
     rows.resize(base + n, -1);
     std::int32_t* out = rows.data() + base;
