@@ -72,8 +72,11 @@ def _run_native(component: str, args: list[str], log_path: Path, progress, task)
             return proc.wait()
         finally:
             if proc.poll() is None:  # interrupted here: the folder goes only after the program
-                progress.update(task, description=f"{component}: stopping (the step under way ends first)")
                 proc.terminate()
+                try:  # a second Ctrl-C on the status line must not skip the wait below
+                    progress.update(task, description=f"{component}: stopping (the step under way ends first)")
+                except BaseException:  # the interrupt under way goes on after this block
+                    pass
                 # What it says while it stops belongs in its log, and reading it keeps a full
                 # pipe from blocking the program, and so this wait, for ever.
                 for line in proc.stderr:

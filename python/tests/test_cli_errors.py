@@ -10,6 +10,17 @@ from pathlib import Path
 import pytest
 
 
+def _fake_bench(tmp_path, monkeypatch, component, script):
+    """A shell script in tmp_path/bin standing in for bench_<component>, where simdex bench
+    looks for its programs."""
+    prog = tmp_path / "bin" / f"bench_{component}"
+    prog.parent.mkdir(exist_ok=True)
+    prog.write_text("#!/bin/sh\n" + script)
+    prog.chmod(0o755)
+    monkeypatch.setenv("SIMDEX_BENCH_DIR", str(prog.parent))
+    return prog
+
+
 def _simdex(*args, env=None, stdout=subprocess.PIPE):
     return subprocess.run([sys.executable, "-m", "simdex", *args], stdout=stdout, stderr=subprocess.PIPE,
                           text=True, env={**os.environ, **(env or {})}, timeout=300)
@@ -131,12 +142,8 @@ def test_bench_scratch_is_removed_even_when_interrupted(tmp_path, monkeypatch):
     after stopping the program."""
     from simdex import bench
 
-    prog = tmp_path / "bin" / "bench_kv"
-    prog.parent.mkdir()
-    prog.write_text('#!/bin/sh\necho "$TMPDIR" > "$SEEN"\ntouch "$TMPDIR/db"\n'
-                    'echo "PROGRESS 1 2 working" >&2\nexec sleep 30\n')
-    prog.chmod(0o755)
-    monkeypatch.setenv("SIMDEX_BENCH_DIR", str(prog.parent))
+    prog = _fake_bench(tmp_path, monkeypatch, "kv", 'echo "$TMPDIR" > "$SEEN"\ntouch "$TMPDIR/db"\n'
+                       'echo $$ > "$SEEN.pid"\necho "PROGRESS 1 2 working" >&2\nexec sleep 30\n')
     seen = tmp_path / "seen"
     monkeypatch.setenv("SEEN", str(seen))
 
@@ -150,6 +157,8 @@ def test_bench_scratch_is_removed_even_when_interrupted(tmp_path, monkeypatch):
     scratch = Path(seen.read_text().strip())
     assert scratch.name.startswith("simdex_bench_kv_") and not scratch.exists()
     assert time.monotonic() - t0 < 20  # the program was stopped, not waited out
+    with pytest.raises(ProcessLookupError):  # and is gone, not left running beside its deleted folder
+        os.kill(int((tmp_path / "seen.pid").read_text()), 0)
 
     prog.write_text('#!/bin/sh\necho "$TMPDIR" > "$SEEN"\ntouch "$TMPDIR/db"\nexit 3\n')
     assert bench._run_native("kv", [], tmp_path / "kv.log", Interrupting(), None) == 3
@@ -271,13 +280,9 @@ def test_only_that_measures_nothing_keeps_the_earlier_json(tmp_path, monkeypatch
 
     from simdex import bench
 
-    prog = tmp_path / "bin" / "bench_primitives"
-    prog.parent.mkdir()
     # What the real program does when --only matches nothing: a run without results.
-    prog.write_text('#!/bin/sh\nwhile [ "$1" != "--out" ]; do shift; done\n'
-                    'echo \'{"schema": "simdex-bench/1", "results": []}\' > "$2/primitives.json"\n')
-    prog.chmod(0o755)
-    monkeypatch.setenv("SIMDEX_BENCH_DIR", str(prog.parent))
+    _fake_bench(tmp_path, monkeypatch, "primitives", 'while [ "$1" != "--out" ]; do shift; done\n'
+                'echo \'{"schema": "simdex-bench/1", "results": []}\' > "$2/primitives.json"\n')
     out = tmp_path / "out"
     out.mkdir()
     earlier = json.dumps({"schema": "simdex-bench/1", "results": [{"workload": "lower_bound"}]})
