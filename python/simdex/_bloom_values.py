@@ -672,6 +672,11 @@ _INT64_MASK = (1 << 64) - 1
 _pack_double = struct.Struct("<d").pack
 
 
+def plain_always_maybe(value) -> bool:
+    """Physical.nan's rule for one value plain_bytes took: a float NaN or zero."""
+    return type(value) is float and (value != value or not value)
+
+
 def plain_bytes(value, physical_type, logical_type):
     """The PLAIN bytes the general path would hash for one value, when that is quick to tell,
     else None (also for a value it refuses: it raises its own error)."""

@@ -239,8 +239,7 @@ class BloomFilter:
         nulls are never in a filter."""
         plain = self._plain(values, physical_type)
         if plain is not None:  # NaN and zeros: always True, as below
-            return (type(values) is float and not values) or values != values \
-                or self._f.check_hash(_native.hash_bytes(plain))
+            return _values.plain_always_maybe(values) or self._f.check_hash(_native.hash_bytes(plain))
         one = _values.is_scalar(values)
         h, nan = self._hashes(_as_values(values) if one else values, physical_type)
         out = self._f.check_hashes(h)
@@ -342,7 +341,7 @@ def check_filters(filters, value, physical_type=None, type_length=None, logical_
     for idx, t, length, lt in _column_types(fs, physical_type, type_length, logical_type):
         plain = _values.plain_bytes(value, t, lt)  # the quick path of BloomFilter.check
         if plain is not None:
-            h, nan = _native.hash_bytes(plain), value != value or (type(value) is float and not value)
+            h, nan = _native.hash_bytes(plain), _values.plain_always_maybe(value)
         else:
             hs, nans = _typed_hashes(_as_values(value), t, length, lt)
             h, nan = int(hs[0]), nans is not None and nans[0]
