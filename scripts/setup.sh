@@ -23,6 +23,7 @@ APT_PACKAGES=(
   valgrind            # btree_profile: callgrind markers; cachegrind counts for design work
   ccache              # scripts/wheels.sh: the library compiles once for all Python versions
   openjdk-17-jdk-headless maven  # bloom interop tests against parquet-java (tests/bloom/parquet-java)
+  libpython3.11-testsuite  # CPython's own test_base64, run against simdex.base85's drop-ins
 )
 
 log() { printf '\033[1m[simdex]\033[0m %s\n' "$*" >&2; }
