@@ -69,7 +69,9 @@ std::vector<std::pair<std::string, std::string>> commit_fields() {
   std::vector<std::pair<std::string, std::string>> out{
       {"simdex_commit", json::str(SIMDEX_GIT_COMMIT)}};
   std::string head = source_head();
-  if (!head.empty() && head != SIMDEX_GIT_COMMIT) {
+  std::string built = SIMDEX_GIT_COMMIT;  // "+dirty" marks a build of a changed tree, same HEAD
+  if (built.ends_with("+dirty")) built.resize(built.size() - 6);
+  if (!head.empty() && head != built) {
     std::fprintf(stderr,
                  "warning: this program was built from commit %s but %s is now at %s; rebuild "
                  "it to measure the checked-out code\n",

@@ -251,6 +251,9 @@ void cache_levels(trial& t) {
     if (i && levels[i].ns < 1.3 * levels[i - 1].ns) stages = false;
   }
   t.add(lab::levels_plausible(levels, cyc));
+  std::vector<lab::sweep_latency> sweep;
+  for (const auto& p : pts) sweep.push_back({p.bytes, p.small.median, p.huge.median});
+  t.add(lab::cache_sizes_agree(lab::data_caches(), sweep));
   int decreases = 0;
   for (std::size_t i = 1; i < pts.size(); ++i)
     decreases += pts[i].small.median < 0.8 * pts[i - 1].small.median;

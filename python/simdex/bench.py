@@ -201,13 +201,13 @@ def run(components: list[str], mode: str = "quick", out: str = "bench-results", 
         if empty:
             console.print(f"[yellow]{', '.join(empty)}: no workload matches --only {' '.join(only)}[/]", highlight=False)
     if report and any(outdir.glob("*.json")):
-        from . import report as rep
-
-        try:
-            md, html = rep.render(outdir)
-            console.print(f"wrote {md} and {html}")
-        except (ValueError, OSError) as e:
-            console.print(f"[red]no report: {e}[/]", highlight=False)
+        outcome, text = render_report(outdir)
+        if outcome == "interrupted":
+            console.print(f"interrupted while writing the report: the figures this run measured are in {outdir}; "
+                          f"{text}", highlight=False)
+            return 130
+        console.print(text if outcome == "wrote" else f"[red]{text}[/]", highlight=False)
+        if outcome == "failed":
             failed.append("report")
     elif report:
         console.print("[yellow]no report: no benchmark wrote its JSON[/]")
@@ -289,14 +289,44 @@ def _interrupted(console, outdir: Path, planned: list, finished: list, report: b
         text += f"; {', '.join(partial)} {'holds' if len(partial) == 1 else 'hold'} only what this run finished"
     console.print(text, highlight=False)
     if report and any(outdir.glob("*.json")):
-        from . import report as rep
-
-        try:
-            md, html = rep.render(outdir)
-            console.print(f"wrote {md} and {html}", highlight=False)
-        except (ValueError, OSError) as e:
-            console.print(f"[red]no report: {e}[/]", highlight=False)
+        outcome, text = render_report(outdir)
+        if outcome == "interrupted":
+            text = f"interrupted again while writing the report: {text}"
+        console.print(text if outcome == "wrote" else f"[red]{text}[/]", highlight=False)
     return 130
+
+
+def _identity(path: Path):
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_ino, st.st_mtime_ns
+
+
+def render_report(outdir: Path, catch: tuple = (ValueError, OSError)) -> tuple[str, str]:
+    """Renders the report of outdir: ("wrote", what), ("failed", why) for the errors in ``catch``
+    (others propagate) or, after Ctrl-C, ("interrupted", which report files outdir holds). The
+    report's files are staged and renamed into place all together (report.write_texts), so an
+    interrupted render leaves the earlier report (or none), or, once the renames began, this
+    one: never a part of each."""
+    from . import report as rep
+
+    md, html = outdir / "REPORT.md", outdir / "report.html"
+    before = _identity(md)
+    try:
+        rep.render(outdir)
+    except catch as e:
+        return "failed", f"no report: {e}"
+    except KeyboardInterrupt:
+        after = _identity(md)
+        if after is not None and after != before:  # renamed in before the interrupt was let through
+            return "interrupted", f"the report was written first: {md} and {html}"
+        rerun = f"`simdex report {outdir}` renders it"
+        if after is None:
+            return "interrupted", f"no report was written ({rerun})"
+        return "interrupted", f"{md} and {html} are still an earlier report's, not this run's ({rerun})"
+    return "wrote", f"wrote {md} and {html}"
 
 
 if __name__ == "__main__":

@@ -47,15 +47,22 @@ def _problem(e: Exception) -> str:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    from . import report
+    from pathlib import Path
+
+    from . import bench, report
 
     try:
         if args.readme:  # a README it cannot update fails the command before anything is written
             report.readme_parts(args.readme)
-        md, html = report.render(args.dir)
+        # Ctrl-C while rendering says which report DIR holds now (bench.render_report).
+        outcome, text = bench.render_report(Path(args.dir), catch=())
     except (OSError, ValueError) as e:
         print(f"simdex report: {_problem(e)}", file=sys.stderr)
         return 1
+    if outcome == "interrupted":
+        print(f"simdex report: interrupted: {text}", file=sys.stderr)
+        return 130
+    md, html = Path(args.dir) / "REPORT.md", Path(args.dir) / "report.html"
     print(f"wrote {md}\nwrote {html}")
     if args.readme:
         try:

@@ -237,7 +237,7 @@ class Scaling:
     unit: str
     better: str
     series: dict                    # contender -> [(x, median)]
-    limits: list                    # [(label, value)]
+    limits: list                    # [(label, value, noisy)]
     params: dict
 
 
@@ -263,7 +263,7 @@ def scalings(doc: dict, machine: Optional[dict]) -> list[Scaling]:
         for name in spec.get("limits", []):
             lim = machine_limit(name, fixed, machine)
             if lim is not None:
-                limits.append((lim[0], lim[2]))
+                limits.append((lim[0], lim[2], lim[3]))
         title = spec.get("title") or f"{spec['workload']}: {unit} against {x}"
         out.append(Scaling(title, x, unit, better, series, limits, want))
     return out

@@ -225,11 +225,12 @@ def _axis_ticks(lo: float, hi: float, log: bool, values: Sequence[float] = ()) -
 
 def line_chart(title: str, x_label: str, y_label: str, series: dict[str, Sequence[tuple]],
                colours: Colours, x_format: Callable[[float], str] = tick_label,
-               limits: Sequence[tuple[str, float]] = (), markers: Sequence[tuple[float, str]] = (),
+               limits: Sequence[tuple] = (), markers: Sequence[tuple[float, str]] = (),
                x_log: bool = True, y_log: bool = True, width: float = 820, height: float = 360) -> str:
     """Lines against a size, one per contender: points (x, y) or (x, y, lo, hi), the lo..hi spread
-    drawn as a band. Each machine limit in ``limits`` (label, y) is a dashed horizontal line, each
-    marker (x, label) a dashed vertical one (a cache size, say). Log axes by default."""
+    drawn as a band. Each machine limit in ``limits`` (label, y), or (label, y, noisy) with its
+    figure marked "~" when noisy as the report's tables mark theirs, is a dashed horizontal line,
+    each marker (x, label) a dashed vertical one (a cache size, say). Log axes by default."""
 
     def usable(p: tuple) -> bool:
         return p[1] is not None and (not x_log or p[0] > 0) and (not y_log or p[1] > 0)
@@ -239,7 +240,7 @@ def line_chart(title: str, x_label: str, y_label: str, series: dict[str, Sequenc
         return ""
     xs = sorted({p[0] for p in pts})
     ys = [p[1] for p in pts] + [v for p in pts if len(p) > 3 for v in p[2:4] if v and (not y_log or v > 0)]
-    ys += [v for _, v in limits if v and v > 0]
+    ys += [lim[1] for lim in limits if lim[1] and lim[1] > 0]
     if y_log:
         ylo, yhi = min(ys) / 1.3, max(ys) * 1.3
         yt = log_ticks(ylo, yhi)
@@ -276,12 +277,13 @@ def line_chart(title: str, x_label: str, y_label: str, series: dict[str, Sequenc
                f'{" (log scale)" if x_log else ""}</text>')
     out.append(f'<text transform="translate(12 {top + plot_h / 2:.1f}) rotate(-90)" text-anchor="middle">{_esc(y_label)}'
                f'{" (log scale)" if y_log else ""}</text>')
-    for label, v in limits:
+    for label, v, *noisy in limits:
         if v and v > 0:
+            figure = _sig3(v) + ("~" if noisy and noisy[0] else "")
             out.append(f'<line x1="{left}" y1="{sy(v):.1f}" x2="{left + plot_w}" y2="{sy(v):.1f}" stroke="#555" stroke-dasharray="5 3">'
-                       f'<title>{_esc(label)}: {_esc(_sig3(v))}</title></line>')
+                       f'<title>{_esc(label)}: {_esc(figure)}</title></line>')
             out.append(f'<text x="{left + plot_w - 4}" y="{sy(v) - 3:.1f}" text-anchor="end" font-size="{FONT - 1}" fill="#555">'
-                       f'{_esc(label)} {_esc(_sig3(v))}</text>')
+                       f'{_esc(label)} {_esc(figure)}</text>')
     for x, label in markers:
         if xlo <= x <= xhi:
             out.append(f'<line x1="{sx(x):.1f}" y1="{top}" x2="{sx(x):.1f}" y2="{top + plot_h}" stroke="#999" stroke-dasharray="4 3"/>'

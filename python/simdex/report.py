@@ -9,8 +9,11 @@ import json
 import math
 import os
 import re
+import signal
 import stat
+import threading
 from collections import OrderedDict
+from contextlib import contextmanager
 from pathlib import Path
 
 from . import agreement, components, headlines, plots
@@ -507,14 +510,70 @@ def plot_svgs(docs: list[dict], colours: plots.Colours) -> tuple[list[tuple[str,
     return svgs, out
 
 
+# The second line of every plot file a report writes under DIR/plots: how a later render tells
+# its own files, which it may remove, from anything else kept there.
+PLOT_MARK = "<!-- written by simdex report; removed by a later render once the runs no longer have it -->"
+
+
+def plot_files(directory: Path, svgs: list[tuple[str, str]]) -> list[tuple[Path, str]]:
+    """(path under DIR/plots, text) for each (name, SVG), marked as simdex's (PLOT_MARK)."""
+    if svgs:
+        (directory / "plots").mkdir(exist_ok=True)
+    return [(directory / "plots" / name, svg.replace("\n", f"\n{PLOT_MARK}\n", 1) + "\n") for name, svg in svgs]
+
+
+def remove_stale_plots(directory: Path, keep: set[str]) -> list[str]:
+    """Removes the plot files an earlier render wrote under DIR/plots (those that carry
+    PLOT_MARK) that this one did not: a workload or component no longer in the runs left its
+    plot beside the report. Anything else there stays; returns the names removed."""
+    folder = directory / "plots"
+    try:
+        candidates = sorted(p for p in folder.glob("*.svg") if p.name not in keep)
+    except OSError:
+        return []
+    removed = []
+    for p in candidates:
+        try:
+            if p.is_symlink() or not p.is_file():  # a link or a FIFO is the user's
+                continue
+            with open(p, "rb") as f:
+                head = f.read(4096).split(b"\n", 2)[:2]
+            if PLOT_MARK.encode() in head:
+                p.unlink()
+                removed.append(p.name)
+        except OSError:
+            pass  # unreadable or not removable: left as it is, as anything not ours
+    return removed
+
+
 def write_plots(docs: list[dict], directory: Path, colours: plots.Colours) -> dict[str, list[str]]:
     """The summary chart and every scaling plot as SVG files under DIR/plots, for REPORT.md to
     show; returns component -> relative paths ("" for the summary)."""
     svgs, out = plot_svgs(docs, colours)
-    if svgs:
-        (directory / "plots").mkdir(exist_ok=True)
-    write_texts([(directory / "plots" / name, svg + "\n") for name, svg in svgs])
+    write_texts(plot_files(directory, svgs))
     return out
+
+
+@contextmanager
+def interrupts_held():
+    """Ctrl-C (SIGINT) held back until the block ends, then handled as it would have been: the
+    renames that put a report's files in place take microseconds, and an interrupt between two
+    of them left a new REPORT.md beside an old report.html. Outside the main thread (where no
+    handler can be set, or one not set from Python could not be put back) the block runs as
+    it is."""
+    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGINT) is None:
+        yield
+        return
+    caught = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: caught.append(frame))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if caught and callable(previous):
+            previous(signal.SIGINT, caught[0])
+        elif caught and previous == signal.SIG_DFL:
+            signal.raise_signal(signal.SIGINT)
 
 
 def write_texts(files: list[tuple[str | Path, str]]) -> None:
@@ -536,11 +595,12 @@ def write_texts(files: list[tuple[str | Path, str]]) -> None:
                 o.file.close()  # the last buffered bytes: an error here is a failed write too
             except OSError as e:
                 raise OSError(e.errno, e.strerror, str(path)) from None
-        for path, o in outs:
-            try:
-                o.commit()
-            except OSError as e:
-                raise OSError(e.errno, e.strerror, str(path)) from None
+        with interrupts_held():  # all renamed or none
+            for path, o in outs:
+                try:
+                    o.commit()
+                except OSError as e:
+                    raise OSError(e.errno, e.strerror, str(path)) from None
     finally:
         for _, o in outs:
             o.discard()
@@ -689,7 +749,8 @@ def update_readme(readme: str | Path, docs: list[dict], command: str) -> None:
 
 def render(directory: str | Path) -> tuple[Path, Path]:
     """REPORT.md, report.html and the plots under DIR/plots, all rendered before any is written
-    and renamed into place together (:func:`write_texts`)."""
+    and renamed into place together (:func:`write_texts`); then the plots an earlier render
+    wrote that this one did not are removed (:func:`remove_stale_plots`)."""
     found = _load(directory)
     docs = [doc for _, doc in found]
     sources = {doc["component"]: p for p, doc in found}
@@ -697,7 +758,6 @@ def render(directory: str | Path) -> tuple[Path, Path]:
     md, page = d / "REPORT.md", d / "report.html"
     svgs, files = plot_svgs(docs, report_colours(docs))
     texts = [(md, render_markdown(docs, files, sources=sources)), (page, render_html(docs, sources=sources))]
-    if svgs:
-        (d / "plots").mkdir(exist_ok=True)
-    write_texts([(d / "plots" / name, svg + "\n") for name, svg in svgs] + texts)
+    write_texts(plot_files(d, svgs) + texts)
+    remove_stale_plots(d, {name for name, _ in svgs})
     return md, page

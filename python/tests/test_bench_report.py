@@ -187,3 +187,172 @@ def test_an_interrupted_bench_program_is_heard_out(tmp_path, monkeypatch):
     assert outcome == ["interrupted"]
     log = (tmp_path / "fake.log").read_text()
     assert "stopping, line 2999" in log and log.rstrip().endswith("stopped cleanly")
+
+
+def _b85_run(sizes, machine=None):
+    """A made-up base85 run: b85_encode at each size (base85 plots it against bytes)."""
+    def r(contender, n, v):
+        return {"workload": "b85_encode", "params": {"variant": "b85", "bytes": n}, "contender": contender,
+                "unit": "GiB/s", "better": "higher", "median": v, "min": v, "max": v, "noisy": False, "samples": [v]}
+    return {"schema": report.SCHEMA, "component": "base85", "mode": "quick", "repetitions": 5,
+            "started": "2026-01-01T10:00:00Z", "finished": "2026-01-01T10:01:00Z",
+            "environment": {"cpu_model": "Test CPU", "cores": 2, "isa_active": "avx512"}, "machine": machine,
+            "notes": [], "results": [x for n in sizes for x in (r("avx512", n, 9.0), r("base85-simd", n, 1.0))]}
+
+
+def test_rendering_again_removes_the_plots_it_no_longer_has(tmp_path):
+    """Rendering a folder again left the SVGs of plots its runs no longer have in DIR/plots,
+    beside the report; what simdex did not write there stays."""
+    (tmp_path / "base85.json").write_text(json.dumps(_b85_run([4096, 1 << 20])))
+    report.render(tmp_path)
+    scaling = [p.name for p in (tmp_path / "plots").glob("base85-*.svg")]
+    assert len(scaling) == 1
+    mine = tmp_path / "plots" / "base85-my-own.svg"  # the user's, named like one of ours
+    mine.write_text("<svg xmlns='http://www.w3.org/2000/svg'/>\n")
+    (tmp_path / "base85.json").write_text(json.dumps(_b85_run([4096])))  # one size: no scaling plot
+    report.render(tmp_path)
+    left = {p.name for p in (tmp_path / "plots").iterdir()}
+    linked = set(re.findall(r"\]\(plots/([^)]+)\)", (tmp_path / "REPORT.md").read_text()))
+    assert scaling[0] not in left and left == linked | {mine.name}, (left, linked)
+
+
+def test_a_noisy_limit_line_is_marked_noisy():
+    """A scaling plot's machine-limit line printed its figure without the "~" that marks every
+    other noisy figure of the report."""
+    from simdex import headlines, plots
+
+    machine = {"memcpy_gib_s": {"4k": {"median": 12.0, "noisy": True}, "2m": {"median": 14.0, "noisy": False}}}
+    doc = _b85_run([4096, 1 << 20], machine)
+    [s] = headlines.scalings(doc, machine)
+    svg = report.scaling_svg(s, plots.Colours([list(s.series)]))
+    assert "memcpy (4k pages) 12~<" in svg and "memcpy (4k pages): 12~<" in svg
+    machine["memcpy_gib_s"]["4k"]["noisy"] = False
+    [s] = headlines.scalings(doc, machine)
+    assert "memcpy (4k pages) 12<" in report.scaling_svg(s, plots.Colours([list(s.series)]))
+
+
+def test_ctrl_c_while_the_report_renames_its_files_keeps_them_together(tmp_path, monkeypatch):
+    """Ctrl-C between two renames of write_texts left a new REPORT.md beside an old report.html."""
+    import os
+    import signal
+
+    from simdex import _output
+
+    files = [tmp_path / "REPORT.md", tmp_path / "report.html"]
+    for f in files:
+        f.write_text("old")
+    commit = _output.Output.commit
+
+    def commit_then_ctrl_c(self):
+        commit(self)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    monkeypatch.setattr(_output.Output, "commit", commit_then_ctrl_c)
+    with pytest.raises(KeyboardInterrupt):
+        report.write_texts([(f, "new") for f in files])
+    assert [f.read_text() for f in files] == ["new", "new"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["REPORT.md", "report.html"]
+
+
+@pytest.mark.parametrize("earlier", [True, False])
+def test_ctrl_c_during_the_final_render_says_what_was_kept(tmp_path, monkeypatch, capsys, earlier):
+    """Ctrl-C while simdex bench rendered its report exited 130 without a word, though every
+    figure had been written."""
+    from simdex import bench
+
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "bench_base85").write_text("")
+    monkeypatch.setenv("SIMDEX_BENCH_DIR", str(tmp_path / "bin"))
+    out = tmp_path / "out"
+    out.mkdir()
+    if earlier:
+        (out / "REPORT.md").write_text("an earlier report")
+
+    def ran(console, wanted, have, python_only, args, outdir, mode, reps, only, failed, unmatched, finished):
+        (outdir / "base85.json").write_text(json.dumps(_b85_run([4096])))
+        finished.append("base85")
+
+    def ctrl_c(directory):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(bench, "_run_all", ran)
+    monkeypatch.setattr(report, "render", ctrl_c)
+    assert bench.run(["base85"], out=str(out)) == 130
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"interrupted while writing the report: the figures this run measured are in {out}" in err, err
+    if earlier:
+        assert f"{out / 'REPORT.md'} and {out / 'report.html'} are still an earlier report's, not this run's" in err, err
+        assert (out / "REPORT.md").read_text() == "an earlier report"
+    else:
+        assert f"no report was written (`simdex report {out}` renders it)" in err, err
+    assert sorted(p.name for p in out.iterdir()) == sorted(["base85.json"] + (["REPORT.md"] if earlier else []))
+
+
+def test_ctrl_c_during_simdex_report_says_what_dir_holds(tmp_path, monkeypatch, capsys):
+    """`simdex report DIR` interrupted while rendering exited 130 without a word."""
+    from simdex import cli
+
+    (tmp_path / "base85.json").write_text(json.dumps(_b85_run([4096])))
+    (tmp_path / "REPORT.md").write_text("an earlier report")
+
+    def ctrl_c(directory):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(report, "render", ctrl_c)
+    assert cli.main(["report", str(tmp_path)]) == 130
+    err = " ".join(capsys.readouterr().err.split())
+    assert "simdex report: interrupted:" in err and "are still an earlier report's, not this run's" in err, err
+    assert (tmp_path / "REPORT.md").read_text() == "an earlier report"
+
+
+def test_bench_sh_names_a_dirty_tree(tmp_path):
+    """scripts/bench.sh stamped HEAD on a run of a working tree with uncommitted changes: the
+    report then named a commit that was not what ran."""
+    import os
+    import shutil
+    from pathlib import Path
+
+    if shutil.which("git") is None:
+        pytest.skip("no git")
+    repo = tmp_path / "repo"
+    (repo / "scripts").mkdir(parents=True)
+    shutil.copy(Path(__file__).resolve().parents[2] / "scripts" / "bench.sh", repo / "scripts")
+    # setup.sh stands in for the real one (which installs and builds): it only goes to the root.
+    (repo / "scripts" / "setup.sh").write_text(f"simdex_setup() {{ cd '{repo}'; }}\n")
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "simdex").write_text('#!/bin/sh\n[ "$1" = bench ] && echo "commit=$SIMDEX_COMMIT"\nexit 0\n')
+    (tmp_path / "bin" / "simdex").chmod(0o755)
+    env = {**os.environ, "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}", "GIT_CONFIG_GLOBAL": os.devnull,
+           "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
+
+    def git(*args):
+        return subprocess.run(["git", "-C", str(repo), *args], env=env, check=True, capture_output=True,
+                              text=True).stdout.strip()
+
+    def commit():
+        r = subprocess.run(["bash", str(repo / "scripts" / "bench.sh")], cwd=tmp_path, env=env, capture_output=True,
+                           text=True, timeout=60)
+        assert r.returncode == 0, r.stderr
+        return r.stdout.strip().removeprefix("commit=")
+
+    git("init", "-q")
+    git("add", "scripts")
+    git("commit", "-q", "-m", "one")
+    head = git("rev-parse", "--short=12", "HEAD")
+    assert commit() == head
+    (repo / "scratch.txt").write_text("untracked")  # used by nothing tracked: still HEAD's code
+    assert commit() == head
+    with open(repo / "scripts" / "setup.sh", "a") as f:
+        f.write("# changed\n")
+    assert commit() == f"{head}+dirty"
+    git("add", "scripts/setup.sh")  # staged, not committed
+    assert commit() == f"{head}+dirty"
+
+
+def test_a_dirty_commit_shows_wherever_the_commit_does():
+    """What scripts/bench.sh records for a tree with uncommitted changes reaches the report's
+    environment and the README's results line as it is."""
+    doc = _b85_run([4096])
+    doc["environment"]["simdex_commit"] = "0123456789ab+dirty"
+    assert dict(report.env_rows(doc))["simdex"].endswith("commit 0123456789ab+dirty")
+    assert "commit 0123456789ab+dirty, by `bash scripts/bench.sh`" in report.readme_block([doc], "bash scripts/bench.sh")

@@ -407,3 +407,19 @@ def test_ctrl_c_in_simdex_lab_says_what_it_kept(tmp_path):
     assert "aliasing" in [x["id"] for x in doc["lab"]["not_run"]]
     assert f"interrupted: {ran} of 3 experiments ran" in err and (out / "REPORT.md").is_file()
     assert "This run was interrupted" in (out / "REPORT.md").read_text()
+
+
+def test_ctrl_c_again_while_simdex_lab_renders_says_what_is_there(tmp_path, monkeypatch, capsys):
+    """A second Ctrl-C while `simdex lab` rendered the report of an interrupted run ended it
+    with status 130 and no word on what it kept."""
+    (tmp_path / "lab.json").write_text(json.dumps({"lab": {"interrupted": True, "experiments": [{"id": "ilp"}],
+                                                           "not_run": [{"id": "branch", "study": 8}]}}))
+
+    def ctrl_c(directory):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(report, "render", ctrl_c)
+    assert lab_cmd._interrupted(tmp_path, started=0) == 130
+    err = " ".join(capsys.readouterr().err.split())
+    assert (f"interrupted: 1 of 2 experiments ran and are in {tmp_path / 'lab.json'}; interrupted again while "
+            f"writing the report: no report was written (`simdex report {tmp_path}` renders it)") in err, err

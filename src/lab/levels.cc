@@ -1,5 +1,6 @@
 #include "levels.h"
 
+#include <algorithm>
 #include <iterator>
 
 #include "format.h"
@@ -37,6 +38,65 @@ check levels_plausible(const std::vector<plateau>& ps, double cycle_ns) {
   return {"levels", check_status::pass,
           "each cache plateau lies between its neighbours' and in its level's plausible range (" +
               ranges + " cycles)"};
+}
+
+namespace {
+
+std::string size_text(std::size_t b) {
+  if (b >= (std::size_t{1} << 20) && b % (std::size_t{1} << 20) == 0)
+    return format("%zu MiB", b >> 20);
+  if (b >= 1024 && b % 1024 == 0) return format("%zu KiB", b >> 10);
+  return format("%zu B", b);
+}
+
+}  // namespace
+
+check cache_sizes_agree(const std::vector<cache_level>& caches,
+                        const std::vector<sweep_latency>& curve) {
+  if (caches.empty() || curve.empty())
+    return {"cache_sizes", check_status::warn,
+            "no cache size reported (or no curve): the curve cannot be held against them"};
+  std::string shown, missing, unjudged;
+  for (const auto& c : caches) {
+    const std::string name = format("L%d", c.level);
+    const sweep_latency* within = nullptr;  // the largest point at most half the size
+    const sweep_latency* beyond = nullptr;  // the smallest point at least 4x the size
+    for (const auto& p : curve) {
+      if (p.bytes <= c.bytes / 2 && (!within || p.bytes > within->bytes)) within = &p;
+      if (p.bytes >= 4 * c.bytes && (!beyond || p.bytes < beyond->bytes)) beyond = &p;
+    }
+    if (!within || !beyond || within->ns <= 0) {
+      unjudged += (unjudged.empty() ? "" : ", ") + name + " (" + size_text(c.bytes) + ")";
+      continue;
+    }
+    double step = beyond->ns / within->ns;
+    std::string text =
+        format("%s %s: %.1f ns at %s, %.1f ns at %s (%.2fx", name.c_str(),
+               size_text(c.bytes).c_str(), within->ns, size_text(within->bytes).c_str(), beyond->ns,
+               size_text(beyond->bytes).c_str(), step);
+    if (within->ns_2m > 0 && beyond->ns_2m > 0) {  // the smaller step decides
+      text += format("; %.2fx with 2 MiB pages", beyond->ns_2m / within->ns_2m);
+      step = std::min(step, beyond->ns_2m / within->ns_2m);
+    }
+    text += ")";
+    if (step < kStepPastSize)
+      missing += (missing.empty() ? "" : "; ") + text;
+    else
+      shown += (shown.empty() ? "" : "; ") + text;
+  }
+  if (!missing.empty())
+    return {"cache_sizes", check_status::fail,
+            "the latency curve does not step where the machine reports a cache ending (less than " +
+                format("%.1fx", kStepPastSize) + " from half the size to 4x it): " + missing +
+                "; the reported sizes (sysfs, from CPUID; a VM may pass on the host's) are not the "
+                "caches this run met, so the plateaus read at half of them may be other levels"};
+  if (!unjudged.empty())
+    return {"cache_sizes", check_status::warn,
+            "the sweep does not reach 4x the reported size of " + unjudged +
+                ": whether the curve steps there is not known" +
+                (shown.empty() ? "" : "; it steps at the others: " + shown)};
+  return {"cache_sizes", check_status::pass,
+          "the latency curve steps at each reported cache size: " + shown};
 }
 
 }  // namespace simdex::lab

@@ -140,6 +140,26 @@ TEST(LabWallClock, CpuTimeRateFails) {
   EXPECT_LT(mean_cpu_ns(team), 0.5 * team.wall_ns);
 }
 
+// The broken variant of a harness that times the team itself (team_mops and the others pass
+// team.wall_ns): a span stopped when the first thread ended, though the other ran 20 ms more.
+// Its rate uses that span, so only the threads' own clocks can tell.
+TEST(LabWallClock, SpanShorterThanTheThreadsFails) {
+  team_report team;
+  team.threads.resize(2);
+  team.threads[0].start_ns = team.threads[1].start_ns = 1'000'000;
+  team.threads[0].end_ns = 2'000'000;
+  team.threads[1].end_ns = 22'000'000;
+  team.wall_ns = 1'000'000;  // to the first end
+  auto c = wall_clock("stopped early", team, team.wall_ns);
+  EXPECT_EQ(c.status, check_status::fail) << c.detail;
+  team.wall_ns = 21'000'000;  // to the last end
+  c = wall_clock("to the last end", team, team.wall_ns);
+  EXPECT_EQ(c.status, check_status::pass) << c.detail;
+  // Threads without timestamps leave the span as the harness gave it.
+  team.threads[1].start_ns = team.threads[1].end_ns = 0;
+  EXPECT_EQ(wall_clock("untimed", team, team.wall_ns).status, check_status::pass);
+}
+
 // The broken variant: three spinning threads pinned to one CPU, so each waits on the run queue
 // while the others run.
 TEST(LabRunQueue, ThreadsQueuedOnOneCpuFail) {

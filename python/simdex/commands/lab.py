@@ -159,13 +159,10 @@ def _interrupted(out: Path, started: float, report: bool = True) -> int:
     else:  # the run had ended; the report may not have been written
         text = f"simdex lab: interrupted after the run: all {done} experiments are in {path}"
     if report:
-        from .. import report as rep
+        from .. import bench
 
-        try:
-            md, html = rep.render(out)
-            text += f"; wrote {md} and {html}"
-        except (ValueError, OSError) as e:
-            text += f"; no report: {e}"
+        outcome, said = bench.render_report(out)
+        text += f"; {'interrupted again while writing the report: ' if outcome == 'interrupted' else ''}{said}"
     print(text, file=sys.stderr)
     return 130
 
