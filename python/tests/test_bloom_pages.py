@@ -224,3 +224,69 @@ def test_a_chunk_the_file_cannot_hold_is_refused_before_reading(tmp_path):
                 walk()
     finally:
         os.close(fd)
+
+
+def _varint(v: int) -> bytes:
+    out = bytearray()
+    while v >= 0x80:
+        out.append(v & 0x7F | 0x80)
+        v >>= 7
+    out.append(v)
+    return bytes(out)
+
+
+def _constant_after_first(count: int, first: int, second: int) -> bytes:
+    """DELTA_BINARY_PACKED of first, then `count - 1` times second: blocks of one 128-value
+    miniblock, the first block's deltas 64 bits wide, the others 0 bits (two bytes a block)."""
+    out = _varint(128) + _varint(1) + _varint(count) + _varint(2 * first)
+    for at in range(1, count, 128):
+        if at == 1:
+            out += _varint(0) + bytes([64]) + ((second - first) % 2**64).to_bytes(8, "little") + bytes(8 * 127)
+        else:
+            out += _varint(0) + bytes([0])
+    return out
+
+
+def test_delta_byte_array_values_far_longer_than_their_page():
+    # A hostile page: one 1 MiB value, then values each sharing all of it and adding a byte of
+    # their own (zero-width prefix lengths): 1.2 MB that decode to 2 * 10^11 bytes. Hashing or
+    # matching each value whole took minutes (`bloom add`, `lookup`); both now cost the page.
+    long, count = 1 << 20, 200_000
+    tail = bytes(i * 7 % 256 for i in range(1, count))
+    page = (_constant_after_first(count, 0, long) + _constant_after_first(count, long, 1)
+            + b"x" * long + tail)
+    page = np.frombuffer(page, np.uint8)
+    got = native.hash_byte_array_values(7, page, count)
+    want = bloom.hash_values([b"x" * long + bytes([b]) for b in range(256)], "BYTE_ARRAY")
+    assert got[0] == bloom.hash_values([b"x" * long], "BYTE_ARRAY")[0]
+    assert (got[1:] == want[np.frombuffer(tail, np.uint8)]).all()
+    m = native.PageMatcher(*_keys([b"x", b"x" * 300]), 0)
+    m.data_page_v1(count, 7, 3, page)
+    rows, hits = m.result()
+    assert len(rows) == count and hits == 0
+
+
+def test_redundant_delta_byte_array_strings_from_pyarrow(tmp_path):
+    # Real pages whose values decode to thousands of times their size (a page of 4,000 copies of
+    # one 20 KB string: 80 MB from 20 KB), read from their pages and looked up exactly.
+    vals = (["z" * 20_000] * 4000 + ["p" * 2048 + chr(65 + i % 26) for i in range(4000)]
+            + [f"https://example.com/{'a' * 180}/item/{i:08d}" for i in range(4000)])
+    t = pa.table({"s": pa.array(vals, pa.string())})
+    path = tmp_path / "t.parquet"
+    pq.write_table(t, path, use_dictionary=False, column_encoding={"s": "DELTA_BYTE_ARRAY"})
+    md = pq.ParquetFile(path).metadata.row_group(0).column(0)
+    assert "DELTA_BYTE_ARRAY" in md.encodings
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        got = _bloom_pages.chunk_hashes(fd, md, 1, 0)
+        keys = [vals[0].encode(), vals[4005].encode(), vals[-1].encode(), b"p" * 2048]
+        which = _bloom_pages.chunk_matches(fd, md, 1, 0, *_keys(keys))
+    finally:
+        os.close(fd)
+    assert (got == bloom.hash_values(vals, "BYTE_ARRAY")).all()
+    assert np.flatnonzero(which == 0).tolist() == list(range(4000))
+    assert np.flatnonzero(which == 1).tolist() == list(range(4005, 8000, 26))
+    assert np.flatnonzero(which == 2).tolist() == [len(vals) - 1]
+    out = tmp_path / "added.parquet"
+    bloom.add_filters(path, ["s"], out=out)
+    assert bloom.lookup(out, "s", [vals[4005], "absent"]).column("s").to_pylist() == [vals[4005]] * 154

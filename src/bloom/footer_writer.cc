@@ -139,6 +139,7 @@ class editor {
     out_.push_back(thrift::kStop);
   }
 
+  // Ids are i16 here: the reader refuses any other, so the long form writes back what it read.
   void emit_header(int id, int type, int& prev) {
     const int delta = id - prev;
     if (delta > 0 && delta <= 15) {

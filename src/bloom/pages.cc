@@ -1,7 +1,11 @@
 // A flat BYTE_ARRAY column chunk matched against a few keys in its pages: page headers parsed,
 // definition levels and dictionary indices decoded (RLE / bit-packed hybrid), PLAIN values
 // compared where they lie. Nothing is trusted: every length is checked against the bytes given.
+#include <xxhash.h>
+
+#include <algorithm>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -185,62 +189,104 @@ v1_values split_v1(const page_header& h, int max_def, const std::uint8_t* data, 
   return {4 + std::size_t{len}, decode_levels(data + 4, len, h.values, defined)};
 }
 
-// DELTA_BINARY_PACKED: `count` integers (the header's total must agree) from p[0, n); returns
-// the bytes it takes. Sums wrap, as the spec allows writers to rely on.
-std::size_t delta_binary_packed(const std::uint8_t* p, std::size_t n, std::size_t count,
-                                std::vector<std::int64_t>& out) {
-  std::size_t at = 0;
-  auto fail = [&](const std::string& what) -> void {
-    throw parse_error("DELTA_BINARY_PACKED: " + what, at);
-  };
-  auto varint = [&] { return thrift::read_varint(p, n, at, 0, "DELTA_BINARY_PACKED header"); };
-  auto zigzag = [&] {
-    const std::uint64_t z = varint();
-    return (z >> 1) ^ (~(z & 1) + 1);
-  };
-  const std::uint64_t block = varint(), minis = varint(), total = varint();
-  std::uint64_t v = zigzag();
-  if (block == 0 || block % 128 || block > (1u << 20) || minis == 0 || block % minis ||
-      (block / minis) % 32)
-    fail("block of " + std::to_string(block) + " values in " + std::to_string(minis) +
-         " miniblocks");
-  if (total != count)
-    fail("holds " + std::to_string(total) + " values, the page " + std::to_string(count));
-  out.clear();
-  if (count == 0) return at;
-  out.reserve(count);
-  out.push_back(static_cast<std::int64_t>(v));
-  const std::size_t per_mini = static_cast<std::size_t>(block / minis);
-  while (out.size() < count) {
-    const std::uint64_t min_delta = zigzag();
-    if (n - at < minis) fail("miniblock bit widths cut off");
-    const std::uint8_t* widths = p + at;
-    at += static_cast<std::size_t>(minis);
-    for (std::size_t m = 0; m < minis && out.size() < count; ++m) {
-      const unsigned w = widths[m];
-      if (w > 64) fail("bit width " + std::to_string(w));
-      const std::size_t bytes = per_mini * w / 8;
-      if (n - at < bytes) fail("miniblock runs past the page");
-      for (std::size_t j = 0; j < per_mini && out.size() < count; ++j) {
-        std::uint64_t d = 0;
-        for (unsigned got = 0; got < w;) {  // w bits from bit j * w, LSB first
-          const std::size_t bit = j * w + got;
-          const unsigned take = std::min(w - got, 8 - static_cast<unsigned>(bit % 8));
-          const std::uint64_t b = p[at + bit / 8] >> (bit % 8) & ((1u << take) - 1);
-          d |= b << got;
-          got += take;
-        }
-        v += min_delta + d;
-        out.push_back(static_cast<std::int64_t>(v));
+// DELTA_BINARY_PACKED integers at p[0, n), read one at a time: a few bytes of zero-width
+// miniblocks can claim billions of values, so nothing is allocated per value. The constructor
+// checks the header (its total must be `count`) and walks the blocks to where they end, checking
+// that each fits, without decoding them; next() then cannot run past. Sums wrap, as the spec
+// allows writers to rely on. Errors name the byte at base + offset.
+class delta_ints {
+ public:
+  delta_ints(const std::uint8_t* p, std::size_t n, std::size_t count, std::size_t base)
+      : p_(p), n_(n), base_(base) {
+    const std::uint64_t block = varint(at_), minis = varint(at_), total = varint(at_);
+    v_ = zigzag(at_);
+    if (block == 0 || block % 128 || block > (1u << 20) || minis == 0 || block % minis ||
+        (block / minis) % 32)
+      fail("block of " + std::to_string(block) + " values in " + std::to_string(minis) +
+               " miniblocks",
+           at_);
+    if (total != count)
+      fail("holds " + std::to_string(total) + " values, the page " + std::to_string(count), at_);
+    minis_ = static_cast<std::size_t>(minis);
+    per_mini_ = static_cast<std::size_t>(block / minis);
+    m_ = minis_;
+    j_ = per_mini_;
+    body_ = end_ = at_;
+    for (std::size_t left = count ? count - 1 : 0; left;) {
+      zigzag(end_);
+      if (n_ - end_ < minis_) fail("miniblock bit widths cut off", end_);
+      const std::uint8_t* widths = p_ + end_;
+      end_ += minis_;
+      for (std::size_t m = 0; m < minis_ && left; ++m) {
+        if (widths[m] > 64) fail("bit width " + std::to_string(widths[m]), end_);
+        const std::size_t bytes = per_mini_ * widths[m] / 8;
+        if (n_ - end_ < bytes) fail("miniblock runs past the page", end_);
+        end_ += bytes;
+        left -= std::min(left, per_mini_);
       }
-      at += bytes;
     }
   }
-  return at;
-}
+  // Bytes the values take.
+  std::size_t size() const { return end_; }
+  // The next value; at most `count` calls.
+  std::int64_t next() {
+    if (first_) {
+      first_ = false;
+      return static_cast<std::int64_t>(v_);
+    }
+    if (j_ == per_mini_) {  // the next miniblock, in the next block after the last one
+      std::size_t at = body_ + per_mini_ * w_ / 8;
+      if (++m_ >= minis_) {
+        min_delta_ = zigzag(at);
+        widths_ = p_ + at;
+        at += minis_;
+        m_ = 0;
+      }
+      w_ = widths_[m_];
+      body_ = at;
+      j_ = 0;
+    }
+    std::uint64_t d = 0;
+    for (unsigned got = 0; got < w_;) {  // w_ bits from bit j_ * w_, LSB first
+      const std::size_t bit = j_ * w_ + got;
+      const unsigned take = std::min(w_ - got, 8 - static_cast<unsigned>(bit % 8));
+      const std::uint64_t b = p_[body_ + bit / 8] >> (bit % 8) & ((1u << take) - 1);
+      d |= b << got;
+      got += take;
+    }
+    ++j_;
+    v_ += min_delta_ + d;
+    return static_cast<std::int64_t>(v_);
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& what, std::size_t at) const {
+    throw parse_error("DELTA_BINARY_PACKED: " + what, base_ + at);
+  }
+  std::uint64_t varint(std::size_t& at) const {
+    return thrift::read_varint(p_, n_, at, base_, "DELTA_BINARY_PACKED header");
+  }
+  std::uint64_t zigzag(std::size_t& at) const {
+    const std::uint64_t z = varint(at);
+    return (z >> 1) ^ (~(z & 1) + 1);
+  }
+
+  const std::uint8_t* p_;
+  std::size_t n_, base_, at_ = 0, end_ = 0;
+  std::size_t minis_ = 0, per_mini_ = 0;
+  std::size_t m_ = 0, j_ = 0, body_ = 0;  // miniblock in its block, value in it, its bytes
+  const std::uint8_t* widths_ = nullptr;  // of the current block's miniblocks
+  unsigned w_ = 0;
+  std::uint64_t v_ = 0, min_delta_ = 0;
+  bool first_ = true;
+};
 
 // Each of the `count` BYTE_ARRAY values of a page's value bytes p[0, n) in `encoding` (PLAIN,
-// DELTA_LENGTH_BYTE_ARRAY or DELTA_BYTE_ARRAY) to f(index, bytes, length).
+// DELTA_LENGTH_BYTE_ARRAY or DELTA_BYTE_ARRAY) to f(index, bytes, length, shared), `shared`
+// being how many leading bytes the value shares with the previous one (DELTA_BYTE_ARRAY's
+// prefix; 0 otherwise). A DELTA_BYTE_ARRAY value is as long as its prefix, and zero-width prefix
+// lengths make every value the page's size for about a byte of page each: f must spend on a
+// value no more than its suffix plus a constant, or a small page costs time quadratic in its size.
 template <class F>
 void for_each_byte_array(std::int32_t encoding, const std::uint8_t* p, std::size_t n,
                          std::size_t count, F f) {
@@ -251,36 +297,84 @@ void for_each_byte_array(std::int32_t encoding, const std::uint8_t* p, std::size
       std::uint32_t len;
       std::memcpy(&len, p + at, 4);
       if (len > n - at - 4) throw parse_error("PLAIN BYTE_ARRAY: value runs past the page", at);
-      f(i, p + at + 4, std::size_t{len});
+      f(i, p + at + 4, std::size_t{len}, std::size_t{0});
       at += 4 + std::size_t{len};
     }
     return;
   }
-  std::vector<std::int64_t> prefix, len;
+  std::optional<delta_ints> prefix;
   std::size_t at = 0;
-  if (encoding == kEncodingDeltaByteArray)
-    at = delta_binary_packed(p, n, count, prefix);
-  else if (encoding != kEncodingDeltaLengthByteArray)
+  if (encoding == kEncodingDeltaByteArray) {
+    prefix.emplace(p, n, count, 0);
+    at = prefix->size();
+  } else if (encoding != kEncodingDeltaLengthByteArray) {
     throw parse_error("data page encoding " + std::to_string(encoding) + " is not read here", 0);
-  at += delta_binary_packed(p + at, n - at, count, len);
-  std::string value;  // DELTA_BYTE_ARRAY: the previous value, whose prefix the next one shares
+  }
+  delta_ints len(p + at, n - at, count, at);
+  at += len.size();
+  // DELTA_BYTE_ARRAY: the previous value, whose prefix the next one shares. Truncating it to a
+  // prefix costs nothing and appending costs the suffix, so this rebuild is linear in the page.
+  std::string value;
   for (std::size_t i = 0; i < count; ++i) {
-    const std::int64_t l = len[i];
+    const std::int64_t l = len.next();
     if (l < 0 || static_cast<std::uint64_t>(l) > n - at)
       throw parse_error("DELTA_LENGTH_BYTE_ARRAY: value runs past the page", at);
     const auto size = static_cast<std::size_t>(l);
-    if (prefix.empty()) {
-      f(i, p + at, size);
+    if (!prefix) {
+      f(i, p + at, size, std::size_t{0});
     } else {
-      if (prefix[i] < 0 || static_cast<std::uint64_t>(prefix[i]) > value.size())
+      const std::int64_t shared = prefix->next();
+      if (shared < 0 || static_cast<std::uint64_t>(shared) > value.size())
         throw parse_error("DELTA_BYTE_ARRAY: prefix longer than the previous value", at);
-      value.resize(static_cast<std::size_t>(prefix[i]));
+      value.resize(static_cast<std::size_t>(shared));
       value.append(reinterpret_cast<const char*>(p + at), size);
-      f(i, reinterpret_cast<const std::uint8_t*>(value.data()), value.size());
+      f(i, reinterpret_cast<const std::uint8_t*>(value.data()), value.size(),
+        static_cast<std::size_t>(shared));
     }
     at += size;
   }
 }
+
+// XXH64 of values that share a prefix with the one before (for_each_byte_array's `shared`), at
+// a cost per value of its suffix plus kStride bytes, however long the shared prefix: the hash's
+// state is kept every kStride bytes of the current value, and a value resumes from the last such
+// checkpoint inside the prefix it shares. Values shorter than two strides are hashed whole, and
+// a value equal to the one before costs nothing.
+class prefix_hasher {
+ public:
+  std::uint64_t operator()(const std::uint8_t* v, std::size_t len, std::size_t shared) {
+    if (have_last_ && shared == len && len == last_len_) return last_;  // the previous value
+    have_last_ = true;
+    last_len_ = len;
+    // Checkpoints past the shared bytes describe the previous value only.
+    valid_ = std::min(valid_, shared / kStride);
+    if (len < 2 * kStride) return last_ = hash_bytes(v, len);  // no dearer than resuming
+    if (states_.empty()) {
+      states_.emplace_back();
+      XXH64_reset(&states_[0], 0);
+    }
+    // states_[k] holds the state after the value's first k * kStride bytes; states_[0] is fresh.
+    for (std::size_t k = valid_; (k + 1) * kStride <= len; ++k) {
+      if (states_.size() == k + 1)
+        states_.push_back(states_[k]);
+      else
+        states_[k + 1] = states_[k];
+      XXH64_update(&states_[k + 1], v + k * kStride, kStride);
+      valid_ = k + 1;
+    }
+    XXH64_state_t tail = states_[valid_];
+    XXH64_update(&tail, v + valid_ * kStride, len - valid_ * kStride);
+    return last_ = XXH64_digest(&tail);
+  }
+
+ private:
+  static constexpr std::size_t kStride = 256;  // a multiple of XXH64's 32-byte stripe
+  std::vector<XXH64_state_t> states_;
+  std::size_t valid_ = 0;  // states_[1..valid_] hold the current value's checkpoints
+  bool have_last_ = false;
+  std::size_t last_len_ = 0;
+  std::uint64_t last_ = 0;
+};
 
 }  // namespace
 
@@ -361,9 +455,10 @@ struct page_matcher::state {
                 },
                 [&](std::uint32_t v) { dst[i++] = look(v); });
     } else {
-      for_each_byte_array(
-          encoding, p, size, nonnull,
-          [&](std::size_t i, const std::uint8_t* v, std::size_t len) { dst[i] = find(v, len); });
+      for_each_byte_array(encoding, p, size, nonnull,
+                          [&](std::size_t i, const std::uint8_t* v, std::size_t len, std::size_t) {
+                            dst[i] = find(v, len);
+                          });
     }
     if (!dense)
       for (std::size_t r = 0, v = 0; r < n; ++r)
@@ -394,7 +489,7 @@ void page_matcher::dictionary(const page_header& h, const std::uint8_t* data, st
     throw parse_error("dictionary page: more values than its bytes can hold", 0);
   s_->dict.assign(h.values, -1);
   for_each_byte_array(kEncodingPlain, data, size, h.values,
-                      [&](std::size_t i, const std::uint8_t* v, std::size_t len) {
+                      [&](std::size_t i, const std::uint8_t* v, std::size_t len, std::size_t) {
                         s_->dict[i] = s_->find(v, len);
                         s_->dict_hit |= s_->dict[i] >= 0;
                       });
@@ -433,9 +528,10 @@ v1_values data_page_v1_values(const page_header& h, int max_definition_level, co
 
 void hash_byte_array_values(std::int32_t encoding, const void* data, std::size_t size,
                             std::size_t count, std::uint64_t* out) {
-  for_each_byte_array(
-      encoding, static_cast<const std::uint8_t*>(data), size, count,
-      [&](std::size_t i, const std::uint8_t* v, std::size_t len) { out[i] = hash_bytes(v, len); });
+  prefix_hasher hash;
+  for_each_byte_array(encoding, static_cast<const std::uint8_t*>(data), size, count,
+                      [&](std::size_t i, const std::uint8_t* v, std::size_t len,
+                          std::size_t shared) { out[i] = hash(v, len, shared); });
 }
 
 }  // namespace simdex::bloom

@@ -4,6 +4,7 @@
 // need none; raw integer keys chosen to share low bits do), probed linearly.
 #pragma once
 
+#include <algorithm>
 #include <bit>
 #include <cstddef>
 #include <cstdint>
@@ -91,13 +92,17 @@ class byte_key_set {
     for (std::size_t j = 0; j < k; ++j) {
       const std::uint8_t* p = key(j);
       const std::size_t n = len(j);
+      longest_ = std::max(longest_, n);
       set_.add(bytes_tag(p, n), static_cast<std::uint32_t>(j),
                [&](std::uint32_t i) { return len(i) == n && std::memcmp(key(i), p, n) == 0; });
     }
   }
   // The index of the key equal to p[0, n) (the first of equal keys), or -1.
+  // A value longer than every key is not read: a page's values can be far longer than the page
+  // (DELTA_BYTE_ARRAY prefixes), and this keeps matching one to the longest key's length.
   std::int32_t find(const std::uint8_t* p, std::size_t n) const {
     std::int32_t found = -1;
+    if (n > longest_) return found;
     set_.find(bytes_tag(p, n), [&](std::uint32_t j) {
       if (len(j) != n || std::memcmp(key(j), p, n) != 0) return false;
       found = static_cast<std::int32_t>(j);
@@ -114,6 +119,7 @@ class byte_key_set {
   const std::uint8_t* data_;
   const std::int64_t* offsets_;
   tag_set set_;
+  std::size_t longest_ = 0;
 };
 
 }  // namespace simdex::bloom::detail

@@ -82,16 +82,25 @@ class reader {
     int type;
     int id;
   };
-  // Next field header of a struct; type kStop ends it. `last` carries the delta base.
+  // Next field header of a struct; type kStop ends it. `last` carries the delta base. Ids are
+  // i16: one that a delta carries past 32767, or a long-form one outside the i16 range, is
+  // refused. Thrift's own readers wrap or truncate such ids, so the same bytes would name one
+  // field to them and another to us (a hidden bloom_filter_offset, say), and the footer writer
+  // could not write the id back as we read it.
   field next_field(int& last) {
+    const std::size_t at = pos_;
     std::uint8_t b = byte();
     int t = b & 0x0f;
     if (t == kStop) return {kStop, 0};
     if (t > kStruct) fail("unknown thrift field type " + std::to_string(t));
     int delta = b >> 4;
-    int id = delta != 0 ? last + delta : static_cast<int>(static_cast<std::int16_t>(i64()));
-    last = id;
-    return {t, id};
+    const std::int64_t id = delta != 0 ? std::int64_t{last} + delta : i64();
+    if (id < INT16_MIN || id > INT16_MAX) {
+      pos_ = at;
+      fail("thrift field id " + std::to_string(id) + " outside the i16 range");
+    }
+    last = static_cast<int>(id);
+    return {t, last};
   }
 
   struct list_header {

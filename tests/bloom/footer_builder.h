@@ -19,7 +19,7 @@ struct writer {
       out.push_back(static_cast<std::uint8_t>(d << 4 | type));
     } else {
       out.push_back(static_cast<std::uint8_t>(type));
-      thrift::write_varint(out, static_cast<std::uint64_t>(id) << 1);
+      zz(id);
     }
     last.back() = id;
   }

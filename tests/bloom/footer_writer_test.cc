@@ -50,13 +50,14 @@ bytes edit(const bytes& f, std::vector<bloom_location> locs) {
 }  // namespace
 
 TEST(BloomFooterWriter, NoLocationsIsTheIdentity) {
-  for (const bytes& f :
-       {sample_footer(), footer_with_unknowns(90, false), footer_with_unknowns(13, true)})
+  for (const bytes& f : {sample_footer(), footer_with_unknowns(90, false),
+                         footer_with_unknowns(13, true), footer_with_unknowns(-32768, true)})
     EXPECT_EQ(edit(f, {}), f);
 }
 
 TEST(BloomFooterWriter, InsertsInIdOrderAndCopiesUnknownFields) {
-  for (int extra : {13, 90}) {
+  // Negative and the largest ids too: every i16 id is written back as it was read.
+  for (int extra : {13, 90, -5, -32768, 32767}) {
     // The writer's canonical encoding of the expected result: equal bytes prove that the
     // unknown fields came through as they were and 14/15 sit between 5..13 and 16.
     EXPECT_EQ(edit(footer_with_unknowns(extra, false), {{0, 0, 1234, 56}}),
@@ -117,6 +118,51 @@ TEST(BloomFooterWriter, RefusesWhatItCannotWrite) {
   // Every truncation is an error, never a crash.
   for (std::size_t n = 0; n < f.size(); ++n)
     EXPECT_THROW(edit(bytes(f.begin(), f.begin() + n), {{0, 0, 1, 1}}), parse_error);
+}
+
+// Field ids are i16. A delta that carries an id past 32767 is wrapped by Thrift's own readers
+// (Arrow, DuckDB: 32767 + 2185 deltas of 15 + 8 reads as 14, bloom_filter_offset, to them), and
+// a long-form id outside the i16 range is truncated: the same bytes named another field to us,
+// and a footer we wrote with our own filter location had theirs too. Both are refused.
+TEST(BloomFooterWriter, FieldIdsOutsideI16AreRefused) {
+  auto footer = [](auto tail) {
+    writer w;
+    w.i32(1, 2);
+    one_column_schema(w, 2, "k");
+    w.i64(3, 10);
+    open_single_chunk(w, "k");
+    w.i64(5, 10);
+    tail(w);
+    close_single_chunk(w);
+    w.out.push_back(0);
+    return w.out;
+  };
+  const bytes wrapped = footer([](writer& w) {
+    w.field(32767, thrift::kTrue);
+    w.out.insert(w.out.end(), 2185, 15 << 4 | thrift::kTrue);
+    w.out.push_back(8 << 4 | thrift::kI64);
+    w.zz(4096);  // what Thrift's readers take for bloom_filter_offset
+  });
+  const bytes truncated = footer([](writer& w) {
+    w.out.push_back(thrift::kI64);
+    w.zz(65536 + 14);
+    w.zz(4096);
+  });
+  const bytes below = footer([](writer& w) {
+    w.out.push_back(thrift::kTrue);
+    w.zz(-32769);
+  });
+  for (const bytes& f : {wrapped, truncated, below}) {
+    for (std::size_t n : {std::size_t{0}, std::size_t{1}}) {
+      try {
+        edit(f, std::vector<bloom_location>(n, {0, 0, 1234, 56}));
+        FAIL() << "an id outside the i16 range was accepted";
+      } catch (const parse_error& e) {
+        EXPECT_NE(std::string(e.what()).find("i16"), std::string::npos) << e.what();
+      }
+    }
+    EXPECT_THROW(parse_file_metadata(f.data(), f.size()), parse_error);
+  }
 }
 
 TEST(BloomFooterWriter, StatisticsAreRead) {

@@ -309,6 +309,67 @@ TEST(Pages, HashesEveryEncodingsValues) {
   }
 }
 
+// Values that share long prefixes with the one before (the hash resumes inside the prefix):
+// lengths on both sides of every checkpoint, prefixes cut anywhere, repeats, empty values.
+TEST(Pages, HashesDeltaByteArraysSharingLongPrefixes) {
+  std::mt19937_64 r(11);
+  for (int round = 0; round < 20; ++round) {
+    std::vector<std::string> vs(1 + r() % 400);
+    std::string prev;
+    for (auto& v : vs) {
+      const std::size_t keep = r() % 4 == 0 ? r() % (prev.size() + 1) : prev.size();
+      v = r() % 5 == 0
+              ? prev
+              : prev.substr(0, keep) + std::string(r() % 3 ? r() % 9 : r() % 700, 'a' + r() % 3);
+      if (r() % 50 == 0) v.clear();
+      prev = v;
+    }
+    const bytes page = delta_strings(vs);
+    std::vector<std::uint64_t> got(vs.size());
+    hash_byte_array_values(kEncodingDeltaByteArray, page.data(), page.size(), vs.size(),
+                           got.data());
+    for (std::size_t i = 0; i < vs.size(); ++i)
+      ASSERT_EQ(got[i], hash_bytes(vs[i].data(), vs[i].size()))
+          << "round " << round << " value " << i;
+  }
+}
+
+// A hostile page: one 1 MiB value, then 200,000 values each sharing all of it but its last byte
+// (zero-width prefix lengths) plus a byte of their own: 1.2 MB that decode to 2 * 10^11 bytes.
+// Hashing or matching each value whole took minutes; both now cost the page, not the values.
+TEST(Pages, DeltaByteArrayValuesFarLongerThanThePage) {
+  constexpr std::size_t kLong = std::size_t{1} << 20, kCount = 200'000;
+  std::vector<std::int64_t> prefix(kCount, static_cast<std::int64_t>(kLong)), lens(kCount, 1);
+  prefix[0] = 0;
+  lens[0] = static_cast<std::int64_t>(kLong);
+  bytes page = delta_packed(prefix);
+  append(page, delta_packed(lens));
+  page.insert(page.end(), kLong, 'x');
+  for (std::size_t i = 1; i < kCount; ++i) page.push_back(static_cast<std::uint8_t>(i * 7));
+  ASSERT_LT(page.size(), kLong + kCount + 32768);
+  std::vector<std::uint64_t> got(kCount), want(256);
+  hash_byte_array_values(kEncodingDeltaByteArray, page.data(), page.size(), kCount, got.data());
+  std::string v(kLong + 1, 'x');
+  for (int b = 0; b < 256; ++b) {
+    v.back() = static_cast<char>(b);
+    want[b] = hash_bytes(v.data(), v.size());
+  }
+  EXPECT_EQ(got[0], hash_bytes(v.data(), kLong));
+  for (std::size_t i = 1; i < kCount; ++i)
+    ASSERT_EQ(got[i], want[static_cast<std::uint8_t>(i * 7)]) << "value " << i;
+  // Matching: no key is that long, so no value is read past its length.
+  strings k;
+  k.add("x");
+  k.add(std::string(300, 'x'));
+  page_matcher m(k.data.data(), k.data.size(), k.offsets.data(), 2, 0);
+  page_header h;
+  h.values = kCount;
+  h.encoding = kEncodingDeltaByteArray;
+  m.data_page_v1(h, page.data(), page.size());
+  EXPECT_EQ(m.rows().size(), kCount);
+  EXPECT_EQ(m.hits(), 0u);
+}
+
 TEST(Pages, HeadersReadBack) {
   std::mt19937_64 r(3);
   std::vector<row> rows = {std::string("a"), std::nullopt, std::string("bb"), std::string("a")};
