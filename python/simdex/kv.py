@@ -85,7 +85,7 @@ def _prefix_end(prefix: bytes) -> Optional[bytes]:
     return bytes(p)
 
 
-class Cursor:
+class Cursor(_native.Cursor):
     """A position in a snapshot or transaction, moved by the methods below.
 
     Every move returns True when it lands on a key, False when there is none (the cursor is
@@ -102,56 +102,8 @@ class Cursor:
     py-lmdb's, key and value raise on a cursor off a key (py-lmdb's return b"").
     """
 
-    def __init__(self, native):
-        self._c = native
-
-    def first(self, prefix: Optional[BytesLike] = None) -> bool:
-        """Moves to the first key, or the first key with the prefix."""
-        return self._c.first(prefix)
-
-    def last(self, prefix: Optional[BytesLike] = None) -> bool:
-        """Moves to the last key, or the last key with the prefix."""
-        return self._c.last(prefix)
-
-    def seek(self, key: BytesLike) -> bool:
-        """Moves to exactly this key."""
-        return self._c.seek(key)
-
-    def lower_bound(self, key: BytesLike) -> bool:
-        """Moves to the first key >= key."""
-        return self._c.lower_bound(key)
-
-    def upper_bound(self, key: BytesLike) -> bool:
-        """Moves to the first key > key."""
-        return self._c.upper_bound(key)
-
-    def next(self) -> bool:
-        """Moves to the next key (off a key: see the class; a new cursor goes to the first)."""
-        return self._c.next()
-
-    def prev(self) -> bool:
-        """Moves to the previous key (off a key: see the class; a new cursor goes to the
-        last)."""
-        return self._c.prev()
-
-    @property
-    def valid(self) -> bool:
-        """Whether the cursor stands on a key."""
-        return self._c.valid()
-
-    @property
-    def key(self) -> bytes:
-        """The current key (KvError invalid_argument when not valid)."""
-        return self._c.key()
-
-    @property
-    def value(self) -> bytes:
-        """The current value (KvError invalid_argument when not valid)."""
-        return self._c.value()
-
-    def item(self) -> tuple[bytes, bytes]:
-        """The current (key, value)."""
-        return self._c.key(), self._c.value()
+    # Its methods are native (no Python step per move); cursors are made by the views' cursor().
+    __slots__ = ()
 
 
 class _Reads:
@@ -162,39 +114,36 @@ class _Reads:
     present: view[key] raises KeyError, get() returns the default, ``in`` is False.
     """
 
+    __slots__ = ()
     _v = None
-    # The chunk each items() iteration of this view is yielding from, by iteration. Everything
-    # that ends or changes the view through this object (a snapshot's close, a transaction's
-    # writes, sub(), commit, abort, the database's close) empties them (_changing), so each
-    # such iteration stops at its next step and raises (a check of our own per pair cost a
-    # fifth of the iteration's time; the list iterator checks the length anyway).
-    _live: Optional[dict] = None  # made by the first iteration
 
-    def _changing(self) -> None:
-        """Ends the items() iterations of this view at their next step."""
-        for chunk in self._live.values():
-            chunk.clear()
-        self._live.clear()
+    def _iterations(self) -> dict:  # pragma: no cover - each class says its own
+        """The chunk each items() iteration of this view is yielding from, by iteration.
+        Everything that ends or changes the view (a snapshot's close, a transaction's writes,
+        sub(), commit, abort, the database's close) empties them, so each such iteration stops
+        at its next step and raises (a check of our own per pair cost a fifth of the
+        iteration's time; the list iterator checks the length anyway)."""
+        raise NotImplementedError
 
     def __getitem__(self, key: BytesLike) -> bytes:
         """view[key]: the value of key; KeyError when absent."""
-        v = self._v.get(key)
+        v = self._v._get(key)
         if v is None:
             raise KeyError(key)
         return v
 
     def get(self, key: BytesLike, default=None):
         """The value of key, or default when absent."""
-        v = self._v.get(key)
+        v = self._v._get(key)
         return default if v is None else v
 
     def __contains__(self, key: BytesLike) -> bool:
         """key in view: whether the key is present."""
-        return self._v.contains(key)
+        return self._v._contains(key)
 
     def __len__(self) -> int:
         """Number of keys (O(1))."""
-        return self._v.size()
+        return self._v._size()
 
     def get_many(self, keys: Iterable[BytesLike]) -> list:
         """Values (None where absent) for many keys, looked up with many in flight."""
@@ -202,17 +151,17 @@ class _Reads:
             # list(b"key") would look up the keys 107, 101, 121.
             raise TypeError(f"get_many takes an iterable of keys, not one {type(keys).__name__}: "
                             "get_many([key])")
-        return self._v.get_many(list(keys))
+        return self._v._get_many(list(keys))
 
     def count(self, lo: Optional[BytesLike] = b"", hi: Optional[BytesLike] = None) -> int:
         """Number of keys in [lo, hi) (lo None: from the start, hi None: to the end), in
         O(depth)."""
         # None as in items(): count(None, hi) raised TypeError where items(None, hi) worked.
-        return self._v.count(b"" if lo is None else lo, hi)
+        return self._v._count(b"" if lo is None else lo, hi)
 
     def cursor(self) -> Cursor:
         """A cursor over this view, not yet on a key."""
-        return Cursor(self._v.cursor())
+        return self._v._cursor()
 
     def _changed(self, c) -> None:  # pragma: no cover - each class says its own
         """Raises for an iteration whose view changed since it began (see items())."""
@@ -241,10 +190,8 @@ class _Reads:
         return chain.from_iterable(self._chunks(lo, hi, bool(reverse)))
 
     def _chunks(self, lo, hi, reverse):
-        c = self._v.cursor()
-        live = self._live
-        if live is None:
-            live = self._live = {}
+        c = self._v._cursor()
+        live = self._iterations()
         me = object()  # this iteration's key in live
         try:
             if not reverse:
@@ -257,11 +204,11 @@ class _Reads:
                     ok = c.prev() if c.lower_bound(hi) else c.last()
                 stop = lo if lo else None
             n = _FIRST_CHUNK
-            while ok and c.valid():
-                chunk = c.take(n, not reverse, stop)
+            while ok and c.valid:
+                chunk = c._take(n, not reverse, stop)
                 live[me] = chunk
                 yield chunk
-                if me not in live:  # emptied by a change (see _live)
+                if me not in live:  # emptied by a change (see _iterations)
                     self._changed(c)
                 ok = len(chunk) == n
                 n = min(2 * n, _CHUNK)
@@ -282,15 +229,17 @@ class _Reads:
 
     def stat(self) -> dict:
         """Keys, depth, node counts and bytes of this view's tree (walks all of it)."""
-        return self._v.stat()
+        return self._v._stat()
 
     def validate(self) -> None:
         """Checks every node of this view's tree; raises KvError corrupt naming the problem."""
-        self._v.validate()
+        self._v._validate()
 
 
 class _Closes:
     """Context-manager protocol for objects whose close() ends them."""
+
+    __slots__ = ()
 
     def close(self) -> None:  # pragma: no cover - each class defines its own
         raise NotImplementedError
@@ -305,35 +254,22 @@ class _Closes:
         return False
 
 
-class _ClosedView:
-    """Stands for the native view of a snapshot its database closed: every call raises."""
+class Snapshot(_native.Snapshot, _Reads):
+    """A read-only view of the committed state when it was taken; writes raise KvError.
 
-    def __init__(self, detail: str):
-        self._detail = detail
+    Made by Database.read(). get, [], in, len, close and the ``with`` block are native (no
+    Python step): `with db.read() as s: s.get(k)` per call is the py-lmdb idiom ported programs
+    use.
+    """
 
-    def __getattr__(self, name):
-        def closed(*args, **kw):
-            raise _error("invalid_argument", self._detail)
-        return closed
-
-
-class Snapshot(_Reads, _Closes):
-    """A read-only view of the committed state when it was taken; writes raise KvError."""
-
-    def __init__(self, native):
-        self._v = native
-        self._closed: Optional[str] = None  # why, once closed
+    __slots__ = ("__weakref__",)
 
     def _changed(self, c) -> None:
-        if self._closed != "its database was closed":
-            c.valid()  # the store's own error: the snapshot was released, make a new cursor
-        raise _error("invalid_argument", f"snapshot is closed: {self._closed}; an iteration over it "
+        why = self._closed()
+        if why != "its database was closed":
+            _ = c.valid  # the store's own error: the snapshot was released, make a new cursor
+        raise _error("invalid_argument", f"snapshot is closed: {why}; an iteration over it "
                      "cannot go on")
-
-    @property
-    def seq(self) -> int:
-        """The commit sequence number this snapshot sees."""
-        return self._v.seq()
 
     def __setitem__(self, key, value):
         """Refused: KvError read_only."""
@@ -343,24 +279,8 @@ class Snapshot(_Reads, _Closes):
         """Refused: KvError read_only."""
         raise _error("read_only", "a snapshot cannot be written; use db.write()")
 
-    def close(self) -> None:
-        """Ends the snapshot: what only it pinned can be reused. Reads after it, and the next
-        step of an iteration over it, raise KvError invalid_argument. Closing again does
-        nothing."""
-        if self._closed is None:
-            self._v.release()
-            self._closed = "the snapshot was closed"
-            if self._live:
-                self._changing()
 
-    def _end(self, why: str) -> None:
-        """close() by the database: later calls say so (a bare "view is closed" would not)."""
-        if self._closed is None:
-            self._v.release()
-            self._closed = why
-            if self._live:
-                self._changing()
-            self._v = _ClosedView(f"snapshot is closed: {why}")
+_native.set_python_classes(Snapshot, Cursor)
 
 
 class Transaction(_Reads):
@@ -383,12 +303,25 @@ class Transaction(_Reads):
     update() means something else, so code written against MutableMapping would misbehave.
     """
 
+    _live: Optional[dict] = None  # _iterations(), made by the first iteration
+
     def __init__(self, native):
         self._v = native
         self._subs: list[Transaction] = []  # made by sub(), for __exit__ to end them
 
+    def _iterations(self) -> dict:
+        if self._live is None:
+            self._live = {}
+        return self._live
+
+    def _changing(self) -> None:
+        """Ends the items() iterations of this transaction at their next step."""
+        for chunk in self._live.values():
+            chunk.clear()
+        self._live.clear()
+
     def _changed(self, c) -> None:
-        c.valid()  # the store's own error, where the cursor knows it (a write it has applied)
+        _ = c.valid  # the store's own error, where the cursor knows it (a write it has applied)
         raise _error("invalid_argument", "the transaction wrote, opened a sub-transaction, "
                      "committed or aborted since the iteration began; make a new cursor (start "
                      "a new iteration)")
@@ -449,7 +382,7 @@ class Transaction(_Reads):
     def pop(self, key: BytesLike, default=_MISSING):
         """Removes key and returns its value; when it is absent, returns default, or raises
         KeyError if none was given (as dict.pop). A key longer than MAX_KEY is absent."""
-        v = self._v.get(key)
+        v = self._v._get(key)
         if v is None:
             if default is _MISSING:
                 raise KeyError(key)
@@ -463,7 +396,7 @@ class Transaction(_Reads):
         """The value of key; when it is absent, first sets it to default (as dict.setdefault,
         but default is required: a value cannot be None). Returns bytes either way. A key
         longer than MAX_KEY raises KvError key_too_long (it would be written)."""
-        v = self._v.get(key)
+        v = self._v._get(key)
         if v is not None:
             return v
         default = _as_bytes(default, "default", True)
@@ -475,10 +408,10 @@ class Transaction(_Reads):
     def popitem(self, last: bool = True) -> tuple[bytes, bytes]:
         """Removes and returns the (key, value) pair of the largest key (last=False: the
         smallest), as OrderedDict.popitem; KeyError when the tree is empty."""
-        c = self._v.cursor()
+        c = self._v._cursor()
         if not (c.last() if last else c.first()):
             raise KeyError("popitem(): the tree is empty")
-        k, v = c.key(), c.value()
+        k, v = c.key, c.value
         self._v.remove(k)
         if self._live:
             self._changing()
@@ -587,12 +520,9 @@ class Database(_Closes):
     def __init__(self, native):
         self._db = native
         self._path = native.path()  # kept after close(), as a closed file keeps its name
-        # The snapshots and transactions made here and maybe still open, for close() to end.
+        # The transactions made here and maybe still open, for close() to end (the native
+        # database keeps its snapshots, at no cost per read()).
         self._made: weakref.WeakSet = weakref.WeakSet()
-
-    def _track(self, view):
-        self._made.add(view)
-        return view
 
     def read(self, tree: Optional[str] = "") -> Snapshot:
         """A snapshot of the tree's committed state (O(1)).
@@ -600,12 +530,14 @@ class Database(_Closes):
         A named tree that does not exist raises KvError not_found (also a LookupError) naming
         it and the trees there are, as LMDB refuses to open a named database that was never
         created; the default tree "" always reads (empty before its first commit)."""
-        return self._track(Snapshot(self._db.read(tree)))
+        return self._db.read(tree)  # a Snapshot: the native read() makes one (set_python_classes)
 
     def write(self, tree: Optional[str] = "") -> Transaction:
         """A write transaction on the tree; waits while another one is open. A tree that does
         not exist yet is created by the transaction's commit (up to 32 trees, "" included)."""
-        return self._track(Transaction(self._db.write(tree)))
+        tx = Transaction(self._db.write(tree))
+        self._made.add(tx)
+        return tx
 
     def drop(self, tree: Optional[str], missing_ok: bool = False) -> None:
         """Removes the tree and all its keys in one commit (durable as any commit: on disk when
@@ -666,20 +598,21 @@ class Database(_Closes):
         snapshot or transaction of it makes close() raise busy after closing the rest: that
         one ends by itself, or by the next close(). Closing again does nothing else."""
         self._db.close()  # first: refused (busy) while a call on the database runs
+        failed = None
+        try:
+            self._db.end_snapshots()
+        except KvError as e:  # busy: a call on one runs in another thread
+            failed = e
         while True:
             try:
                 made = list(self._made)
                 break
-            except RuntimeError:  # another thread's read() or write() added one meanwhile
+            except RuntimeError:  # another thread's write() added one meanwhile
                 continue
-        failed = None
-        for v in made:
+        for tx in made:
             try:
-                if isinstance(v, Transaction):
-                    if v._v.active():
-                        v._abort_all()
-                else:
-                    v._end("its database was closed")
+                if tx._v.active():
+                    tx._abort_all()
             except KvError as e:  # busy: a call on it runs in another thread
                 failed = failed or e
         if failed is not None:

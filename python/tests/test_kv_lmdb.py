@@ -58,8 +58,8 @@ class _TakeSpy:
     def __init__(self, native, sizes):
         self._native, self._sizes = native, sizes
 
-    def cursor(self):
-        return _CursorSpy(self._native.cursor(), self._sizes)
+    def _cursor(self):
+        return _CursorSpy(self._native._cursor(), self._sizes)
 
     def __getattr__(self, name):
         return getattr(self._native, name)
@@ -69,9 +69,9 @@ class _CursorSpy:
     def __init__(self, native, sizes):
         self._native, self._sizes = native, sizes
 
-    def take(self, n, *args):
+    def _take(self, n, *args):
         self._sizes.append(n)
-        return self._native.take(n, *args)
+        return self._native._take(n, *args)
 
     def __getattr__(self, name):
         return getattr(self._native, name)
@@ -80,7 +80,8 @@ class _CursorSpy:
 def test_iteration_fetches_few_pairs_first_then_more():
     keys = [b"%05d" % i for i in range(1000)]
     db = _db(keys)
-    with db.read() as s:
+    # On a transaction, whose native view can be swapped for the spy (a Snapshot is its own).
+    with db.write() as s:
         sizes = []
         s._v = _TakeSpy(s._v, sizes)
         # "The first key from lo" / "the last key below hi": one small fetch, not 256 pairs.

@@ -2,6 +2,7 @@
 // extent map that rebuilds free space when a file is opened (merged eagerly).
 #include <algorithm>
 #include <bit>
+#include <new>
 
 #include "internal.h"
 
@@ -67,8 +68,11 @@ bool allocator::take_free(std::uint32_t units, std::uint32_t& off) {
 }
 
 std::uint32_t allocator::take(std::uint32_t units, std::uint64_t limit) {
-  // Room for its log entry first: out of memory after the take, the extent was lost.
-  if (logging) reserve_more(log, 1);
+  // Room for its log entry, and for the give that may undo it, first: out of memory after the
+  // take, the extent was lost.
+  if (logging) reserve_log(2);
+  reserve_more(spill_, room_ + 1);
+  if (!spill_.empty()) unspill();
   std::uint32_t off;
   bool got = take_free(units, off);
   // Nothing fits: merging neighbours may make room. Only when enough has changed since the last
@@ -84,19 +88,47 @@ std::uint32_t allocator::take(std::uint32_t units, std::uint64_t limit) {
   }
   ++changes_;
   if (logging) log.push_back({off, units, kLogTake});
+  ++room_;
   return off;
 }
 
 void allocator::give(std::uint32_t off, std::uint32_t units) {
-  if (logging) reserve_more(log, 1);  // then only put() can run out of memory, before a change
+  if (logging) reserve_more(log, 1);  // without room kept: may run out of memory, unchanged
   const bool tail = off + std::uint64_t{units} == hwm;
-  if (!tail) put(off, units);
+  if (!tail) {
+    try {
+      put(off, units);
+    } catch (const std::bad_alloc&) {
+      if (spill_.size() == spill_.capacity()) throw;  // no room kept: nothing changed
+      spill_.push_back(std::uint64_t{off} << 32 | units);
+      ++extents_;
+    }
+  }
   if (logging) log.push_back({off, units, kLogGive});
+  if (room_) --room_;
   ++changes_;
   if (tail)
     hwm = off;  // the tail goes back to the bump pointer
   else
     free_units += units;
+}
+
+// Memory is back (take()'s reservations got some): the spilled extents go to their bins, where a
+// give would have put them, so what is reused next is what it would have been.
+void allocator::unspill() noexcept {
+  try {
+    for (; !spill_.empty(); spill_.pop_back()) {
+      put(static_cast<std::uint32_t>(spill_.back() >> 32),
+          static_cast<std::uint32_t>(spill_.back()));
+      --extents_;  // counted when spilled; put() counted it again
+    }
+  } catch (const std::bad_alloc&) {  // still out: the rest wait for the next take
+  }
+}
+
+void allocator::forget_room() noexcept {
+  room_ = 0;
+  if (spill_.empty()) std::vector<std::uint64_t>().swap(spill_);  // a large transaction's room
 }
 
 // Every extent as (offset << 32 | units), sorted by offset, neighbours merged, then the bins
@@ -145,6 +177,7 @@ void allocator::refill(const std::vector<std::uint64_t>& sorted, std::uint64_t m
   for (std::uint32_t b = 0; b < kBins; ++b) bins_[b].swap(a.bins_[b]);
   std::copy(std::begin(a.nonempty_), std::end(a.nonempty_), nonempty_);
   large_.swap(a.large_);
+  spill_.clear();  // merged into the bins (each() listed them)
   extents_ = a.extents_;
   free_units = a.free_units;
   changes_ = 0;

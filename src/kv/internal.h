@@ -169,9 +169,16 @@ class allocator {
   std::uint64_t hwm = kFirstUnit;  // first unit past the used part (the bump pointer)
   std::uint64_t free_units = 0;    // in extents below hwm
 
-  // Returns 0 when the arena cannot grow to fit (caller throws full).
+  // Returns 0 when the arena cannot grow to fit (caller throws full). Keeps room (memory) for
+  // the give that may undo it, so that a give of an extent taken since forget_room() cannot run
+  // out of memory: an abort needs none (it leaked the level's nodes when a give failed).
   std::uint32_t take(std::uint32_t units, std::uint64_t limit_units);
+  // Throws (out of memory, nothing changed) only for an extent no take kept room for.
   void give(std::uint32_t off, std::uint32_t units);
+  // Capacity for k more log entries besides the room kept for gives.
+  void reserve_log(std::size_t k) { reserve_more(log, room_ + k); }
+  // At a transaction's start: the room kept for the last one's gives is not needed any more.
+  void forget_room() noexcept;
   // Replaces the contents: these free extents (sorted, merged) below `hwm`.
   void assign(const std::map<std::uint32_t, std::uint32_t>& free, std::uint64_t hwm);
   std::size_t extents() const { return extents_; }
@@ -180,6 +187,8 @@ class allocator {
     for (std::uint32_t b = 1; b < kBins; ++b)
       for (std::uint32_t off : bins_[b]) f(off, b);
     for (const auto& [units, off] : large_) f(off, units);
+    for (const std::uint64_t e : spill_)
+      f(static_cast<std::uint32_t>(e >> 32), static_cast<std::uint32_t>(e));
   }
 
  private:
@@ -189,7 +198,12 @@ class allocator {
   std::set<std::pair<std::uint32_t, std::uint32_t>> large_;  // (units, off), >= kBins units
   std::size_t extents_ = 0;
   std::uint64_t changes_ = 0;  // takes and gives since the last merge
+  // Extents given when put() ran out of memory (offset << 32 | units), in the room take() kept:
+  // free, counted in extents_ and free_units, and reused after the next merge (coalesce).
+  std::vector<std::uint64_t> spill_;
+  std::size_t room_ = 0;  // gives the room is kept for: spill_ and (logging) log entries
   void put(std::uint32_t off, std::uint32_t units);
+  void unspill() noexcept;
   std::uint32_t pop_bin(std::uint32_t b);
   std::uint32_t fitting_bin(std::uint32_t units) const;
   bool take_free(std::uint32_t units, std::uint32_t& off);
@@ -320,8 +334,11 @@ struct level {
   // it allocated or released, which the abort gives back with those reachable from the root.
   bool broken = false;
   error_kind broken_kind = error_kind::io;
-  std::string broken_why;
-  std::vector<std::pair<std::uint32_t, std::uint32_t>> strays;
+  std::string broken_why;  // empty: out of memory (copying the message ran out too)
+  // The failed operation's journal (txn_state::op_made, op_released), moved here: a copy could
+  // run out of memory and lose it. A level breaks once (it then takes only its abort).
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> strays_made, strays_released;
+  std::uint64_t made = 0;  // nodes this level allocated: bounds what one operation releases
 };
 struct txn_state {
   db_impl* db = nullptr;
@@ -358,13 +375,14 @@ struct txn_state {
   std::uint64_t base() const { return levels.back().base; }
   // Allocates a node stamped with this level's id.
   std::uint8_t* make(std::uint32_t units, std::uint8_t type, std::uint32_t& ref);
+  // Room in op_released for every node of this level an operation could release, so that
+  // release() cannot run out of memory (and lose an unlinked node) inside one.
+  void keep_release_room(std::uint64_t nodes);
   // A node this transaction no longer references.
   void release(std::uint32_t ref);
-  void release_blobs_of_leaf(std::uint32_t ref, std::uint64_t min_txn);
-  void free_new(std::uint32_t ref, std::uint64_t min_txn);  // abort: frees nodes >= min_txn
-  // The same nodes, listed instead (the abort of a broken level).
-  void collect_new(std::uint32_t ref, std::uint64_t min_txn,
-                   std::vector<std::pair<std::uint32_t, std::uint32_t>>& out) const;
+  // Abort: frees the nodes >= min_txn the tree reaches from ref, but those a broken level's
+  // journal lists (`skip`, sorted), which its abort gives itself.
+  void free_new(std::uint32_t ref, std::uint64_t min_txn, const level* skip);
   // Undoes the innermost open level (an abort's work): its buffered puts, its new nodes, its
   // tree state.
   void undo_level() noexcept;

@@ -255,7 +255,7 @@ void db_impl::reclaim_locked() {
   std::vector<tagged_extent> keep;
   keep.reserve(freed.size());
   keep.assign(freed.begin(), freed.begin() + static_cast<std::ptrdiff_t>(freed_checked));
-  if (alloc.logging) alloc.log.reserve(alloc.log.size() + freed.size() - freed_checked);
+  if (alloc.logging) alloc.reserve_log(freed.size() - freed_checked);
   const bool was = alloc.logging;
   alloc.logging = false;
   std::size_t i = freed_checked;
@@ -297,8 +297,13 @@ int db_impl::tree_index(std::string_view name) const {
 }
 
 std::uint8_t* txn_state::make(std::uint32_t units, std::uint8_t type, std::uint32_t& ref) {
-  if (in_op) reserve_more(op_made, 1);  // out of memory after the allocation, the node leaked
+  level& l = levels.back();
+  if (in_op) {
+    reserve_more(op_made, 1);       // out of memory after the allocation, the node leaked
+    keep_release_room(l.made + 1);  // the operation may release it too
+  }
   ref = db->allocate(units);
+  ++l.made;
   if (in_op) op_made.emplace_back(ref, units);
   auto* h = db->hdr(ref);
   h->type = type;
@@ -307,6 +312,11 @@ std::uint8_t* txn_state::make(std::uint32_t units, std::uint8_t type, std::uint3
   h->units = units;
   h->txn = base();
   return db->at(ref);
+}
+
+void txn_state::keep_release_room(std::uint64_t nodes) {
+  if (op_released.capacity() < nodes)
+    op_released.reserve(std::max<std::uint64_t>(nodes, 2 * op_released.capacity()));
 }
 
 void txn_state::release(std::uint32_t ref) {
@@ -609,7 +619,8 @@ txn_state& write_tx::raw() const {
 void detail::check_unbroken(const txn_state& t) {
   const level& l = t.levels.back();
   if (l.broken)
-    throw error(l.broken_kind, "transaction: a write failed halfway (" + l.broken_why +
+    throw error(l.broken_kind, "transaction: a write failed halfway (" +
+                                   (l.broken_why.empty() ? "out of memory" : l.broken_why) +
                                    "), so it can only be aborted");
 }
 
@@ -727,6 +738,7 @@ void write_tx::commit() {
     level l = std::move(t.levels.back());
     t.levels.pop_back();
     t.levels_changed();
+    t.levels.back().made += l.made;  // its nodes are the parent's now (txn >= the parent's base)
     std::vector<pending_node>& up = t.levels.back().pending;
     std::size_t i = 0;
     try {
@@ -749,7 +761,7 @@ void write_tx::commit() {
   // failed unpublished, and an abort then kept them in the tree while they were reused.
   const std::vector<pending_node>& pend = t.levels.back().pending;
   reserve_more(db.freed, pend.size());
-  if (db.alloc.logging) reserve_more(db.alloc.log, pend.size());
+  if (db.alloc.logging) db.alloc.reserve_log(pend.size());
   reserve_more(db.commit_ids, 1);
   std::optional<tree_info> added;
   {
@@ -801,7 +813,11 @@ void write_tx::commit() {
       {
         std::lock_guard<std::mutex> g(db.mu);
         const auto* k = dynamic_cast<const error*>(&e);
-        db.failed = k ? k->detail() : e.what();
+        try {
+          db.failed = k ? k->detail() : e.what();
+        } catch (...) {  // out of memory: end() must still run, or an abort undid a published
+          db.failed = "out of memory";  // level (freeing live nodes); short: no allocation
+        }
       }
       end();
       throw;
@@ -813,22 +829,32 @@ void write_tx::commit() {
 void txn_state::undo_level() noexcept {
   buf.clear();  // buffered puts were never applied
   buf_bytes.clear();
+  // Needs no memory: every node given back here was taken in this transaction, and the
+  // allocator kept room for its give (allocator::take). Before, out of memory in a give left
+  // the rest of the level's nodes neither used nor free, and the next commit wrote that down.
   try {
     level& l = levels.back();
     for (const pending_node& p : l.pending)  // of this level only after a give ran out of memory
       if (p.txn >= base()) db->alloc.give(p.off, p.units);
     if (!l.broken) {
-      free_new(cur.root, base());
+      free_new(cur.root, base(), nullptr);
     } else {
       // A failed operation's nodes may be linked or not, its released ones too: what the root
-      // reaches and what the journal holds, each given back once.
-      std::vector<std::pair<std::uint32_t, std::uint32_t>> all = std::move(l.strays);
-      collect_new(cur.root, base(), all);
-      std::sort(all.begin(), all.end());
-      all.erase(std::unique(all.begin(), all.end()), all.end());
-      for (const auto& [ref, units] : all) db->alloc.give(ref, units);
+      // reaches and what the journal holds, each given back once. Sorted in place (a merged
+      // copy needed memory).
+      auto& made = l.strays_made;
+      auto& released = l.strays_released;
+      for (auto* v : {&made, &released}) {
+        std::sort(v->begin(), v->end());
+        v->erase(std::unique(v->begin(), v->end()), v->end());
+      }
+      free_new(cur.root, base(), &l);
+      for (const auto& node : made) db->alloc.give(node.first, node.second);
+      for (const auto& node : released)
+        if (!std::binary_search(made.begin(), made.end(), node))
+          db->alloc.give(node.first, node.second);
     }
-  } catch (...) {  // out of memory: the level's new nodes leak, the state still unwinds
+  } catch (...) {  // a give with no room kept (a defect): its nodes leak, the state unwinds
   }
   cur = levels.back().saved;
   // Only nodes of this level were freed; the parent's are as they were when it began, so its
@@ -1385,7 +1411,8 @@ write_tx database::begin_write(std::string_view tree, bool existing) {
     if (i < 0 && db.trees.size() >= kMaxTrees)
       throw error(error_kind::invalid_argument,
                   "database holds the most trees it can (" + std::to_string(kMaxTrees) + ")");
-    db.reclaim_locked();  // before the slot is taken: out of memory, it stays free
+    db.alloc.forget_room();  // the last transaction's gives are over (reclaim's are no undo)
+    db.reclaim_locked();     // before the slot is taken: out of memory, it stays free
     db.writer = true;
     db.writer_thread = std::this_thread::get_id();
     if (i >= 0) {

@@ -897,14 +897,20 @@ auto journaled(txn_state& t, Op op) {
   t.clock->changed();
   t.op_made.clear();
   t.op_released.clear();
-  auto broke = [&t](error_kind kind, const char* why) {
+  t.keep_release_room(t.levels.back().made);  // out of memory here, nothing changed
+  auto broke = [&t](error_kind kind, const char* why) noexcept {
     t.in_op = false;
     level& l = t.levels.back();
     l.broken = true;
     l.broken_kind = kind;
-    l.broken_why = why;
-    l.strays.insert(l.strays.end(), t.op_made.begin(), t.op_made.end());
-    l.strays.insert(l.strays.end(), t.op_released.begin(), t.op_released.end());
+    // Moved: the bookkeeping of a failure must not need memory (copies of the journal ran out
+    // of it, and its nodes leaked).
+    l.strays_made = std::move(t.op_made);
+    l.strays_released = std::move(t.op_released);
+    try {
+      l.broken_why = why;
+    } catch (...) {  // out of memory: broken_why stays empty, which says so
+    }
   };
   t.in_op = true;
   try {
@@ -991,44 +997,29 @@ void txn_state::flush() {
   buf_bytes.swap(bytes);
 }
 
-void txn_state::release_blobs_of_leaf(std::uint32_t ref, std::uint64_t min_txn) {
-  leaf_view L{reinterpret_cast<leaf_hdr*>(db->at(ref))};
-  for (std::size_t i = 0; i < L.h->n; ++i) {
-    const ent e = gather(L, i);
-    if (e.blob && db->hdr(e.blob)->txn >= min_txn) db->alloc.give(e.blob, db->hdr(e.blob)->units);
-  }
-}
-
-void txn_state::collect_new(std::uint32_t ref, std::uint64_t min_txn,
-                            std::vector<std::pair<std::uint32_t, std::uint32_t>>& out) const {
-  if (!ref) return;
-  const node_hdr* h = db->hdr(ref);
-  if (h->txn < min_txn) return;
-  if (h->type == kInner) {
-    inner_view v{reinterpret_cast<inner_hdr*>(db->at(ref))};
-    for (unsigned i = 0; i < v.h->n; ++i) collect_new(v.child(i), min_txn, out);
-  } else if (h->type == kLeaf) {
-    leaf_view L{reinterpret_cast<leaf_hdr*>(db->at(ref))};
-    for (std::size_t i = 0; i < L.h->n; ++i) {
-      const ent e = gather(L, i);
-      if (e.blob && db->hdr(e.blob)->txn >= min_txn)
-        out.emplace_back(e.blob, db->hdr(e.blob)->units);
-    }
-  }
-  out.emplace_back(ref, h->units);
-}
-
-void txn_state::free_new(std::uint32_t ref, std::uint64_t min_txn) {
+void txn_state::free_new(std::uint32_t ref, std::uint64_t min_txn, const level* skip) {
+  auto give = [&](std::uint32_t r) {
+    const std::pair<std::uint32_t, std::uint32_t> node{r, db->hdr(r)->units};
+    if (skip &&
+        (std::binary_search(skip->strays_made.begin(), skip->strays_made.end(), node) ||
+         std::binary_search(skip->strays_released.begin(), skip->strays_released.end(), node)))
+      return;  // the journal's: given by the abort itself
+    db->alloc.give(node.first, node.second);
+  };
   if (!ref) return;
   node_hdr* h = db->hdr(ref);
   if (h->txn < min_txn) return;
   if (h->type == kInner) {
     inner_view v{static_cast<inner_hdr*>(h)};
-    for (unsigned i = 0; i < v.h->n; ++i) free_new(v.child(i), min_txn);
+    for (unsigned i = 0; i < v.h->n; ++i) free_new(v.child(i), min_txn, skip);
   } else if (h->type == kLeaf) {
-    release_blobs_of_leaf(ref, min_txn);
+    leaf_view L{reinterpret_cast<leaf_hdr*>(db->at(ref))};
+    for (std::size_t i = 0; i < L.h->n; ++i) {
+      const ent e = gather(L, i);
+      if (e.blob && db->hdr(e.blob)->txn >= min_txn) give(e.blob);
+    }
   }
-  db->alloc.give(ref, h->units);
+  give(ref);
 }
 
 }  // namespace simdex::kv::detail

@@ -6,8 +6,10 @@
 // commit; a commit that failed after publishing refuses writes, and reopening finds the commit
 // before; and the database takes a normal commit and reopens valid. The allocations: the tree
 // nodes and a commit's free-space record (db_impl::fault_countdown), failing as a full disk does
-// (io, ENOSPC) or with std::bad_alloc; and every operator new of the run (replaced below).
-// SIMDEX_KV_FAIL_ALL=1 tries every N of every shape instead of a seeded sample.
+// (io, ENOSPC) or with std::bad_alloc; and every operator new of the run (replaced below), once
+// or for good until the failed transaction's abort has returned (memory that stays out: the
+// abort, and the bookkeeping of the write that failed, must not need any). SIMDEX_KV_FAIL_ALL=1
+// tries every N of every shape instead of a seeded sample.
 #include <gtest/gtest.h>
 
 #include <cerrno>
@@ -31,14 +33,19 @@ using namespace simdex;
 
 namespace {
 // While `countdown` is nonzero, every operator new of this thread counts it down, and the one
-// that brings it to zero throws std::bad_alloc.
+// that brings it to zero throws std::bad_alloc; with `lasting`, so does every one after it until
+// memory_back().
 struct new_fault {
   std::uint64_t countdown = 0;
+  bool lasting = false;
+  bool out = false;  // a lasting failure happened: every operator new fails
 };
 thread_local new_fault g_new;
+// Ends a lasting failure: called once the failed transaction (or sub-transaction) is aborted.
+void memory_back() { g_new.out = false; }
 }  // namespace
 
-// TSan's runtime defines operator new, so under it the last mode below is skipped.
+// TSan's runtime defines operator new, so under it the last two modes below are skipped.
 #if defined(__SANITIZE_THREAD__)
 #define SIMDEX_KV_OWN_NEW 0
 #elif defined(__has_feature)
@@ -55,8 +62,12 @@ thread_local new_fault g_new;
 // Not inlined, nor the deletes: GCC would take a free() of what it saw malloc() return for a
 // mismatch.
 [[gnu::noinline]] void* operator new(std::size_t n) {
-  if (g_new.countdown && --g_new.countdown == 0) [[unlikely]]
+  if (g_new.out) [[unlikely]]
     throw std::bad_alloc();
+  if (g_new.countdown && --g_new.countdown == 0) [[unlikely]] {
+    g_new.out = g_new.lasting;
+    throw std::bad_alloc();
+  }
   if (void* p = std::malloc(n ? n : 1)) return p;
   throw std::bad_alloc();
 }
@@ -67,10 +78,11 @@ thread_local new_fault g_new;
 namespace {
 
 // What fails: the N-th node allocation of the database, as a full disk (io, ENOSPC) or with
-// std::bad_alloc; or the N-th operator new anywhere in the shape's run (its own strings too).
-enum class mode { no_space, node_bad_alloc, any_bad_alloc };
-// In the last mode a failure can come from the test's own code, so a transaction it left need
-// not be broken.
+// std::bad_alloc; or the N-th operator new anywhere in the shape's run (its own strings too),
+// and (lasting) every one after it until the abort returned.
+enum class mode { no_space, node_bad_alloc, any_bad_alloc, lasting_bad_alloc };
+// In the last two modes a failure can come from the test's own code, so a transaction it left
+// need not be broken.
 bool g_library_only = true;
 
 using tree_map = std::map<std::string, std::string>;
@@ -154,6 +166,7 @@ void in_tx(kv::database& db, std::string_view tree, run_ctx& ctx, Body body) {
       }
       w.abort();
     }
+    memory_back();
     throw;
   }
   ++ctx.commits;
@@ -259,11 +272,13 @@ std::vector<shape> shapes() {
                        sub.upsert("big", std::string(5000, 'b'));
                        sub.commit();
                      } catch (...) {
-                       expect_fault(std::current_exception(), true);
+                       const std::exception_ptr fault = std::current_exception();
                        if (g_library_only) {
                          EXPECT_THROW((void)sub.get("big"), kv::error);
                        }
                        sub.abort();
+                       memory_back();
+                       expect_fault(fault, true);
                        // The parent is as it was before the child, and goes on.
                        EXPECT_EQ(contents(w), before);
                        const kv::stats used_after = w.stat();
@@ -353,8 +368,9 @@ void expect_state(const kv::database& db, const state& want, const std::string& 
 
 // Arms the failure of the n-th allocation of the mode's kind (n = 0: none, counting them).
 void arm(mode m, kv::detail::db_impl& d, std::uint64_t n) {
-  if (m == mode::any_bad_alloc) {
+  if (m == mode::any_bad_alloc || m == mode::lasting_bad_alloc) {
     g_new.countdown = n ? n : UINT64_MAX;
+    g_new.lasting = m == mode::lasting_bad_alloc;
   } else {
     d.fault_countdown = n ? n : UINT64_MAX;
     d.fault_bad_alloc = m == mode::node_bad_alloc;
@@ -363,7 +379,7 @@ void arm(mode m, kv::detail::db_impl& d, std::uint64_t n) {
 // Disarms it; returns how many allocations it counted (when armed with 0), or 0 when the armed
 // failure happened.
 std::uint64_t disarm(mode m, kv::detail::db_impl& d) {
-  if (m == mode::any_bad_alloc) {
+  if (m == mode::any_bad_alloc || m == mode::lasting_bad_alloc) {
     const std::uint64_t left = g_new.countdown ? UINT64_MAX - g_new.countdown : 0;
     g_new = {};
     return left;
@@ -382,7 +398,8 @@ struct paused {  // the test's own checks in the middle of a run are not counted
 void try_shape(const shape& sh, const std::string& start, const std::string& work, mode m,
                std::size_t most) {
   const bool bad_alloc = m != mode::no_space;
-  static const char* const names[] = {"ENOSPC", "bad_alloc of a node", "bad_alloc anywhere"};
+  static const char* const names[] = {"ENOSPC", "bad_alloc of a node", "bad_alloc anywhere",
+                                      "bad_alloc anywhere, lasting through the abort"};
   namespace fs = std::filesystem;
   auto fresh = [&] {
     fs::copy_file(start, work, fs::copy_options::overwrite_existing);
@@ -427,6 +444,7 @@ void try_shape(const shape& sh, const std::string& start, const std::string& wor
     try {
       sh.run(db, c);
     } catch (...) {
+      memory_back();  // a lasting failure outside in_tx (drop's own transaction) ends here
       threw = true;
       expect_fault(std::current_exception(), bad_alloc);
     }
@@ -476,15 +494,16 @@ class KvAllocFail : public ::testing::TestWithParam<mode> {};
 
 TEST_P(KvAllocFail, EveryAllocationOfEveryShape) {
   const mode m = GetParam();
-  if (m == mode::any_bad_alloc && !SIMDEX_KV_OWN_NEW) GTEST_SKIP() << "operator new is TSan's";
+  const bool any = m == mode::any_bad_alloc || m == mode::lasting_bad_alloc;
+  if (any && !SIMDEX_KV_OWN_NEW) GTEST_SKIP() << "operator new is TSan's";
   const auto tag = static_cast<std::uint64_t>(m);
   const std::string start = kvt::tmp_path(kvt::numbered("allocfail_start", tag));
   const std::string work = kvt::tmp_path(kvt::numbered("allocfail_work", tag));
   build_start(start);
-  g_library_only = m != mode::any_bad_alloc;
+  g_library_only = !any;
   for (const shape& sh : shapes()) {
     SCOPED_TRACE(sh.name);
-    try_shape(sh, start, work, m, m == mode::any_bad_alloc ? 32 : 16);
+    try_shape(sh, start, work, m, any ? 32 : 16);
     if (HasFailure()) break;
   }
   g_library_only = true;
@@ -493,12 +512,13 @@ TEST_P(KvAllocFail, EveryAllocationOfEveryShape) {
 }
 
 std::string mode_name(const ::testing::TestParamInfo<mode>& i) {
-  static const char* const names[] = {"NoSpace", "NodeBadAlloc", "AnyBadAlloc"};
+  static const char* const names[] = {"NoSpace", "NodeBadAlloc", "AnyBadAlloc",
+                                      "AnyBadAllocLasting"};
   return names[static_cast<int>(i.param)];
 }
 INSTANTIATE_TEST_SUITE_P(Faults, KvAllocFail,
                          ::testing::Values(mode::no_space, mode::node_bad_alloc,
-                                           mode::any_bad_alloc),
+                                           mode::any_bad_alloc, mode::lasting_bad_alloc),
                          mode_name);
 
 }  // namespace

@@ -284,6 +284,10 @@ std::string tree_arg(nb::handle name) {
     throw nb::type_error(("kv tree names are str, not " + py_type_name(name) +
                           (PyBytes_Check(name.ptr()) ? ": decode it (name.decode())" : ""))
                              .c_str());
+  Py_ssize_t n = 0;
+  if (const char* utf8 = PyUnicode_AsUTF8AndSize(name.ptr(), &n))  // cached: no copy per read()
+    return std::string(utf8, static_cast<std::size_t>(n));
+  PyErr_Clear();  // escaped bytes (lone surrogates) have no UTF-8 of their own
   nb::object b = nb::steal(PyUnicode_AsEncodedString(name.ptr(), "utf-8", "surrogateescape"));
   if (!b.is_valid()) throw nb::python_error();
   return std::string(PyBytes_AsString(b.ptr()), static_cast<std::size_t>(PyBytes_Size(b.ptr())));
@@ -307,10 +311,13 @@ std::unordered_map<const void*, int> g_calls;  // object -> calls in flight (-1:
 
 // Before a call that keeps the GIL: refused while a call runs on the object alone (`ending`,
 // a call that ends the object: while any call runs on it).
-void check_idle(const void* o, bool ending = false) {
-  if (g_calls.empty()) return;  // the usual case: a get() pays no hash lookup
+bool idle(const void* o, bool ending = false) {
+  if (g_calls.empty()) return true;  // the usual case: a get() pays no hash lookup
   auto it = g_calls.find(o);
-  if (it != g_calls.end() && (ending || it->second < 0)) refuse_busy();
+  return it == g_calls.end() || !(ending || it->second < 0);
+}
+void check_idle(const void* o, bool ending = false) {
+  if (!idle(o, ending)) refuse_busy();
 }
 
 // Registers a call on `o`, then releases the GIL; at the end takes the GIL back and unregisters.
@@ -344,6 +351,107 @@ class released_call {
   std::optional<nb::gil_scoped_release> rel_;
 };
 
+// ---- snapshots and their database --------------------------------------------------------------
+// Database.close() ends the snapshots the database made that are still open (as py-lmdb's and
+// sqlite3's close do), so the file is really closed while they are still referenced. They are
+// kept for it in an intrusive list that read() links into and a snapshot's end or destruction
+// unlinks from: no Python object is made per read() (a weakref.WeakSet entry was a quarter of
+// the cost of `with db.read() as s: s.get(k)`). The list is used only with the GIL held.
+struct py_snapshot;
+// simdex.kv's Snapshot and Cursor, the Python classes over the native ones that read() and
+// cursors make (set_python_classes); null: the native ones.
+nb::handle g_snapshot_class, g_cursor_class;
+struct open_snapshots {
+  py_snapshot* head = nullptr;
+};
+
+constexpr const char* kSnapshotClosed = "the snapshot was closed";
+constexpr const char* kDatabaseClosed = "its database was closed";
+
+// How the Python layer's iterations over a view stop when the view ends: the chunk each one
+// yields from (a dict: iteration -> list) is emptied, so its list iterator stops and the
+// iteration's next step finds out why. Kept here for snapshots, which the database's close()
+// ends without the Python layer.
+void end_iterations(nb::object& live) {
+  if (!live.is_valid()) return;
+  for (auto [k, chunk] : nb::borrow<nb::dict>(live))
+    if (PyList_SetSlice(chunk.ptr(), 0, PY_SSIZE_T_MAX, nullptr) != 0) throw nb::python_error();
+  PyDict_Clear(live.ptr());
+}
+
+struct py_snapshot : snapshot {
+  // Made in place in its Python object (read()), where it is linked: never moved or copied.
+  explicit py_snapshot(snapshot&& s) : snapshot(std::move(s)) {}
+  py_snapshot(const py_snapshot&) = delete;
+  py_snapshot& operator=(const py_snapshot&) = delete;
+  ~py_snapshot() { unlink(); }
+
+  void link(const std::shared_ptr<open_snapshots>& l) {
+    list_ = l;
+    next_ = l->head;
+    if (next_) next_->prev_ = this;
+    l->head = this;
+  }
+  void unlink() noexcept {
+    if (!list_) return;
+    (prev_ ? prev_->next_ : list_->head) = next_;
+    if (next_) next_->prev_ = prev_;
+    prev_ = next_ = nullptr;
+    list_.reset();
+  }
+  // Releases it (`reason`: whose close it was); later ends do nothing.
+  void end(const char* reason) {
+    if (why) return;
+    release();
+    why = reason;
+    unlink();
+    end_iterations(live);
+  }
+  // Its reads, once its database closed it, raise saying so (the store's own error would only
+  // say that the snapshot was released).
+  void check_open() const {
+    if (why == kDatabaseClosed)
+      throw error(error_kind::invalid_argument, std::string("snapshot is closed: ") + why);
+  }
+
+  const char* why = nullptr;  // why it was closed (kSnapshotClosed, kDatabaseClosed); null: open
+  nb::object live;            // the iterations' chunks (see end_iterations), made by the first
+
+ private:
+  std::shared_ptr<open_snapshots> list_;  // null when not linked
+  py_snapshot* prev_ = nullptr;
+  py_snapshot* next_ = nullptr;
+  friend struct py_database;
+};
+
+struct py_database : database {
+  explicit py_database(database&& d) : database(std::move(d)) {}
+  // Ends the open snapshots: each one a call of another thread is using is left (it ends by
+  // itself, or by the next close()), and then busy is raised.
+  void end_snapshots() {
+    bool busy = false;
+    for (py_snapshot *p = snaps->head, *next; p; p = next) {
+      next = p->next_;
+      if (idle(p, true))
+        p->end(kDatabaseClosed);
+      else
+        busy = true;
+    }
+    if (busy) refuse_busy();
+  }
+  std::shared_ptr<open_snapshots> snaps = std::make_shared<open_snapshots>();
+};
+
+// Before a read of a view: refused when its database closed it, or while another thread's call
+// runs on it alone.
+void ready(const write_tx& t) { check_idle(&t); }
+void ready(const py_snapshot& s) {
+  s.check_open();
+  check_idle(&s);
+}
+void check_open(const write_tx&) {}
+void check_open(const py_snapshot& s) { s.check_open(); }
+
 // A cursor and the snapshot or transaction it reads (kept alive by the binding), checked
 // before every move: the owner's registered calls conflict with the cursor's reads.
 //
@@ -359,6 +467,7 @@ struct py_cursor {
   cursor c;
   const void* owner;
   off side = off::unplaced;  // where it is while not on a key
+  nb::object keep;           // the snapshot or transaction (Python object), alive while it is
   cursor& at() {
     check_idle(owner);
     return c;
@@ -410,6 +519,7 @@ nb::list get_many(const T& v, nb::handle keys) {
     ks.push_back(held.add(PyList_GetItem(keys.ptr(), static_cast<Py_ssize_t>(i)),
                           {"keys", static_cast<long>(i)}, role::key));
   std::vector<std::optional<std::string_view>> out(ks.size());
+  check_open(v);
   {
     released_call call(&v, kAlone<T>, ks.size() >= kReleaseGilKeys);
     v.get_many(ks, out);
@@ -419,46 +529,49 @@ nb::list get_many(const T& v, nb::handle keys) {
   return r;
 }
 
-// The read methods shared by Snapshot and WriteTx.
+// The read methods shared by Snapshot and WriteTx, named with an underscore: the Python layer
+// wraps them (simdex.kv._Reads), and Snapshot, a Python subclass of the native one, has its
+// hot methods (get, [], in, len) native under their public names.
 template <class C>
 void bind_reads(C& cls) {
   using T = typename C::Type;
   cls.def(
-         "get",
+         "_get",
          [](const T& v, nb::handle k) {
            const bytes_arg key(k, {"key"});
-           check_idle(&v);
+           ready(v);
            return opt_bytes(v.get(key.sv()));
          },
          nb::arg("key").none())
       .def(
-          "contains",
+          "_contains",
           [](const T& v, nb::handle k) {
             const bytes_arg key(k, {"key"});
-            check_idle(&v);
+            ready(v);
             return v.contains(key.sv());
           },
           nb::arg("key").none())
       .def(
-          "get_many", [](const T& v, nb::handle keys) { return get_many(v, keys); },
+          "_get_many", [](const T& v, nb::handle keys) { return get_many(v, keys); },
           nb::arg("keys").none())
       .def(
-          "count",
+          "_count",
           [](const T& v, nb::handle lo, nb::handle hi) {
             const bytes_arg l(lo, {"lo"});
             std::optional<bytes_arg> h;
             if (!hi.is_none()) h.emplace(hi, arg_name{"hi"});
-            check_idle(&v);
+            ready(v);
             return v.count(l.sv(), h ? std::optional<std::string_view>(h->sv()) : std::nullopt);
           },
           nb::arg("lo").none(), nb::arg("hi").none() = nb::none())
-      .def("size",
+      .def("_size",
            [](const T& v) {
-             check_idle(&v);
+             ready(v);
              return v.size();
            })
-      .def("stat",
+      .def("_stat",
            [](const T& v) {
+             check_open(v);
              stats s;
              {
                released_call call(&v, kAlone<T>);  // walks the whole tree
@@ -466,18 +579,23 @@ void bind_reads(C& cls) {
              }
              return stats_dict(s);
            })
-      .def("validate",
+      .def("_validate",
            [](const T& v) {
+             check_open(v);
              released_call call(&v, kAlone<T>);
              v.validate();
            })
-      .def(
-          "cursor",
-          [](const T& v) {
-            check_idle(&v);
-            return py_cursor{v.make_cursor(), &v};
-          },
-          nb::keep_alive<0, 1>());
+      .def("_cursor", [](nb::handle self) {
+        const T& v = nb::cast<const T&>(self);
+        ready(v);
+        cursor c = v.make_cursor();
+        // An instance of simdex.kv.Cursor, the Python class over the native one.
+        nb::object o = nb::inst_alloc(g_cursor_class ? g_cursor_class : nb::type<py_cursor>());
+        new (nb::inst_ptr<py_cursor>(o))
+            py_cursor{std::move(c), &v, py_cursor::off::unplaced, nb::borrow(self)};
+        nb::inst_mark_ready(o);
+        return o;
+      });
 }
 
 void bind_cursor(nb::module_& b) {
@@ -485,7 +603,9 @@ void bind_cursor(nb::module_& b) {
   // changing or walking the nodes the cursor reads, and the cursor's own staleness test could
   // pass just before such a call began.
   nb::class_<py_cursor>(b, "Cursor")
-      .def("valid", [](const py_cursor& c) { return c.at().valid(); })
+      .def_prop_ro(
+          "valid", [](const py_cursor& c) { return c.at().valid(); },
+          "Whether the cursor stands on a key.")
       .def(
           "first",
           [](py_cursor& c, nb::handle p) {
@@ -493,7 +613,8 @@ void bind_cursor(nb::module_& b) {
             const bytes_arg prefix(p, {"prefix"});
             return c.placed(c.at().first(prefix.sv()), py_cursor::off::unplaced);
           },
-          nb::arg("prefix").none() = nb::none())
+          nb::arg("prefix").none() = nb::none(),
+          "Moves to the first key, or the first key with the prefix.")
       .def(
           "last",
           [](py_cursor& c, nb::handle p) {
@@ -501,34 +622,50 @@ void bind_cursor(nb::module_& b) {
             const bytes_arg prefix(p, {"prefix"});
             return c.placed(c.at().last(prefix.sv()), py_cursor::off::unplaced);
           },
-          nb::arg("prefix").none() = nb::none())
+          nb::arg("prefix").none() = nb::none(),
+          "Moves to the last key, or the last key with the prefix.")
       .def(
           "seek",
           [](py_cursor& c, nb::handle k) {
             const bytes_arg key(k, {"key"});
             return c.placed(c.at().seek(key.sv()), py_cursor::off::unplaced);
           },
-          nb::arg("key").none())
+          nb::arg("key").none(), "Moves to exactly this key.")
       .def(
           "lower_bound",
           [](py_cursor& c, nb::handle k) {
             const bytes_arg key(k, {"key"});
             return c.placed(c.at().lower_bound(key.sv()), py_cursor::off::past_last);
           },
-          nb::arg("key").none())
+          nb::arg("key").none(), "Moves to the first key >= key.")
       .def(
           "upper_bound",
           [](py_cursor& c, nb::handle k) {
             const bytes_arg key(k, {"key"});
             return c.placed(c.at().upper_bound(key.sv()), py_cursor::off::past_last);
           },
-          nb::arg("key").none())
-      .def("next", [](py_cursor& c) { return c.step(true); })
-      .def("prev", [](py_cursor& c) { return c.step(false); })
-      .def("key", [](const py_cursor& c) { return as_bytes(c.at().key()); })
-      .def("value", [](const py_cursor& c) { return as_bytes(c.at().value()); })
+          nb::arg("key").none(), "Moves to the first key > key.")
       .def(
-          "take",
+          "next", [](py_cursor& c) { return c.step(true); },
+          "Moves to the next key (off a key: see the class; a new cursor goes to the first).")
+      .def(
+          "prev", [](py_cursor& c) { return c.step(false); },
+          "Moves to the previous key (off a key: see the class; a new cursor goes to the last).")
+      .def_prop_ro(
+          "key", [](const py_cursor& c) { return as_bytes(c.at().key()); },
+          "The current key (KvError invalid_argument when not valid).")
+      .def_prop_ro(
+          "value", [](const py_cursor& c) { return as_bytes(c.at().value()); },
+          "The current value (KvError invalid_argument when not valid).")
+      .def(
+          "item",
+          [](const py_cursor& c) {
+            const cursor& k = c.at();
+            return nb::make_tuple(as_bytes(k.key()), as_bytes(k.value()));
+          },
+          "The current (key, value).")
+      .def(
+          "_take",
           [](py_cursor& pc, std::size_t n, bool forward, std::optional<nb::bytes> stop) {
             // Up to n (key, value) pairs from here on, stopping at `stop` (exclusive bound in
             // the walking direction): one call per chunk instead of three per item.
@@ -652,16 +789,96 @@ void bind_kv(nb::module_& m) {
   make_error_types(b);
   bind_cursor(b);
 
-  auto snap = nb::class_<snapshot>(b, "Snapshot");
+  // The base of simdex.kv.Snapshot (which read() makes): `with db.read() as s: s.get(k)`, the
+  // py-lmdb idiom ported programs use per call, runs here without a Python frame but read()'s.
+  auto snap = nb::class_<py_snapshot>(b, "Snapshot");
   bind_reads(snap);
-  snap.def("seq", &snapshot::seq).def("release", [](snapshot& s) {
+  auto close = [](py_snapshot& s) {
     check_idle(&s, true);
-    s.release();
+    s.end(kSnapshotClosed);
+  };
+  auto get = [](const py_snapshot& s, nb::handle k) {
+    const bytes_arg key(k, {"key"});
+    ready(s);
+    return s.get(key.sv());
+  };
+  snap.def_prop_ro(
+          "seq",
+          [](const py_snapshot& s) {
+            s.check_open();
+            return s.seq();
+          },
+          "The commit sequence number this snapshot sees.")
+      .def(
+          "get",
+          [get](const py_snapshot& s, nb::handle k, nb::handle dflt) -> nb::object {
+            const std::optional<std::string_view> v = get(s, k);
+            return v ? as_bytes(*v) : nb::borrow(dflt);
+          },
+          nb::arg("key").none(), nb::arg("default").none() = nb::none(),
+          "The value of key, or default when absent.")
+      .def(
+          "__getitem__",
+          [get](const py_snapshot& s, nb::handle k) {
+            const std::optional<std::string_view> v = get(s, k);
+            if (!v) {
+              PyErr_SetObject(PyExc_KeyError, nb::make_tuple(k).ptr());
+              throw nb::python_error();
+            }
+            return as_bytes(*v);
+          },
+          nb::arg("key").none(), "view[key]: the value of key; KeyError when absent.")
+      .def(
+          "__contains__",
+          [get](const py_snapshot& s, nb::handle k) { return get(s, k).has_value(); },
+          nb::arg("key").none(), "key in view: whether the key is present.")
+      .def(
+          "__len__",
+          [](const py_snapshot& s) {
+            ready(s);
+            return s.size();
+          },
+          "Number of keys (O(1)).")
+      .def("close", close,
+           "Ends the snapshot: what only it pinned can be reused. Reads after it, and the next "
+           "step of an iteration over it, raise KvError invalid_argument. Closing again does "
+           "nothing.")
+      .def(
+          "__enter__", [](nb::handle self) { return nb::borrow(self); },
+          "``with db.read() as s:`` gives the snapshot itself.")
+      .def(
+          "__exit__",
+          [close](py_snapshot& s, nb::args) {
+            close(s);
+            return false;
+          },
+          "The end of the ``with`` block closes it (an error in the block propagates).")
+      // Why it was closed (None: open), for the Python layer's messages.
+      .def("_closed", [](const py_snapshot& s) { return s.why ? nb::str(s.why) : nb::object(); })
+      // The dict of its iterations' chunks (see end_iterations), made on first use.
+      .def("_iterations",
+           [](py_snapshot& s) {
+             if (!s.live.is_valid()) s.live = nb::dict();
+             return s.live;
+           })
+      // The native view the Python layer's shared read methods call (_Reads): itself.
+      .def_prop_ro("_v", [](nb::handle self) { return nb::borrow(self); });
+  // simdex.kv's classes over the native Snapshot and Cursor, which read() and cursors make.
+  b.def("set_python_classes", [](nb::handle snapshot_cls, nb::handle cursor_cls) {
+    auto subclass = [](nb::handle cls, nb::handle base) {
+      if (!PyType_Check(cls.ptr()) ||
+          !PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(cls.ptr()),
+                            reinterpret_cast<PyTypeObject*>(base.ptr())))
+        throw nb::type_error("set_python_classes: not a subclass of the native class");
+      return cls.inc_ref();  // for the module's life
+    };
+    g_snapshot_class = subclass(snapshot_cls, nb::type<py_snapshot>());
+    g_cursor_class = subclass(cursor_cls, nb::type<py_cursor>());
   });
 
   bind_write_tx(b);
 
-  nb::class_<database>(b, "Database")
+  nb::class_<py_database>(b, "Database")
       .def_static(
           "open",
           [](nb::handle path_arg, const std::string& sync, bool read_only) {
@@ -676,22 +893,28 @@ void bind_kv(nb::module_& m) {
               throw error(error_kind::invalid_argument,
                           "sync must be 'none' or 'fsync', got '" + sync + "'");
             o.read_only = read_only;
-            if (!path) return database::memory(o);
+            if (!path) return py_database(database::memory(o));
             nb::gil_scoped_release rel;
-            return database::open(*path, o);
+            return py_database(database::open(*path, o));
           },
           nb::arg("path") = nb::none(), nb::arg("sync") = "none", nb::arg("read_only") = false)
       .def(
           "read",
-          [](const database& d, nb::handle tree) {
+          [](const py_database& d, nb::handle tree) {
             const std::string name = tree_arg(tree);
             check_idle(&d);
-            return d.read(name);
+            nb::object s =
+                nb::inst_alloc(g_snapshot_class ? g_snapshot_class : nb::type<py_snapshot>());
+            py_snapshot* p = nb::inst_ptr<py_snapshot>(s);
+            new (p) py_snapshot(d.read(name));  // on an error the instance, not ready, is dropped
+            nb::inst_mark_ready(s);
+            p->link(d.snaps);
+            return s;
           },
           nb::arg("tree").none() = "")
       .def(
           "write",
-          [](database& d, nb::handle tree) {
+          [](py_database& d, nb::handle tree) {
             const std::string name = tree_arg(tree);
             released_call call(&d, false);  // may wait for another transaction to end
             return d.write(name);
@@ -699,14 +922,14 @@ void bind_kv(nb::module_& m) {
           nb::arg("tree").none() = "")
       .def(
           "drop",
-          [](database& d, nb::handle tree) {
+          [](py_database& d, nb::handle tree) {
             const std::string name = tree_arg(tree);
             released_call call(&d, false);  // waits for the writer, commits
             d.drop(name);
           },
           nb::arg("tree").none())
       .def("trees",
-           [](const database& d) {
+           [](const py_database& d) {
              check_idle(&d);
              // Names are bytes to the store (a C++ program may write any); ones that are not
              // UTF-8 come back with their bytes escaped (surrogateescape), never an exception.
@@ -717,13 +940,13 @@ void bind_kv(nb::module_& m) {
              return out;
            })
       .def("compact",
-           [](database& d) {
+           [](py_database& d) {
              released_call call(&d, true);
              d.compact();
            })
       .def(
           "stat",
-          [](const database& d, nb::handle tree) {
+          [](const py_database& d, nb::handle tree) {
             const std::string name = tree_arg(tree);
             stats s;
             {
@@ -734,12 +957,12 @@ void bind_kv(nb::module_& m) {
           },
           nb::arg("tree").none() = "")
       .def("validate",
-           [](const database& d) {
+           [](const py_database& d) {
              released_call call(&d, false);
              d.validate();
            })
       .def("recovery",
-           [](const database& d) {
+           [](const py_database& d) {
              check_idle(&d);
              const recovery_info& r = d.recovery();
              nb::dict out;
@@ -751,7 +974,7 @@ void bind_kv(nb::module_& m) {
              return out;
            })
       .def("path",
-           [](const database& d) {
+           [](const py_database& d) {
              check_idle(&d);
              // As os.fsdecode gives it: a name that is not UTF-8 comes back escaped, not as
              // a UnicodeDecodeError.
@@ -759,11 +982,14 @@ void bind_kv(nb::module_& m) {
              return nb::steal<nb::str>(
                  PyUnicode_DecodeFSDefaultAndSize(p.data(), static_cast<Py_ssize_t>(p.size())));
            })
-      .def("is_open", &database::is_open)
-      .def("close", [](database& d) {
-        check_idle(&d, true);
-        d.close();
-      });
+      .def("is_open", [](const py_database& d) { return d.is_open(); })
+      .def("close",
+           [](py_database& d) {
+             check_idle(&d, true);
+             d.close();
+           })
+      // After close(): ends the snapshots it made that are still open (busy: one was in use).
+      .def("end_snapshots", &py_database::end_snapshots);
 
   // The bytes of a key (value=True: a value) as the store takes them, or the TypeError the
   // store's methods raise: for the Python layer's own handling of bounds and defaults.
