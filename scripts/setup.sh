@@ -24,6 +24,7 @@ APT_PACKAGES=(
   ccache              # scripts/wheels.sh: the library compiles once for all Python versions
   openjdk-17-jdk-headless maven  # bloom interop tests against parquet-java (tests/bloom/parquet-java)
   libpython3.11-testsuite  # CPython's own test_base64, run against simdex.base85's drop-ins
+  lmdb-utils          # kv CLI tests: mdb_dump / mdb_load interop (python/tests/test_kv_cli.py)
 )
 
 log() { printf '\033[1m[simdex]\033[0m %s\n' "$*" >&2; }

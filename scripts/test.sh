@@ -81,9 +81,10 @@ log "install + find_package(simdex) from a separate project"
 build/install-check/consumer
 
 log "pytest"
-# Here the parquet-java interop tests and CPython's base64 suite must run (setup.sh installed
-# both): without them they fail instead of skipping.
-SIMDEX_REQUIRE_PARQUET_JAVA=1 SIMDEX_REQUIRE_CPYTHON_TESTS=1 python -m pytest -q python/tests
+# Here the parquet-java and LMDB-tools interop tests and CPython's base64 suite must run
+# (setup.sh installed all three): without them they fail instead of skipping.
+SIMDEX_REQUIRE_PARQUET_JAVA=1 SIMDEX_REQUIRE_LMDB_UTILS=1 SIMDEX_REQUIRE_CPYTHON_TESTS=1 \
+  python -m pytest -q python/tests
 
 new_files="$(comm -13 <(printf '%s\n' "$UNTRACKED_BEFORE") <(untracked))"
 if [[ -n "$new_files" ]]; then
