@@ -1565,6 +1565,14 @@ void database::compact() {
     ::unlink(tmp.c_str());
     scrap.path = tmp;
     fresh = open(tmp, options{db.sync, false, std::nullopt});
+    // The new file replaces the old one under its name, so it takes the old one's owner and
+    // mode before any data goes in: created as 0644, a 0600 file came back readable by everyone.
+    // Owner as far as this process may set it (as cp -p); the mode always.
+    struct stat st;
+    if (::fstat(db.fd, &st) != 0) fail_errno("fstat", db.path);
+    if (::fchown(fresh.db_->fd, st.st_uid, st.st_gid) != 0 && errno != EPERM)
+      fail_errno("fchown", tmp);
+    if (::fchmod(fresh.db_->fd, st.st_mode & 07777) != 0) fail_errno("fchmod", tmp);
   }
   for (const auto& t : db.trees) {  // the writer slot keeps the table as it is
     snapshot s = read(t.name);

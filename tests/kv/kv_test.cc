@@ -963,6 +963,31 @@ TEST(KvFile, OneWriterPerFileAndEmptyFiles) {
   std::remove(p.c_str());
 }
 
+// compact() renames a new file over the old one: it keeps the old file's mode (a 0600 file came
+// back 0644, readable by everyone) and its data.
+TEST(KvFile, CompactKeepsTheFilesMode) {
+  const std::string p = kvt::tmp_path("compact-mode");
+  std::remove(p.c_str());
+  for (mode_t mode : {mode_t{0600}, mode_t{0640}, mode_t{0604}}) {
+    {
+      kv::database db = kv::database::open(p);
+      kv::write_tx tx = db.write();
+      tx.put("k", "v");
+      tx.commit();
+    }
+    ASSERT_EQ(::chmod(p.c_str(), mode), 0);
+    {
+      kv::database db = kv::database::open(p);
+      db.compact();
+      EXPECT_EQ(db.read().get("k"), "v");
+    }
+    struct stat st;
+    ASSERT_EQ(::stat(p.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 07777, mode);
+  }
+  std::remove(p.c_str());
+}
+
 // bulk_load into an empty tree builds full leaves in one pass; the result equals the model and
 // validates. Into a non-empty tree it inserts; unsorted or duplicate input fails untouched.
 // Two threads creating one new database: one gets it, the other busy. Under a temporary name
