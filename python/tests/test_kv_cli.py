@@ -17,11 +17,13 @@ import simdex.kv as kv
 
 def _kv(*args, input=None):
     """`simdex kv ARGS` run in this process (a process per call made this file take 40 s), its
-    stdin, stdout and stderr bytes in memory: .returncode, .stdout, .stderr as subprocess.run's."""
+    stdin (bytes, or a raw stream), stdout and stderr bytes in memory: .returncode, .stdout,
+    .stderr as subprocess.run's."""
     from simdex import cli
 
     def stream(data=b""):
-        return io.TextIOWrapper(io.BytesIO(data), encoding="utf-8", errors="surrogateescape")
+        raw = io.BufferedReader(data) if isinstance(data, io.RawIOBase) else io.BytesIO(data)
+        return io.TextIOWrapper(raw, encoding="utf-8", errors="surrogateescape")
 
     saved = sys.stdin, sys.stdout, sys.stderr
     sys.stdin, sys.stdout, sys.stderr = stream(input or b""), stream(), stream()
@@ -107,6 +109,50 @@ def test_dump_names_trees_as_mdb_dump_names_databases(tmp_path):
     assert _kv("dump", tmp_path / "new.kv", "-a").stdout == b""
 
 
+def test_dump_help_says_what_p_writes(tmp_path):
+    """--help's -p line names the escapes dump -p writes (a backslash as \\5c, not \\\\)."""
+    p = tmp_path / "x.kv"
+    _fill(p, {"": [(b"\\\n", b"")]})
+    written = _kv("dump", p, "-p").stdout.split(b"HEADER=END\n")[1].split(b"\n")[0]
+    assert written == b" \\5c\\0a"
+    helptext = b" ".join(_kv("dump", "--help").stdout.split())
+    assert b"a backslash as \\5c" in helptext, helptext
+
+
+def test_print_format_of_a_long_value_takes_memory_in_proportion(tmp_path):
+    """dump -p and load of a value of MiBs (random bytes: escapes all along it): the print
+    format's escapes took a bytes object each, 50 (dump) and 100 (load) times the value in memory."""
+    import tracemalloc
+
+    p, dump, value = tmp_path / "x.kv", tmp_path / "d.txt", random.Random(3).randbytes(2 << 20)
+    _fill(p, {"": [(b"k", value), (b"\\", b"\\\\" + value[:9000])]})
+    for args in (["dump", p, "-p", "-o", dump], ["load", tmp_path / "y.kv", "-f", dump]):
+        tracemalloc.start()
+        try:
+            r = _kv(*args)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert r.returncode == 0, r.stderr
+        assert peak < 16 * len(value), (args[0], peak / len(value))
+    assert _all(tmp_path / "y.kv") == _all(p)
+
+
+def test_dump_of_a_damaged_file_fails_before_writing(tmp_path):
+    """Reads trust the nodes: dump walked a damaged file into garbage (exit 0) or a crash. It
+    checks the file first, as stat does (a process of its own: the old crash would end pytest)."""
+    p, out = tmp_path / "x.kv", tmp_path / "d.txt"
+    _fill(p, {"": [(b"%05d" % i, b"v" * 20) for i in range(3000)]})
+    with open(p, "r+b") as f:  # a node in the middle of the tree
+        f.seek(5 * 4096 + 100)
+        f.write(b"\xff" * 64)
+    with kv.open(p, read_only=True) as db, pytest.raises(kv.KvError, match="corrupt"):
+        db.validate()
+    r = subprocess.run([sys.executable, "-m", "simdex", "kv", "dump", str(p), "-o", str(out)], capture_output=True)
+    assert r.returncode == 1 and b"kv corrupt" in r.stderr and b"nothing dumped" in r.stderr, r
+    assert not out.exists()
+
+
 def _stream(*sections, fmt="bytevalue"):
     out = []
     for name, lines in sections:
@@ -146,6 +192,55 @@ def test_bad_input_names_its_line_and_loads_what_came_before(tmp_path, text, lin
     assert got.get("", []) == [(b"a1", b"v1"), (b"a2", b"v2")][:before]
 
 
+@pytest.mark.parametrize("fmt, value", [("bytevalue", " 76317632"), ("print", " v1v2")])
+def test_a_stream_cut_inside_its_last_value_line_loads_no_cut_value(tmp_path, fmt, value):
+    """A dump cut inside a line (mdb_dump killed, a partial copy) ends without its line break:
+    the cut value must not load as if it were whole (mdb_load: "unexpected end of input")."""
+    p = tmp_path / "x.kv"
+    first = [" 6131", " 7631"] if fmt == "bytevalue" else [" a1", " v1"]
+    head = _stream(("", first), fmt=fmt).split(b"DATA=END")[0]  # a1 -> v1, then a2's cut pair
+    cut = head + (b" 6132\n" if fmt == "bytevalue" else b" a2\n") + value.encode()
+    r = _kv("load", p, input=cut)
+    err = r.stderr.decode()
+    assert r.returncode == 1 and "stdin:8: the input ended inside this value line (truncated?)" in err, err
+    assert _all(p) == {"": [(b"a1", b"v1")]}
+    cut_key = head + b" 61"  # a key line cut: its pair never loads either
+    r = _kv("load", tmp_path / "y.kv", input=cut_key)
+    assert r.returncode == 1 and b"stdin:7: the input ended inside this key line" in r.stderr, r.stderr
+
+
+class _Endless(io.RawIOBase):
+    """``head``, then zero bytes without end, as /dev/zero; reading past 1 MiB runs out of
+    memory (as reading all of it would)."""
+
+    def __init__(self, head=b""):
+        self._head, self._given = head, 0
+
+    def readable(self):
+        return True
+
+    def readinto(self, b):
+        if self._given >= 1 << 20:
+            raise MemoryError
+        n = len(b)
+        data = (self._head[self._given:] + bytes(n))[:n]
+        b[:n] = data
+        self._given += n
+        return n
+
+
+@pytest.mark.parametrize("head, line, says", [
+    (b"", 1, "a header line longer than 4095 bytes (is this mdb_dump's output?), starting '\\x00"),
+    (b"VERSION=3\nformat=bytevalue\ntype=btree\nHEADER=END\n ", 5, "a key line longer than 3074 bytes"),
+    # A value line may be GiBs: read until memory runs out, then said so (not a traceback).
+    (b"VERSION=3\nformat=bytevalue\ntype=btree\nHEADER=END\n 00\n ", None,
+     "out of memory reading the line after line 4 (a line without end"),
+])
+def test_a_line_without_end_is_an_error_not_read_whole(tmp_path, head, line, says):
+    r = _kv("load", tmp_path / "x.kv", input=_Endless(head))
+    assert r.returncode == 1 and f"stdin{f':{line}' if line else ''}: {says}" in r.stderr.decode(), r.stderr
+
+
 def test_load_sections_trees_and_no_overwrite(tmp_path):
     p = tmp_path / "x.kv"
     two = _stream(("", _GOOD), ("users", [" 75", " 00"]))
@@ -165,6 +260,14 @@ def test_load_sections_trees_and_no_overwrite(tmp_path):
     r = _kv("load", tmp_path / "y.kv", "-t", "one", input=two)
     assert r.returncode == 1 and b"stdin:10: a second database in the input" in r.stderr
     assert _all(tmp_path / "y.kv") == {"one": [(b"a1", b"v1"), (b"a2", b"v2")]}
+    # A database name no tree can have (LMDB's go to 511 bytes): the error is at its line, the
+    # trees before it loaded, none made up; -t gives it a name.
+    long = _stream(("users", [" 75", " 00"]), ("n" * 100, _GOOD))
+    r = _kv("load", tmp_path / "w.kv", input=long)
+    err = r.stderr.decode()
+    assert r.returncode == 1 and f"stdin:11: database='{'n' * 100}': kv invalid_argument: tree name" in err, err
+    assert "-t NAME" in err and "loaded before line 11 (committed): 1 pair into 'users'; nothing" in err, err
+    assert _all(tmp_path / "w.kv") == {"users": [(b"u", b"\x00")]}
     # Empty input (mdb_dump -a of an environment without named databases): nothing to do.
     assert _kv("load", tmp_path / "z.kv", input=b"").returncode == 0
 
@@ -362,6 +465,9 @@ def test_scan(tmp_path):
     r = _kv("scan", p, "--from", "x")
     assert r.returncode == 0 and r.stdout == b""
     assert _kv("scan", p, "--limit", -1).returncode == 2
+    # C1 controls and Unicode's line separators too, as their UTF-8 bytes (\xNN is always a byte).
+    _fill(p, {"": [("e\x85\x9b".encode(), "\u2028\u2029".encode())]})
+    assert _kv("scan", p, "--from", "e").stdout == b"e\\xc2\\x85\\xc2\\x9b\t\\xe2\\x80\\xa8\\xe2\\x80\\xa9\n"
 
 
 def test_compact(tmp_path):

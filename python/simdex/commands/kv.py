@@ -25,12 +25,13 @@ wrong: every pair before that line is loaded (committed), nothing after it, and 
 how many pairs went into which tree. To load all or nothing, load into a new file and rename it
 once the load succeeded. Progress goes to stderr when it is a terminal (--no-progress: never).
 
-stat checks the file as check does before it walks the trees (reads trust the nodes, so a
-damaged file could otherwise crash it); --no-check skips that for a file known to be sound.
+stat and dump check the file as check does before they walk the trees (reads trust the nodes,
+so a damaged file could otherwise crash them, or dump garbage); --no-check skips that for a file
+known to be sound.
 
-Both say so when the newest commit record (meta page) is damaged and the file opened at the
-previous commit (the last commit is lost): check then exits 1, stat warns on stderr. A damaged
-older record loses nothing; both note it, and check still exits 0.
+stat, dump and check say so when the newest commit record (meta page) is damaged and the file
+opened at the previous commit (the last commit is lost): check then exits 1, stat and dump warn
+on stderr. A damaged older record loses nothing; they note it, and check still exits 0.
 """
 
 from __future__ import annotations
@@ -61,6 +62,26 @@ def _recovery_line(path, rec) -> str | None:
     return None
 
 
+def _checked(cmd: str, args, db, nothing: str) -> bool:
+    """Warns when the open fell back to an older commit, then validates the file (unless
+    --no-check): reads trust the nodes, so a walk of a damaged file could crash or read garbage.
+    False (and the problem said) when it is damaged."""
+    from .. import kv
+
+    line = _recovery_line(args.path, db.recovery())
+    if line:
+        print(f"simdex kv {cmd}: {'warning: ' if db.recovery()['meta_fallback'] else ''}{line}",
+              file=sys.stderr)
+    if args.no_check:
+        return True
+    try:
+        db.validate()
+    except kv.KvError as e:
+        print(f"simdex kv {cmd}: {args.path}: {e} ({nothing}; `simdex kv check` says the same)", file=sys.stderr)
+        return False
+    return True
+
+
 def _cmd_stat(args) -> int:
     from .. import kv
 
@@ -69,17 +90,8 @@ def _cmd_stat(args) -> int:
     except kv.KvError as e:
         print(f"simdex kv stat: {args.path}: {e}", file=sys.stderr)
         return 1
-    line = _recovery_line(args.path, db.recovery())
-    if line:
-        print(f"simdex kv stat: {'warning: ' if db.recovery()['meta_fallback'] else ''}{line}",
-              file=sys.stderr)
-    if not args.no_check:
-        try:
-            db.validate()
-        except kv.KvError as e:
-            print(f"simdex kv stat: {args.path}: {e} (nothing walked; `simdex kv check` says the same)",
-                  file=sys.stderr)
-            return 1
+    if not _checked("stat", args, db, "nothing walked"):
+        return 1
     out = {}
     for tree in db.trees() or [""]:
         s = db.stat(tree)
@@ -179,6 +191,8 @@ def _cmd_dump(args) -> int:
         print(f"simdex kv dump: {args.path}: {e}", file=sys.stderr)
         return 1
     try:
+        if not _checked("dump", args, db, "nothing dumped"):
+            return 1
         return _dump(args, db)
     finally:
         db.close()  # its snapshots too
@@ -375,8 +389,14 @@ def _load(args, db, src, src_name: str) -> int:
                                              "-t out to load each into the tree its database= line names")
                 for note in sec.notes:
                     print(f"simdex kv load: {src_name}: warning: {note}", file=sys.stderr)
-                loader = _Loader(db, args.tree if args.tree is not None else (sec.name or ""),
-                                 args.no_overwrite, args.batch)
+                tree = args.tree if args.tree is not None else (sec.name or "")
+                if sec.name and args.tree is None:
+                    try:  # a name no tree can have (LMDB's go to 511 bytes): said at its line, with the way out
+                        db.write(tree).abort()
+                    except kv.KvError as e:
+                        raise _kv_dump.DumpError(sec.name_line, f"database={sec.name!r}: {e}; load this "
+                                                 "database alone with -t NAME to give it another name") from None
+                loader = _Loader(db, tree, args.no_overwrite, args.batch)
                 loader.load(reader.pairs(), tick)
                 settle()
     except _kv_dump.DumpError as e:  # the pairs before the bad line are committed: the count is exact
@@ -389,6 +409,12 @@ def _load(args, db, src, src_name: str) -> int:
         settle()
         print(f"simdex kv load: {args.path}: {e} (at line {reader.line} of {src_name})\n"
               f"simdex kv load: {args.path}: committed before it: {summary()}", file=sys.stderr)
+        return 1
+    except MemoryError:  # a value line without end (a binary file, /dev/zero): a message, not a traceback
+        settle()
+        print(f"simdex kv load: {src_name}: out of memory reading the line after line {reader.line} (a line "
+              f"without end: is this mdb_dump's output?)\nsimdex kv load: {args.path}: committed before it: "
+              f"{summary()}", file=sys.stderr)
         return 1
     except BaseException:  # Ctrl-C, SIGTERM, a read error: say what is in before going
         settle()
@@ -438,7 +464,10 @@ def _arg(text: str | None, hex_: bool, what: str) -> bytes | None:
         raise _Usage(f"{what} {text!r} is not hex (--hex: pairs of hex digits, as 6b6579)") from None
 
 
-_LINE_BREAKERS = re.compile(r"[\x00-\x1f\x7f\\\udc80-\udcff]")
+# Control characters (C0, DEL and C1: U+0085 ends a line for some readers, U+009B starts a
+# terminal's escape sequence), the Unicode line and paragraph separators, the backslash, and
+# bytes that are not UTF-8 (surrogates after decoding).
+_LINE_BREAKERS = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\\\udc80-\udcff]")
 
 
 def _escape_char(m: re.Match) -> str:
@@ -446,7 +475,9 @@ def _escape_char(m: re.Match) -> str:
     if c == "\\":
         return "\\\\"
     o = ord(c)
-    return f"\\x{o - 0xDC00 if o >= 0xDC00 else o:02x}"  # a surrogate: a byte that is not UTF-8
+    if o >= 0xDC00:  # a surrogate: a byte that is not UTF-8
+        return f"\\x{o - 0xDC00:02x}"
+    return "".join(f"\\x{b:02x}" for b in c.encode())  # its UTF-8 bytes, as \xNN always means a byte
 
 
 def _text(data: bytes) -> bytes:
@@ -558,17 +589,20 @@ def register(subparsers) -> None:
     d = sub.add_parser("dump", help="write trees in mdb_dump's text format (LMDB's dump/load interchange)",
                        description="Writes the default tree (-t: another, -a: every tree) in mdb_dump's text "
                        "format, as `mdb_dump` (-s NAME, -a, -p) does: one section per tree, a named tree's with "
-                       "database=NAME. mdb_load and `simdex kv load` read it. Streams from one snapshot of the "
-                       "file (opened read-only). Exit 0: done; 1: the file or tree cannot be read; 2: usage error.")
+                       "database=NAME. mdb_load and `simdex kv load` read it. Checks the file first, as check "
+                       "(--no-check: not), then streams from one snapshot of it (opened read-only). Exit 0: done; "
+                       "1: the file is damaged, or it or the tree cannot be read; 2: usage error.")
     d.add_argument("path", help="the database file (opened read-only)")
     g = d.add_mutually_exclusive_group()
     g.add_argument("-t", "--tree", metavar="TREE", help="dump this named tree (as mdb_dump -s NAME)")
     g.add_argument("-a", "--all", action="store_true",
                    help="dump every tree: the default one (when it was ever written), then the named ones by name")
     d.add_argument("-p", "--print", action="store_true",
-                   help="format=print: printable ASCII as itself, other bytes as \\xx, a backslash as \\\\ "
-                   "(default: format=bytevalue, hex pairs)")
+                   help="format=print: printable ASCII as itself, other bytes as \\xx, a backslash as \\5c "
+                   "(which every mdb_load reads; default: format=bytevalue, hex pairs)")
     d.add_argument("-o", "--output", metavar="FILE", help="write to FILE (complete or not at all) instead of stdout")
+    d.add_argument("--no-check", action="store_true",
+                   help="skip the structural check before the dump (a file known to be sound)")
     d.add_argument("--no-progress", action="store_true", help="no progress display, even on a terminal")
     d.set_defaults(func=_cmd_dump)
 
@@ -629,9 +663,10 @@ def register(subparsers) -> None:
     sc = sub.add_parser("scan", help="print the pairs of a key range, one per line",
                         description="Prints KEY<TAB>VALUE lines in key order for the keys in [--from, --to) "
                         "(and with --prefix), at most --limit. Keys and values print as UTF-8 text with control "
-                        "characters, bytes that are not UTF-8 and the backslash escaped (\\x09, \\xff, \\\\), so "
-                        "every pair is one line; --hex prints hex (and takes the bounds in hex). Exit 0: done "
-                        "(also when no key is in the range); 2: an error.")
+                        "characters, bytes that are not UTF-8 and the backslash escaped (\\x09, \\xff, \\\\; a C1 "
+                        "control or U+2028/U+2029 as its UTF-8 bytes, \\xc2\\x85), so every pair is one line; "
+                        "--hex prints hex (and takes the bounds in hex). Exit 0: done (also when no key is in the "
+                        "range); 2: an error.")
     sc.add_argument("path", help="the database file (opened read-only)")
     tree_option(sc)
     sc.add_argument("--from", dest="lo", metavar="KEY", help="first key (included)")
