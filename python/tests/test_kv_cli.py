@@ -481,3 +481,16 @@ def test_compact(tmp_path):
     assert after < before and after == os.path.getsize(p)
     assert _all(p) == {"": [(b"%06d" % i, b"v" * 1000) for i in range(100)]}
     assert _kv("compact", tmp_path / "missing.kv").returncode == 1
+
+
+def test_dump_to_an_unwritable_place_names_the_command(tmp_path):
+    """`dump -o DIR` and a full disk said only "simdex: Is a directory: ...", not which command
+    failed or that nothing was written."""
+    db = tmp_path / "d.kv"
+    with kv.open(str(db)) as d, d.write() as tx:
+        tx.put(b"k", b"v")
+    for target in (tmp_path, "/dev/full"):
+        r = _kv("dump", db, "-o", target)
+        err = r.stderr.decode()
+        assert r.returncode == 1, r
+        assert err.startswith("simdex kv dump: ") and "nothing written" in err, err

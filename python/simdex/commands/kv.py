@@ -194,6 +194,13 @@ def _cmd_dump(args) -> int:
         if not _checked("dump", args, db, "nothing dumped"):
             return 1
         return _dump(args, db)
+    except BrokenPipeError:  # `dump | head`: the CLI ends as by SIGPIPE
+        raise
+    except OSError as e:  # the output: -o DIR, a full disk (no partial file is left: Output)
+        from ..cli import _problem
+
+        print(f"simdex kv dump: {_problem(e)}; nothing written", file=sys.stderr)
+        return 1
     finally:
         db.close()  # its snapshots too
 
