@@ -117,7 +117,8 @@ def test_install_and_smoke(version: str, tmp_path: Path):
     assert info.returncode == 0 and "active isa:" in info.stdout, info.stdout + info.stderr
     smoke = _isolated([str(venv / "bin" / "python"), str(Path(__file__).with_name("wheel_smoke.py"))], venv, tmp_path)
     assert smoke.returncode == 0 and "smoke ok" in smoke.stdout, smoke.stdout + smoke.stderr
-    print(f"CPython {version} ({python}): {wheel.name}: installed, simdex info and smoke test pass")
+    suite = next((line for line in smoke.stdout.splitlines() if "test_base64" in line), "")
+    print(f"CPython {version} ({python}): {wheel.name}: installed, simdex info and smoke test pass; {suite}")
 
 
 def test_cmake_package_from_the_wheel(tmp_path: Path):

@@ -39,6 +39,21 @@ try:
 except ValueError as e:
     assert "2" in str(e), e
 
+# CPython's own tests of the functions base85 replaces, from this interpreter (which may have
+# the z85 ones): each must pass; a missing suite is said, not failed (venvs of any CPython).
+import cpython_base64  # noqa: E402  (beside this file)
+
+suite, missing = cpython_base64.load()
+if suite is None:
+    print(f"note: {missing}")
+else:
+    suite.base64 = cpython_base64.with_simdex(base85)
+    ran = cpython_base64.cases(suite)
+    failed = {f"{c.__name__}.{n}": cpython_base64.run(c, n) for c, n in ran}
+    failed = {k: v for k, v in failed.items() if v}
+    assert ran and not failed, failed
+    print(f"CPython's test_base64: {len(ran)} Base85 cases passed")
+
 f = simdex.BloomFilter(ndv=1000, fpp=0.01)
 f.insert(np.arange(1000, dtype=np.int64))
 assert f.check(np.arange(1000, dtype=np.int64)).all()
