@@ -79,12 +79,20 @@ def _infer_dtype(keys):
             a = None
         if a is not None and a.dtype == np.int64 and a.ndim == 1:
             return "int64", a
-    name = "int64"
-    for k in keys:
+    name, negative, big = "int64", None, None
+    for i, k in enumerate(keys):
         if isinstance(k, (float, np.floating)):
             return "float64", keys
-        if name == "int64" and isinstance(k, (int, np.integer)) and k > _INT64_MAX:
-            name = "uint64"
+        if isinstance(k, (int, np.integer)):
+            if k > _INT64_MAX and big is None:
+                name, big = "uint64", (i, k)
+            elif k < 0 and negative is None:
+                negative = (i, k)
+    if negative is not None and big is not None:  # said here, not as "-1 out of range for uint64"
+        (i, k), (j, b) = negative, big
+        raise ValueError(f"keys {k} (position {i}) and {b} (position {j}) have no 64-bit integer dtype "
+                         "in common: int64 stops at 2**63 - 1 and uint64 at 0; pass dtype= and keep "
+                         "the keys in its range")
     return name, keys
 
 

@@ -223,6 +223,13 @@ def test_dtype_from_the_keys():
     assert SortedSet([1, 2**63]).dtype == np.uint64
     assert SortedSet([1, 2.5]).dtype == np.float64
     assert SortedSet([1, 2]).dtype == np.int64 and SortedSet().dtype == np.int64
+    # No 64-bit integer dtype holds both a negative key and one above 2**63 - 1: said as such,
+    # naming both keys (it read "key -1 out of range for uint64", as if -1 were the mistake).
+    for keys in ([-1, 2**63], [2**63, 5, -7], list(range(100)) + [-1, 2**64 - 1]):
+        with pytest.raises(ValueError, match="no 64-bit integer dtype in common"):
+            SortedSet(keys)
+    with pytest.raises(ValueError, match=r"keys -1 \(position 0\) and 9223372036854775808 \(position 1\)"):
+        SortedDict({-1: "a", 2**63: "b"})
     assert SortedSet(np.array([1, 2], dtype=np.uint64)).dtype == np.uint64
     assert SortedSet(x for x in (3, 1)).dtype == np.int64
     assert SortedDict({2**64 - 1: 1}).dtype == np.uint64 and SortedDict({0.5: 1}).dtype == np.float64
