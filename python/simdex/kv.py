@@ -254,7 +254,21 @@ class _Closes:
         return False
 
 
-class Snapshot(_native.Snapshot, _Reads):
+def _with_reads(cls):
+    """Gives cls _Reads's members that its native base does not define, as if _Reads came after
+    that base: nanobind before 3.0 (what CPython 3.9 builds with) lets a Python class have its
+    native base only ("nb_type_init(): invalid number of bases")."""
+    native = [vars(b) for b in cls.__mro__[1:] if b is not object]
+    for name, value in vars(_Reads).items():
+        if name in ("__dict__", "__weakref__", "__slots__", "__module__", "__qualname__", "__doc__"):
+            continue
+        if name not in vars(cls) and not any(name in d for d in native):
+            setattr(cls, name, value)
+    return cls
+
+
+@_with_reads
+class Snapshot(_native.Snapshot):
     """A read-only view of the committed state when it was taken; writes raise KvError.
 
     Made by Database.read(). get, [], in, len, close and the ``with`` block are native (no
