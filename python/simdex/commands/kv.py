@@ -53,6 +53,17 @@ def _open(path):
     return kv.open(path, read_only=True)
 
 
+def _open_or_say(cmd: str, path):
+    """The file opened read-only, or None after saying on stderr why it could not be."""
+    from .. import kv
+
+    try:
+        return _open(path)
+    except kv.KvError as e:
+        print(f"simdex kv {cmd}: {path}: {e}", file=sys.stderr)
+        return None
+
+
 def _recovery_line(path, rec) -> str | None:
     """The open's fallback to an older commit (or a damaged older record), in words."""
     if rec["meta_fallback"]:
@@ -83,12 +94,8 @@ def _checked(cmd: str, args, db, nothing: str) -> bool:
 
 
 def _cmd_stat(args) -> int:
-    from .. import kv
-
-    try:
-        db = _open(args.path)
-    except kv.KvError as e:
-        print(f"simdex kv stat: {args.path}: {e}", file=sys.stderr)
+    db = _open_or_say("stat", args.path)
+    if db is None:
         return 1
     if not _checked("stat", args, db, "nothing walked"):
         return 1
@@ -118,10 +125,8 @@ def _tree_label(name: str) -> str:
 def _cmd_check(args) -> int:
     from .. import kv
 
-    try:
-        db = _open(args.path)
-    except kv.KvError as e:
-        print(f"simdex kv check: {args.path}: {e}", file=sys.stderr)
+    db = _open_or_say("check", args.path)
+    if db is None:
         return 1
     rec = db.recovery()
     line = _recovery_line(args.path, rec)
@@ -183,12 +188,8 @@ def _lmdb_mapsize(path) -> int:
 
 
 def _cmd_dump(args) -> int:
-    from .. import kv
-
-    try:
-        db = _open(args.path)
-    except kv.KvError as e:
-        print(f"simdex kv dump: {args.path}: {e}", file=sys.stderr)
+    db = _open_or_say("dump", args.path)
+    if db is None:
         return 1
     try:
         if not _checked("dump", args, db, "nothing dumped"):
