@@ -136,10 +136,10 @@ def _share(c, vals):
     return c.scatter([_Shared(vals)], broadcast=True, hash=False)[0]
 
 
-def _read_batch(pairs, column, values, columns, files, dataset=None):
+def _read_batch(pairs, column, values, columns, schema, dataset=None):
     vals = _values(values)
     pr = _bloom_dataset.Pruned(pairs)
-    table = _bloom_dataset.read_pruned(pr, column, vals, columns, dataset, files)
+    table = _bloom_dataset.read_pruned(pr, column, vals, columns, dataset, schema=schema)
     return table, pr.report.matched, pr.report.rows
 
 
@@ -157,11 +157,12 @@ def lookup(source, column: str, values, columns=None, *, client=None, scheduler=
     with cluster(client, scheduler, n_workers) as c:
         shared = _share(c, vals)  # once, for the pruning and the reads
         pruned = _prune_on(c, files, column, vals, shared, tasks_per_worker, kw, dataset)
-        first = files[:1]
+        # Every batch reads in the schema of the whole source (lookup_schema), not its own.
+        schema = _bloom_dataset.lookup_schema(files, None, column) if dataset is None else None
         # A Dataset (its schema, and hive partitions' columns) goes to the reads once.
         ds = c.scatter([dataset], broadcast=True, hash=False)[0] if dataset is not None else None
         batches = [b for b in _batches(list(pruned), _workers(c) * tasks_per_worker) if b] or [[]]
-        futures = [c.submit(_read_batch, b, column, shared, columns, first, ds, pure=False) for b in batches]
+        futures = [c.submit(_read_batch, b, column, shared, columns, schema, ds, pure=False) for b in batches]
         parts = c.gather(futures)
     tables = [t for t, _, _ in parts]
     table = pa.concat_tables(tables) if len(tables) > 1 else tables[0]

@@ -216,8 +216,8 @@ class Values:
         return len(self.values) + self.has_null
 
     def typed(self, t: str, logical: str, type_length):
-        """(Physical, hashes, sort order, sorted comparable values) for a column type: of the
-        values such a column can hold (integers outside its range cannot be there)."""
+        """(Physical, hashes, sort order, sorted comparable values, zero_twins) for a column
+        type: of the values such a column can hold (integers outside its range cannot be there)."""
         key = (t, logical, type_length)
         got = self._by_type.get(key)
         if got is None:
@@ -232,7 +232,8 @@ class Values:
                 raise ValueError(f"values do not fit the column ({t}{' ' + logical if logical else ''}): {e}") from None
             hashes = _values.hash_physical(phys)
             order, keys = _sortable(phys, logical)
-            got = self._by_type[key] = (phys, np.ascontiguousarray(hashes, dtype=np.uint64), order, keys)
+            got = self._by_type[key] = (phys, np.ascontiguousarray(hashes, dtype=np.uint64), order, keys,
+                                        _values.zero_twins(phys))
         return got
 
 
@@ -348,22 +349,42 @@ def _narrowed(arrow_type, t: str, logical: str) -> bool:
     return False
 
 
-def column_type(files, dataset, column: str):
-    """The column's Arrow type in the schema a lookup reads the files as: the Dataset's, else
-    the first file's (as pyarrow.dataset infers a directory's); None where there is none."""
-    import pyarrow as pa
+def lookup_schema(files, dataset, column: str):
+    """The schema a lookup reads the files as: the Dataset's, else the first file's (as
+    pyarrow.dataset infers a directory's). When the first file lacks the column (one added to
+    the dataset later), the column's top-level field from the first file that has it is
+    appended, as pyarrow.dataset reads files given such a schema: those without it hold nulls
+    there. The first file's own schema when no file has it (pruning says so); ValueError
+    without files."""
     import pyarrow.parquet as pq
 
     if dataset is not None:
-        schema = dataset.schema
-    elif files:
-        try:
-            schema = pq.read_schema(files[0])
-        except (OSError, pa.ArrowException):
-            return None  # not Parquet, or unreadable: pruning says why
-    else:
-        return None
-    return _schema_field(schema, column)
+        return dataset.schema
+    if not files:
+        raise ValueError("no Parquet files in the source")
+    schema = pq.read_schema(files[0])
+    if _schema_field(schema, column) is not None:
+        return schema
+    top = column if schema.get_field_index(column) >= 0 or "." not in column else column.split(".")[0]
+    if schema.get_field_index(top) >= 0:
+        return schema  # a struct without that field: not a column to append
+    for path in files[1:]:
+        other = pq.read_schema(path)
+        if _schema_field(other, column) is not None:
+            name = column if other.get_field_index(column) >= 0 else top
+            return schema.append(other.field(name))
+    return schema
+
+
+def column_type(files, dataset, column: str):
+    """The column's Arrow type in the schema a lookup reads the files as (lookup_schema); None
+    where there is none."""
+    import pyarrow as pa
+
+    try:
+        return _schema_field(lookup_schema(files, dataset, column), column)
+    except (OSError, ValueError, pa.ArrowException):
+        return None  # no files, not Parquet, or unreadable: pruning says why
 
 
 def _unsigned(logical: str) -> bool:
@@ -538,17 +559,22 @@ def prune_file(path: str, column: str, values: Values, use_statistics: bool = Tr
         # date): no filter or statistics in the file's own type can rule a value out.
         rep.read = rep.read_without_filter = rep.row_groups
         return list(range(rep.row_groups)), rep
-    phys, hashes, order, keys = values.typed(t, logical, tl) if len(values.values) else (None, None, None, None)
+    try:
+        phys, hashes, order, keys, twins = values.typed(t, logical, tl) if len(values.values) else (None,) * 5
+    except ValueError as e:  # the column retyped in this file: say which file
+        raise ValueError(f"{path}: column {column!r}: {e}") from None
     n = len(hashes) if hashes is not None else 0  # the values this column's type can hold
     if len(values.values) and not n and not values.has_null:
         # None of the values fits this column's type (2**40 for an INT32 column): no row holds one.
         rep.skipped_by_statistics = rep.row_groups
         return [], rep
     nan_idx = np.flatnonzero(phys.nan) if phys is not None and phys.nan is not None else None
-    # NaN has many bit patterns and a filter holds only those its writer hashed, and -0.0 equals
-    # 0.0 while the two hash apart, so no filter can rule out a chunk for a NaN or a zero, as
-    # BloomFilter.check answers "maybe" for them (Physical.nan marks both).
+    # NaN has many bit patterns and a filter holds only those its writer hashed, so no filter
+    # can rule out a chunk for a NaN, as BloomFilter.check answers "maybe" for it.
     nan_hit = nan_idx is not None and len(nan_idx) > 0
+    # -0.0 equals 0.0 but the two hash apart: a zero's other sign is probed too, wherever the
+    # zero is, and a chunk whose filter holds either is kept.
+    probes = hashes if twins is None else np.concatenate([hashes, twins[1]])
 
     survivors: list[int] = []
     # Per chunk: the candidate value indices (None: all of them), after statistics.
@@ -563,7 +589,7 @@ def prune_file(path: str, column: str, values: Values, use_statistics: bool = Tr
         cand = None
         if ranges is not None and ranges[i] is not None:
             a, b = ranges[i]
-            if nan_idx is not None:  # statistics leave NaN out (and may order zeros): kept
+            if nan_idx is not None:  # statistics leave NaN out: kept
                 cand = np.union1d(order[a:b], nan_idx)
             elif a != 0 or b != n:
                 cand = order[a:b]
@@ -586,7 +612,10 @@ def prune_file(path: str, column: str, values: Values, use_statistics: bool = Tr
         groups.append((full, None))
     groups += [([i], cand) for i, cand in candidates.items() if cand is not None]
     for idx, cand in groups:
-        hs = hashes if cand is None else np.ascontiguousarray(hashes[cand])
+        hs = probes
+        if cand is not None:
+            hs = hashes[cand] if twins is None else np.concatenate([hashes[cand], twins[1][np.isin(twins[0], cand)]])
+            hs = np.ascontiguousarray(hs)
         alive = np.zeros(len(idx), dtype=bool)
         errs_seen: list = [""] * len(idx)
         for s in range(0, len(hs), _HASH_BATCH):
@@ -795,14 +824,13 @@ _KEY = "\0simdex key"  # the lookup column's name in a scan's projection (no col
 
 
 def read_pruned(pruned: Pruned, column: str, values: Values, columns=None, dataset=None,
-                files=None) -> object:
+                files=None, schema=None) -> object:
     """The matching rows of the surviving row groups (one pyarrow scan, the same predicate a
-    full scan would use); sets report.matched and report.rows. The result's schema is the
-    dataset's, else the first of ``files``' (the source's files, in order)."""
+    full scan would use); sets report.matched and report.rows. The result's schema is
+    ``schema``, else lookup_schema's of the dataset or ``files`` (the source's, in order)."""
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.dataset as pds
-    import pyarrow.parquet as pq
 
     fmt = pds.ParquetFileFormat()
     partition = {}
@@ -814,13 +842,11 @@ def read_pruned(pruned: Pruned, column: str, values: Values, columns=None, datas
         import pyarrow.fs as pafs
 
         fs = pafs.LocalFileSystem()
-        # The source's first file gives the schema, as pyarrow.dataset infers it: the first
-        # surviving file's made the columns and their types depend on the values looked up
-        # (another file's extra column dropped, or kept, and Dask batches that disagreed).
-        first = files[0] if files else (pruned[0][0] if pruned else None)
-        if first is None:
-            raise ValueError("no Parquet files in the source")
-        schema = pq.read_schema(first)
+        # The source's files give the schema, as pyarrow.dataset infers it: the first surviving
+        # file's made the columns and their types depend on the values looked up (another
+        # file's extra column dropped, or kept, and Dask batches that disagreed).
+        if schema is None:
+            schema = lookup_schema(files or [path for path, _ in pruned[:1]], None, column)
     typ = _schema_field(schema, column)
     if typ is None:
         raise ValueError(f"no column {column!r} in the dataset's schema ({', '.join(schema.names)})")

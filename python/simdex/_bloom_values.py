@@ -523,11 +523,14 @@ class Physical(NamedTuple):
     2-D uint8 array, one row per value (FIXED_LEN_BYTE_ARRAY, INT96)."""
     type: str
     data: object
-    # Bool mask of the values a filter cannot rule out, or None: NaN (many bit patterns, and
-    # writers differ on hashing them) and zeros (-0.0 equals 0.0 to every reader, but the two
-    # hash apart, so a filter of 0.0s answered "absent" for -0.0: a wrong absent), of FLOAT,
-    # DOUBLE and FLOAT16 columns. Callers answer "maybe" there.
+    # Bool mask of the values a filter cannot rule out, or None: NaN of FLOAT, DOUBLE and
+    # FLOAT16 columns (many bit patterns, and writers differ on hashing them). Callers answer
+    # "maybe" there.
     nan: object = None
+    # Bool mask of the zeros of those columns, or None. -0.0 equals 0.0 to every reader but the
+    # two hash apart, and a writer hashed only the one it stored: a zero may be present where the
+    # filter holds either sign's hash (zero_twins gives the other one's).
+    zero: object = None
 
 
 def _all_of(values, kind) -> bool:
@@ -589,8 +592,7 @@ def physical_values(values, physical_type: str, logical="", type_length=None) ->
                 raise ValueError(f"expected a number for {t}, got {type(bad).__name__}")
             arr = np.array([float(v) for v in values], dtype=np.float64)
         arr = np.ascontiguousarray(arr, dtype=np.float32 if t == "FLOAT" else np.float64)
-        maybe = np.isnan(arr) | (arr == 0)
-        return Physical(t, arr, maybe if maybe.any() else None)
+        return Physical(t, arr, _mask(np.isnan(arr)), _mask(arr == 0))
     if t == "BOOLEAN":
         out = []
         for v in values:
@@ -633,13 +635,31 @@ def physical_values(values, physical_type: str, logical="", type_length=None) ->
     return _with_float16_mask(Physical(t, np.frombuffer(b"".join(rows), dtype=np.uint8).reshape(len(rows), width)), lt)
 
 
+def _mask(m: np.ndarray):
+    return m if m.any() else None
+
+
 def _with_float16_mask(p: Physical, lt) -> Physical:
-    """A FLOAT16 column's values with the NaN and zero mask DOUBLE values get (Physical.nan)."""
+    """A FLOAT16 column's values with the NaN and zero masks DOUBLE values get."""
     if lt.kind != "FLOAT16" or p.data.ndim != 2 or p.data.shape[1] != 2:
         return p
     bits = p.data[:, 0].astype(np.uint16) | (p.data[:, 1].astype(np.uint16) << 8)
-    maybe = (((bits & 0x7C00) == 0x7C00) & ((bits & 0x03FF) != 0)) | ((bits & 0x7FFF) == 0)
-    return p._replace(nan=maybe) if maybe.any() else p
+    nan = ((bits & 0x7C00) == 0x7C00) & ((bits & 0x03FF) != 0)
+    return p._replace(nan=_mask(nan), zero=_mask((bits & 0x7FFF) == 0))
+
+
+def zero_twins(p: Physical):
+    """(indices of p's zeros, XXH64 of each zero with the other sign), or None without zeros.
+    A zero may be present wherever a filter holds either of its two hashes."""
+    if p.zero is None:
+        return None
+    idx = np.flatnonzero(p.zero)
+    if p.type in ("FLOAT", "DOUBLE"):
+        flipped = np.negative(p.data[idx])
+    else:  # FLOAT16: two little-endian bytes, the sign the top bit of the second
+        flipped = p.data[idx].copy()
+        flipped[:, 1] ^= 0x80
+    return idx, hash_physical(Physical(p.type, flipped))
 
 
 def hash_physical(p: Physical) -> np.ndarray:
@@ -672,11 +692,6 @@ _INT64_MASK = (1 << 64) - 1
 _pack_double = struct.Struct("<d").pack
 
 
-def plain_always_maybe(value) -> bool:
-    """Physical.nan's rule for one value plain_bytes took: a float NaN or zero."""
-    return type(value) is float and (value != value or not value)
-
-
 def plain_bytes(value, physical_type, logical_type):
     """The PLAIN bytes the general path would hash for one value, when that is quick to tell,
     else None (also for a value it refuses: it raises its own error)."""
@@ -689,8 +704,8 @@ def plain_bytes(value, physical_type, logical_type):
         return None
     if kind is int:
         return (value & _INT64_MASK).to_bytes(8, "little") if -(1 << 63) <= value < 1 << 64 else None
-    if kind is float:
-        return _pack_double(value)
+    if kind is float:  # NaN and zeros need the general path's masks (Physical.nan, .zero)
+        return _pack_double(value) if value == value and value else None
     if kind is str:
         try:
             return value.encode("utf-8")
@@ -699,11 +714,30 @@ def plain_bytes(value, physical_type, logical_type):
     return value
 
 
-def hash_values(values, physical_type: str, logical="", type_length=None):
-    """(hashes, maybe_mask or None): callers answer "maybe" wherever the mask is set (NaN and
-    zeros of floating-point columns: Physical.nan)."""
+class Hashed(NamedTuple):
+    """Values' hashes, with what a filter's answer for them must allow for (Physical.nan and
+    Physical.zero)."""
+    hashes: np.ndarray
+    nan: object = None       # bool mask: always "maybe"
+    zero_idx: object = None  # where the zeros are, and
+    twins: object = None     # each one's hash with the other sign
+
+    def answer(self, probe):
+        """probe(hashes) -> a bool array whose last axis follows the hashes, for these values:
+        a zero "maybe" where either sign's hash is, NaN always."""
+        out = probe(self.hashes)
+        if self.twins is not None:
+            out[..., self.zero_idx] |= probe(self.twins)
+        if self.nan is not None:
+            out[..., self.nan] = True
+        return out
+
+
+def hash_values(values, physical_type: str, logical="", type_length=None) -> Hashed:
+    """The values' hashes (``[0]``), and what answering for them needs (Hashed.answer)."""
     p = physical_values(values, physical_type, logical, type_length)
-    return hash_physical(p), p.nan
+    zero_idx, twins = zero_twins(p) or (None, None)
+    return Hashed(hash_physical(p), p.nan, zero_idx, twins)
 
 
 def is_nan_text(value) -> bool:

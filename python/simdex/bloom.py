@@ -233,18 +233,15 @@ class BloomFilter:
         """True if a value may be present (bool for one value, a bool array for many, in their
         order); values and ``physical_type`` as for insert.
 
-        NaN and zeros of floating-point types always answer True: NaN has many bit patterns
-        and a filter holds only those its writer hashed, and -0.0 equals 0.0 to every reader
-        while the two hash apart, so a filter's silence about either proves nothing. None raises ValueError:
-        nulls are never in a filter."""
-        plain = self._plain(values, physical_type)
-        if plain is not None:  # NaN and zeros: always True, as below
-            return _values.plain_always_maybe(values) or self._f.check_hash(_native.hash_bytes(plain))
+        NaN of floating-point types always answers True: NaN has many bit patterns and a filter
+        holds only those its writer hashed. A zero answers True when the filter holds 0.0 or
+        -0.0: the two are equal to every reader but hash apart, and a writer hashed the one it
+        stored. None raises ValueError: nulls are never in a filter."""
+        plain = self._plain(values, physical_type)  # never a float NaN or zero
+        if plain is not None:
+            return self._f.check_hash(_native.hash_bytes(plain))
         one = _values.is_scalar(values)
-        h, nan = self._hashes(_as_values(values) if one else values, physical_type)
-        out = self._f.check_hashes(h)
-        if nan is not None:
-            out |= nan
+        out = self._hashes(_as_values(values) if one else values, physical_type).answer(self._f.check_hashes)
         return bool(out[0]) if one else out
 
     def __contains__(self, value) -> bool:
@@ -326,26 +323,19 @@ def _column_types(fs, physical_type, type_length, logical_type):
         yield idx, physical_type or f0.physical_type, type_length or f0.type_length, lt
 
 
-def _hashes_by_column_type(fs, values, physical_type, type_length, logical_type):
-    """(filter indexes, hashes, NaN mask) per group of _column_types."""
-    for idx, t, length, lt in _column_types(fs, physical_type, type_length, logical_type):
-        h, nan = _typed_hashes(values, t, length, lt)
-        yield idx, h, nan
-
-
 def check_filters(filters, value, physical_type=None, type_length=None, logical_type=None) -> np.ndarray:
     """One value against many filters at once (row-group skipping): a bool array. The value is
     typed by each filter's own column type unless physical_type says otherwise."""
     fs = list(filters)
     out = np.zeros(len(fs), dtype=bool)
     for idx, t, length, lt in _column_types(fs, physical_type, type_length, logical_type):
+        group = [fs[i]._f for i in idx]
         plain = _values.plain_bytes(value, t, lt)  # the quick path of BloomFilter.check
         if plain is not None:
-            h, nan = _native.hash_bytes(plain), _values.plain_always_maybe(value)
-        else:
-            hs, nans = _typed_hashes(_as_values(value), t, length, lt)
-            h, nan = int(hs[0]), nans is not None and nans[0]
-        out[idx] = True if nan else _native.check_filters([fs[i]._f for i in idx], h)
+            out[idx] = _native.check_filters(group, _native.hash_bytes(plain))
+        else:  # the general path, which answers NaN and zeros as BloomFilter.check does
+            hashed = _typed_hashes(_as_values(value), t, length, lt)
+            out[idx] = hashed.answer(lambda hs: np.stack([_native.check_filters(group, int(h)) for h in hs], -1))[:, 0]
     return out
 
 
@@ -355,21 +345,24 @@ def check_filters_many(filters, values, physical_type=None, type_length=None,
     [i, j] says filter i may hold value j. Each filter is probed for all the values in turn, so
     its probes go to different blocks: faster than one check_filters call per value when the
     values are many. Values are typed as in check_filters (by each filter's column type unless
-    given); a NaN "may be" in every filter, as there."""
+    given); NaN and zeros are answered as there."""
     fs = list(filters)
     vals = _as_values(values) if _values.is_scalar(values) and values is not None else values
     if not fs:
-        h, _ = _typed_hashes(vals, physical_type, type_length, logical_type)
+        h = _typed_hashes(vals, physical_type, type_length, logical_type)[0]
         return np.zeros((0, len(h)), dtype=bool)
     out = None
-    for idx, h, nan in _hashes_by_column_type(fs, vals, physical_type, type_length, logical_type):
-        part = _native.check_filters_many([fs[i]._f for i in idx], np.ascontiguousarray(h, dtype=np.uint64))
-        part = part.reshape(len(idx), len(h))
-        if nan is not None and np.any(nan):
-            part[:, np.asarray(nan, dtype=bool)] = True
+    for idx, t, length, lt in _column_types(fs, physical_type, type_length, logical_type):
+        group = [fs[i]._f for i in idx]
+
+        def probe(hs):
+            hs = np.ascontiguousarray(hs, dtype=np.uint64)
+            return _native.check_filters_many(group, hs).reshape(len(group), len(hs))
+
+        hashed = _typed_hashes(vals, t, length, lt)
         if out is None:
-            out = np.zeros((len(fs), len(h)), dtype=bool)
-        out[idx] = part
+            out = np.zeros((len(fs), len(hashed.hashes)), dtype=bool)
+        out[idx] = hashed.answer(probe)
     return out
 
 

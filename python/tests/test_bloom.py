@@ -453,11 +453,12 @@ def test_check_filters_of_one_value_answers_like_each_filter():
             bloom.check_filters(fs, 7, **bad)
 
 
-def test_zeros_and_nan_are_never_ruled_out(tmp_path):
+def test_a_zero_is_maybe_where_the_other_zero_is_held_and_nan_always(tmp_path):
     """-0.0 equals 0.0 to readers (pyarrow's and DuckDB's filters) but hashes apart: a filter of
     0.0s answered "absent" for -0.0, and prune dropped row groups pyarrow's
-    read_table(filters=[("x", "==", -0.0)]) reads (a wrong absent). Zeros now answer "maybe", as
-    NaN does, for FLOAT, DOUBLE and FLOAT16 (whose NaN was not treated so either)."""
+    read_table(filters=[("x", "==", -0.0)]) reads (a wrong absent). A zero answers "maybe"
+    where either zero is held, and NaN always, for FLOAT, DOUBLE and FLOAT16 (whose NaN was not
+    treated so either); test_bloom_zeros.py checks that zeros held by neither are ruled out."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 

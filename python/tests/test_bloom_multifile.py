@@ -267,7 +267,7 @@ def test_cli_lookup_of_a_hive_directory_has_its_partition_columns(tmp_path, colu
 def test_dask_lookup_of_a_partitioned_dataset_and_of_files_lacking_the_column(tmp_path):
     """simdex.bloom.dask.lookup refused a hive-partitioned Dataset (so `lookup DIR --dask`
     could not give the partition columns the plain lookup gives); and a Dask batch whose files
-    all lack the column must not be taken for a column no file has."""
+    all lack the column must not be taken for a column no file has, nor read in its own schema."""
     pytest.importorskip("distributed", reason="the dask extra (pip install simdex[dask]) is not installed")
     from simdex.bloom import dask as bd
 
@@ -282,6 +282,10 @@ def test_dask_lookup_of_a_partitioned_dataset_and_of_files_lacking_the_column(tm
         assert list(bd.prune(files, "id", [2, 4], client=client, tasks_per_worker=2)) == list(bloom.prune(files, "id", [2, 4]))
         with pytest.raises(ValueError, match="no column 'idd' in any of the 3 files"):
             bd.prune(files, "idd", [2], client=client)
+        # Each batch reads in the whole source's schema: here the first file lacks the column.
+        later = _added_later(tmp_path / "later", (2, 3))
+        got = bd.lookup(later, "k", [22, 32, None], client=client, tasks_per_worker=2)
+        assert got.equals(bloom.lookup(later, "k", [22, 32, None])) and got.column_names == ["rid", "x", "k"]
 
 
 def test_rows_are_matched_after_the_scan_not_by_pyarrow_statistics(tmp_path):
@@ -351,3 +355,64 @@ def test_instants_a_date_or_coarse_timestamp_column_cannot_hold_are_absent(tmp_p
             assert list(bloom.prune(root, column, [instant])) == []
     r = _cli("lookup", str(root), "--column", "ms", "--value", "2024-01-02T00:00:00.000001", "--no-progress")
     assert r.returncode == 0 and r.stdout.splitlines() == ["d\tms\trid"], r.stderr
+
+
+def _added_later(root, holders, retyped=None):
+    """Four files p0..p3 (read in that order) of rid and x; those in ``holders`` have an int64
+    column k too (with pyarrow's filters), placed between rid and x; ``retyped``: a file whose
+    k is a string instead."""
+    root.mkdir()
+    for i in range(4):
+        cols = {"rid": np.arange(4) + 10 * i}
+        if i in holders or i == retyped:
+            k = np.array([1, 2, 3, 4]) + 10 * i
+            cols["k"] = pa.array([str(v) for v in k]) if i == retyped else pa.array(k, pa.int64())
+        cols["x"] = [f"r{i}.{j}" for j in range(4)]
+        opts = {"bloom_filter_options": {"k": {"ndv": 8, "fpp": 0.01}}} if "k" in cols else {}
+        pq.write_table(pa.table(cols), root / f"p{i}.parquet", row_group_size=2, **opts)
+    return root
+
+
+@pytest.mark.parametrize("holders", [(1, 2, 3), (0, 2, 3), (0, 1, 2), (3,), (1,), (0,)],
+                         ids=["first-lacks", "middle-lacks", "last-lacks", "only-last", "only-middle", "only-first"])
+def test_a_column_added_later_is_found_whichever_file_lacks_it(tmp_path, holders):
+    """The lookup read the files in the first file's schema, so a column the first file lacked
+    (one added to the dataset later) raised "no column 'k' in the dataset's schema" though later
+    files hold it. Now the column's field is appended to that schema (from the first file that
+    has it), and pyarrow.dataset given the same schema returns the same rows: the files without
+    it hold nulls there."""
+    src = _added_later(tmp_path / "ds", holders)
+    files = [str(src / f"p{i}.parquet") for i in range(4)]
+    first = pq.read_schema(files[0])
+    want_schema = first if "k" in first.names else first.append(pq.read_schema(files[holders[0]]).field("k"))
+    ref = pds.dataset(files, schema=want_schema)
+    for values in ([12], [32, 2, 99], [99], [None], [None, 22]):
+        want = ref.to_table(filter=pc.field("k").isin(pa.array(values, pa.int64())))
+        for source in (src, files):
+            got, report = bloom.lookup(source, "k", values, return_report=True)
+            assert got.schema == want_schema and got.equals(want), (values, got, want)
+            assert report.files_without_column == 4 - len(holders)
+        pruned = bloom.prune(src, "k", values)
+        lacking = {p for p in files if files.index(p) not in holders}
+        assert (None in values) or not any(p in lacking for p, _ in pruned), values
+    assert bloom.lookup(src, "k", [12], columns=["x", "k"]).to_pylist() == (
+        [{"x": "r1.1", "k": 12}] if 1 in holders else [])
+    r = _cli("lookup", str(src), "--column", "k", "--value", str(10 * holders[-1] + 3), "--columns", "rid,k",
+             "--no-progress")
+    assert r.returncode == 0 and r.stdout.splitlines() == ["rid\tk", f"{10 * holders[-1] + 2}\t{10 * holders[-1] + 3}"], r.stderr
+
+
+def test_a_column_no_file_has_or_one_file_retypes_is_an_error_naming_it(tmp_path):
+    src = _added_later(tmp_path / "none", ())
+    with pytest.raises(ValueError, match=r"no column 'k' in any of the 4 files; .*p0.parquet: no column 'k'; the file has: rid, x"):
+        bloom.lookup(src, "k", [1])
+    r = _cli("lookup", str(src), "--column", "k", "--value", "1", "--no-progress")
+    assert r.returncode == 1 and "no column 'k' in any of the 4 files" in r.stderr
+    # p2's k holds strings: not skipped as a file without k, but refused by name.
+    src = _added_later(tmp_path / "retyped", (1, 3), retyped=2)
+    with pytest.raises(ValueError, match=r"p2.parquet: column 'k': values do not fit the column \(BYTE_ARRAY STRING\)"):
+        bloom.lookup(src, "k", [12])
+    with pytest.raises(ValueError, match=r"p2.parquet: column 'k'"):
+        bloom.prune(src, "k", [12])
+    r = _cli("lookup", str(src), "--column", "k", "--value", "12", "--no-progress")
+    assert r.returncode == 1 and "p2.parquet: column 'k'" in r.stderr, r.stderr

@@ -32,11 +32,17 @@ def _parse_value(text: str, physical_type: str, type_length=None, logical_type="
 
 
 def _hash_one(value, physical_type, type_length=None, logical_type=""):
-    """(hash, is_nan): a filter cannot rule NaN out (its bit patterns differ), so it answers maybe."""
+    """(is_nan, may_hold(filter) -> bool): a filter cannot rule NaN out (its bit patterns
+    differ); a zero may be there when the filter holds 0.0 or -0.0 (they hash apart)."""
+    import numpy as np
+
     from .._bloom_values import hash_values
 
-    h, nan = hash_values([value], physical_type.upper(), logical_type or "", type_length)
-    return int(h[0]), bool(nan is not None and nan[0])
+    hashed = hash_values([value], physical_type.upper(), logical_type or "", type_length)
+
+    def may_hold(f) -> bool:
+        return bool(hashed.answer(lambda hs: np.array([f.check_hash(int(h)) for h in hs]))[0])
+    return bool(hashed.nan is not None and hashed.nan[0]), may_hold
 
 
 _NAN_NOTE = "maybe (a bloom filter cannot rule NaN out: NaN has many bit patterns)"
@@ -171,8 +177,8 @@ def _cmd_probe(args) -> int:
     answers = []
     for text in args.values:
         value = _parse_value(text, args.type, args.type_length, args.logical_type, args.hex)
-        h, nan = _hash_one(value, args.type, args.type_length, args.logical_type)
-        answers.append(f"{text}\t{_NAN_NOTE if nan else 'maybe' if f.check_hash(h) else 'absent'}")
+        nan, may_hold = _hash_one(value, args.type, args.type_length, args.logical_type)
+        answers.append(f"{text}\t{_NAN_NOTE if nan else 'maybe' if may_hold(f) else 'absent'}")
     for line in answers:
         print(line)
     return 0
@@ -232,7 +238,7 @@ def _cmd_inspect(args) -> int:
     c0 = chunks[0] if chunks else columns[args.column]
     logical = c0["logical_type"] if c0["logical_type"] != "OTHER" else ""
     value = _parse_value(args.value, c0["physical_type"], c0["type_length"] or None, logical, args.hex)
-    h, nan = _hash_one(value, c0["physical_type"], c0["type_length"] or None, logical)
+    nan, may_hold = _hash_one(value, c0["physical_type"], c0["type_length"] or None, logical)
     rows = []
     verdicts: dict = {}  # offset -> excludes, so a filter shared by chunks is read once
     for i, c in enumerate(chunks):
@@ -241,7 +247,7 @@ def _cmd_inspect(args) -> int:
         # A BOOLEAN chunk's filter is never asked: parquet-java writes them empty.
         usable = usable_filter(c)
         if usable and off not in verdicts:
-            verdicts[off] = not nan and not pf.read_filter(i).check_hash(h)
+            verdicts[off] = not may_hold(pf.read_filter(i))
         # Like DuckDB's parquet_bloom_probe: excludes is true only when a filter rules it out.
         rows.append({"file": str(args.file), "row_group": c["row_group"], "has_filter": has,
                      "excludes": usable and verdicts[off]})
