@@ -112,8 +112,10 @@ std::vector<lab::summary> trial::measure(const std::string& part, const bench::p
   double ref = 0;
   for (std::size_t i = 0; i < cs.size(); ++i)
     if (cs[i].first == reference) ref = sums[i].median;
-  for (std::size_t i = 0; i < cs.size(); ++i)
+  for (std::size_t i = 0; i < cs.size(); ++i) {
     s_.record(e_.id + "." + part, p, cs[i].first, "", unit, b, sums[i].samples, reference, ref);
+    recorded.emplace_back(part + ": " + cs[i].first, sums[i]);
+  }
   return sums;
 }
 
@@ -126,6 +128,7 @@ std::vector<lab::summary> trial::sample(const std::vector<contender>& cs) {
 void trial::record(const std::string& part, const bench::params& p, const std::string& name,
                    const std::string& unit, bench::better b, const lab::summary& s) {
   s_.record(e_.id + "." + part, p, name, "", unit, b, s.samples);
+  recorded.emplace_back(part + ": " + name, s);
 }
 
 void trial::figure(double value, const std::string& label) {
@@ -203,6 +206,7 @@ std::string run_experiment(bench::session& s, const experiment& e,
       if (!seen)
         t.add({name, lab::check_status::fail, "declared check '" + name + "' was never run"});
     }
+    t.add(lab::steady(t.recorded));
     if (t.has_figure)
       t.add(lab::in_range(t.figure_label, t.figure_value, e.range.lo, e.range.hi, e.range.unit));
     // The reason names the check that failed: its detail alone may not say which it was.

@@ -156,6 +156,8 @@ class trial {
   std::vector<std::pair<std::string, std::vector<lab::reading>>> readings;
   std::vector<curve> curves;
   std::vector<std::string> notes;
+  // Every summary measure() and record() recorded, by "<part>: <contender>" (the steady check).
+  std::vector<std::pair<std::string, lab::summary>> recorded;
 
  private:
   bench::session& s_;

@@ -103,6 +103,16 @@ def test_run_json_is_valid(lab_run):
                 assert r["value"] is not None or r["status"].startswith(("unavailable", "untrusted"))
 
 
+def test_every_experiment_says_whether_its_repetitions_agree(lab_run):
+    """docs/lab.md lists a "steady" check (max/min above 1.5 warns) that no experiment ran: a
+    figure whose repetitions spread 3x read as firmly as a steady one, and 1 or 2 repetitions
+    as if they had agreed."""
+    for e in json.loads((lab_run / "lab.json").read_text())["lab"]["experiments"]:
+        steady = [c for c in e["validity"] if c["name"] == "steady"]
+        assert [c["status"] for c in steady] == ["warn"], (e["id"], e["validity"])
+        assert steady[0]["detail"].startswith("2 repetitions per figure: too few"), steady
+
+
 def test_below_one_cycle_agrees_with_the_cycles_column(bench_run):
     """The harness's "below one cycle" flag and the lab's cycles/op divide by the same cycle time:
     a time is flagged exactly where its cycles/op figure is under 1."""
@@ -141,6 +151,23 @@ def test_report_has_the_verdict_table(lab_run):
     page = (lab_run / "report.html").read_text()
     for _, title in lab.SECTIONS:
         assert title in page
+
+
+def test_a_standing_verdict_names_the_checks_that_warned():
+    """The verdict table gave "confirmed" alike to a figure whose repetitions agreed and to one
+    measured once or spread 3x: the warnings were only in the list of checks further down."""
+    def experiment(eid, study, verdict, statuses):
+        return {"id": eid, "study": study, "verdict": verdict, "reason": "why", "figure": None, "range": {},
+                "validity": [{"name": n, "status": st, "detail": ""} for n, st in statuses]}
+
+    doc = lab_doc([experiment("ilp", 7, "confirmed", [("work_done", "pass"), ("steady", "warn"), ("plausible_range", "warn")]),
+                   experiment("branch", 8, "contradicted", [("steady", "pass")]),
+                   experiment("queue", 11, "inconclusive", [("run_queue", "fail"), ("steady", "warn")]),
+                   experiment("core_to_core", None, "measured", [("steady", "warn")])])
+    reasons = {r[3]: r[7] for r in lab.verdict_rows(doc)}
+    assert reasons["ilp"] == "why (warned: steady, plausible_range)"
+    assert reasons["branch"] == "why" and reasons["queue"] == "why"  # nothing warned; a failed check says why
+    assert reasons["core_to_core"] == "why (warned: steady)"
 
 
 def test_an_unmeasured_difference_is_never_printed_as_a_figure():
@@ -349,6 +376,21 @@ def test_every_stride_runs_one_scalar_loop():
     assert len(re.findall(r"\bj[a-z]+\s", code)) <= 3, code  # one loop: its branch and the n == 0 exits
 
 
+def test_both_aliasing_loops_are_vector_loops():
+    """Built RelWithDebInfo (-O2), GCC kept the may-alias loop scalar while it vectorized the
+    restrict one: "restrict runs 3.86x the unannotated loop", contradicting the study on a
+    compiler flag. Needs objdump and a bench_lab with symbols."""
+    exe = bench.bench_dir() / "bench_lab"
+    if not exe.is_file() or not shutil.which("objdump"):
+        pytest.skip("no bench_lab or no objdump")
+    asm = subprocess.run(["objdump", "-d", "--no-show-raw-insn", str(exe)], capture_output=True, text=True).stdout
+    for name in ("add_may_alias", "add_restrict"):
+        body = re.search(rf"<[^>]*{name}[^>]*>:\n(.*?)\n\n", asm, re.S)
+        if not body:
+            pytest.skip(f"bench_lab has no symbol for {name} (stripped)")
+        assert re.search(r"\bv?addps\b", body.group(1)), f"{name} has no packed add: a scalar loop"
+
+
 @needs_bench
 def test_ctrl_c_in_bench_lab_keeps_the_experiments_done(tmp_path):
     """Ctrl-C killed bench_lab at once: the experiments it had finished were lost (it writes
@@ -419,7 +461,122 @@ def test_ctrl_c_again_while_simdex_lab_renders_says_what_is_there(tmp_path, monk
         raise KeyboardInterrupt
 
     monkeypatch.setattr(report, "render", ctrl_c)
-    assert lab_cmd._interrupted(tmp_path, started=0) == 130
+    assert lab_cmd._interrupted(tmp_path, before=None) == 130
     err = " ".join(capsys.readouterr().err.split())
     assert (f"interrupted: 1 of 2 experiments ran and are in {tmp_path / 'lab.json'}; interrupted again while "
             f"writing the report: no report was written (`simdex report {tmp_path}` renders it)") in err, err
+
+
+def test_ctrl_c_while_simdex_lab_renders_its_report_says_so(tmp_path, monkeypatch, capsys):
+    """Ctrl-C while `simdex lab` rendered the report of a finished run said "finishing the
+    experiment under way ... (Ctrl-C again to stop at once)": no experiment was under way, and
+    that first Ctrl-C had already stopped the render."""
+    from simdex import cli
+
+    def run_all(console, wanted, have, python_only, args, outdir, *rest):
+        (outdir / "lab.json").write_text(json.dumps({**lab_doc([]), "results": [{"workload": "ilp.chains"}]}))
+        rest[-1].append("lab")  # finished
+
+    def ctrl_c(directory):
+        signal.raise_signal(signal.SIGINT)  # as the terminal sends it, to the handler in place
+        raise AssertionError("the Ctrl-C did not stop the render")
+
+    monkeypatch.setattr(bench, "available", lambda: ["lab"])
+    monkeypatch.setattr(bench, "missing", lambda: {})
+    monkeypatch.setattr(bench, "_run_all", run_all)
+    monkeypatch.setattr(lab_cmd, "registry", lambda: {"study": [], "experiments": [{"id": "ilp", "study": 7, "group": "memory"}]})
+    monkeypatch.setattr(report, "render", ctrl_c)
+    args = cli.build_parser().parse_args(["lab", "ilp", "--out", str(tmp_path)])
+    assert args.func(args) == 130
+    err = " ".join(capsys.readouterr().err.split())
+    assert "experiment under way" not in err and "Ctrl-C again" not in err, err
+    assert f"interrupted while writing the report: the figures this run measured are in {tmp_path}" in err, err
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_a_second_simdex_lab_into_the_same_folder_is_refused(tmp_path, monkeypatch, capsys):
+    """Two `simdex lab` runs into one folder measured each other, and the one that ended last
+    replaced the other's lab.json and report, both saying they wrote it."""
+    import fcntl
+
+    from simdex import cli
+
+    ran = []
+    monkeypatch.setattr(bench, "available", lambda: ["lab"])
+    monkeypatch.setattr(bench, "run", lambda *a, **kw: ran.append(kw["out"]) or 0)
+    monkeypatch.setattr(lab_cmd, "registry", lambda: {"study": [], "experiments": [{"id": "ilp", "study": 7, "group": "memory"}]})
+    args = cli.build_parser().parse_args(["lab", "ilp", "--out", str(tmp_path), "--no-report"])
+    held = os.open(tmp_path, os.O_RDONLY)  # the run already under way
+    try:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        assert args.func(args) == 1
+    finally:
+        os.close(held)
+    assert ran == [] and f"another simdex lab is writing into {tmp_path}" in capsys.readouterr().err
+    assert args.func(args) == 0 and ran == [str(tmp_path)]  # once it has ended
+
+
+def test_experiment_names_may_follow_options():
+    """`simdex lab pointer_chase --reps 3 tlb` failed with "simdex: error: unrecognized arguments:
+    tlb": argparse took the names before the first option only."""
+    from simdex import cli
+
+    args = cli.build_parser().parse_args(["lab", "pointer_chase", "--reps", "3", "tlb", "--no-probe", "6"])
+    assert args.experiments == ["pointer_chase", "tlb", "6"] and args.reps == 3 and args.no_probe
+    args = cli.build_parser().parse_args(["lab", "list", "--markdown", "--update", "x.md"])
+    assert args.experiments == ["list"] and args.update == "x.md"
+
+
+def test_a_second_ctrl_c_says_it_kept_nothing(tmp_path, capsys):
+    """A second Ctrl-C kills bench_lab before it writes the experiments it finished; `simdex lab`
+    then said "interrupted before an experiment finished", though some had."""
+    previous = signal.signal(signal.SIGINT, lab_cmd._first_interrupt)
+    caught = []
+    try:
+        for _ in range(2):
+            try:
+                signal.raise_signal(signal.SIGINT)
+            except KeyboardInterrupt as e:
+                caught.append(e)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert len(caught) == 2
+    assert lab_cmd._interrupted(tmp_path, before=None, report=False,
+                                at_once=isinstance(caught[1], lab_cmd._StoppedAtOnce)) == 130
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"stopped at once by a second Ctrl-C: nothing written to {tmp_path / 'lab.json'}" in err, err
+
+
+def test_ctrl_c_soon_after_an_earlier_run_does_not_claim_its_lab_json(tmp_path, capsys):
+    """Interrupted within a second of an earlier run's end, `simdex lab` took that run's lab.json
+    for its own (by its mtime, with a second's slack): "all 0 experiments are in lab.json", and
+    rendered the earlier report as this run's."""
+    path = tmp_path / "lab.json"
+    path.write_text(json.dumps(lab_doc([])))
+    before = lab_cmd._identity(path)
+    assert lab_cmd._interrupted(tmp_path, before, report=False) == 130
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"interrupted before an experiment finished: nothing written to {path} (it holds an earlier run's)" in err, err
+    path.with_suffix(".tmp").write_text(json.dumps({**lab_doc([]), "lab": {"interrupted": True, "experiments": [],
+                                                                           "not_run": [{"id": "ilp", "study": 7}]}}))
+    path.with_suffix(".tmp").rename(path)  # as bench_lab writes it: beside, then renamed over
+    assert lab_cmd._interrupted(tmp_path, before, report=False) == 130
+    assert "interrupted: 0 of 1 experiments ran" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("program", ['echo "error while loading shared libraries: libfoo.so" >&2; exit 127', 'echo "{not json"'])
+def test_a_broken_bench_lab_is_a_message(tmp_path, monkeypatch, capsys, program):
+    """A bench_lab that could not start (a library missing) or printed no registry made
+    `simdex lab ilp` end in a traceback, and `simdex lab list` hid the program's own reason."""
+    from simdex import cli
+
+    fake = tmp_path / "bench_lab"
+    fake.write_text(f"#!/bin/sh\n{program}\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("SIMDEX_BENCH_DIR", str(tmp_path))
+    for argv in (["lab", "ilp", "--out", str(tmp_path / "out")], ["lab", "list"]):
+        args = cli.build_parser().parse_args(argv)
+        assert args.func(args) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"simdex lab: {fake} --list --json "), err
+        assert ("libfoo.so" in err) if "libfoo" in program else ("printed no registry" in err), err

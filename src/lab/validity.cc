@@ -1,6 +1,7 @@
 #include "simdex/lab/validity.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <vector>
@@ -201,10 +202,46 @@ check in_range(const std::string& what, double value, double lo, double hi,
       what + format(": %.3g", value) + " " + unit + format(" (plausible %.3g - %.3g)", lo, hi));
 }
 
-check steady(const std::string& what, const summary& s) {
-  return make("steady", s.noisy ? check_status::warn : check_status::pass,
-              what + format(": max/min %.2f over %.0f samples", s.min > 0 ? s.max / s.min : 0,
-                            double(s.samples.size())));
+check steady(const std::vector<std::pair<std::string, summary>>& figures) {
+  if (figures.empty()) return make("steady", check_status::pass, "no repeated figure");
+  std::size_t reps = figures.front().second.samples.size(), count = 0;
+  double worst = 0;
+  std::vector<std::pair<double, std::string>> noisy;
+  std::vector<std::pair<double, std::string>> seen;  // (max/min, contender)
+  for (const auto& [name, s] : figures) {
+    reps = std::min(reps, s.samples.size());
+    double ratio = s.min > 0 ? s.max / s.min : 1;
+    // The same samples recorded again in another unit (messages/s and GiB/s) count once.
+    std::string contender =
+        name.substr(name.rfind(": ") == std::string::npos ? 0 : name.rfind(": ") + 2);
+    bool again = std::any_of(seen.begin(), seen.end(), [&](const auto& x) {
+      return x.second == contender && std::abs(x.first - ratio) <= 1e-9 * ratio;
+    });
+    if (again) continue;
+    seen.emplace_back(ratio, contender);
+    ++count;
+    worst = std::max(worst, ratio);
+    if (s.noisy) noisy.emplace_back(ratio, name);
+  }
+  // One or two samples agree with themselves: no evidence either way.
+  if (reps < kSteadyMinReps)
+    return make("steady", check_status::warn,
+                format("%zu repetition%s per figure: too few to tell whether repetitions agree "
+                       "(%zu or more)",
+                       reps, reps == 1 ? "" : "s", kSteadyMinReps));
+  if (noisy.empty())
+    return make("steady", check_status::pass,
+                format("%zu figures: max/min at most %.2f over %zu or more repetitions", count,
+                       worst, reps));
+  std::sort(noisy.rbegin(), noisy.rend());
+  std::string named;
+  for (std::size_t i = 0; i < noisy.size() && i < 3; ++i)
+    named += (i ? ", " : "") + noisy[i].second + format(" %.2f", noisy[i].first);
+  if (noisy.size() > 3) named += format(" and %zu more", noisy.size() - 3);
+  return make("steady", check_status::warn,
+              format("%zu of %zu figures vary more than %.1fx (max/min) over their repetitions: ",
+                     noisy.size(), count, kNoisyRatio) +
+                  named);
 }
 
 check spread(const std::string& what, const spread_info& s, double max_relative) {

@@ -31,4 +31,32 @@ TEST(LabInvalidReason, NamesTheFirstFailedCheck) {
   EXPECT_EQ(invalid_reason(cs), "");  // warnings do not withhold a verdict
 }
 
+// docs/lab.md promises a "steady" warning where repetitions disagree; no experiment ran it, so
+// a figure whose samples spread 3x read as firmly as a steady one.
+TEST(LabSteady, WarnsNamingTheNoisiestFigures) {
+  std::vector<std::pair<std::string, summary>> figures = {{"a: x", summarize({10, 11, 10.5})},
+                                                          {"b: y", summarize({10, 30, 12})},
+                                                          {"c: z", summarize({10, 16, 11})}};
+  auto k = steady(figures);
+  EXPECT_EQ(k.name, "steady");
+  EXPECT_EQ(k.status, check_status::warn);
+  EXPECT_EQ(k.detail,
+            "2 of 3 figures vary more than 1.5x (max/min) over their repetitions: b: y 3.00, c: z "
+            "1.60");
+  // The same samples in another unit (GiB/s beside messages/s) are one figure.
+  figures.push_back({"b in GiB/s: y", summarize({1, 3, 1.2})});
+  EXPECT_EQ(steady(figures).detail, k.detail);
+  figures.resize(1);
+  EXPECT_EQ(steady(figures).status, check_status::pass);
+}
+
+// One or two repetitions agree with themselves: --reps 1 must not read as steady.
+TEST(LabSteady, TooFewRepetitionsWarn) {
+  auto k = steady({{"a: x", summarize({10})}, {"b: y", summarize({10, 10.1, 10})}});
+  EXPECT_EQ(k.status, check_status::warn);
+  EXPECT_EQ(k.detail,
+            "1 repetition per figure: too few to tell whether repetitions agree (3 or more)");
+  EXPECT_EQ(steady({}).status, check_status::pass);
+}
+
 }  // namespace

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "simdex/lab/chase.h"
@@ -76,7 +77,11 @@ check faults_per_page(const std::string& what, const reading* faults, double pag
 // Advisory: a figure outside the plausible range for this class of machine, a noisy figure.
 check in_range(const std::string& what, double value, double lo, double hi,
                const std::string& unit);
-check steady(const std::string& what, const summary& s);
+// Advisory ("steady"): the repetitions of every recorded figure agree (max/min at most
+// kNoisyRatio), and there were at least kSteadyMinReps of them to tell; warns naming the
+// noisiest figures, or the repetition count.
+constexpr std::size_t kSteadyMinReps = 3;
+check steady(const std::vector<std::pair<std::string, summary>>& figures);
 // Advisory: repetitions whose 10th-90th percentile range exceeds `max_relative` of their median
 // are too scattered for one figure to stand for them ("spread", warn).
 check spread(const std::string& what, const spread_info& s, double max_relative);

@@ -253,6 +253,16 @@ def _cell(text: str) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
+def _reason(e: dict) -> str:
+    """The verdict's reason, and for a verdict that stands, the checks that warned: a confirmed
+    figure whose repetitions disagree must not read like one whose agree."""
+    reason = e.get("reason", "")
+    if e.get("verdict") == "inconclusive":  # a failed check or no decision: already said
+        return reason
+    warned = list(dict.fromkeys(c.get("name", "?") for c in e.get("validity", []) if c.get("status") == "warn"))
+    return f"{reason} (warned: {', '.join(warned)})" if warned else reason
+
+
 def verdict_rows(doc: dict) -> list[list[str]]:
     """One row per study experiment: #, study name, study figure, lab experiment, our figure,
     plausible range, verdict, reason; then one per experiment of the lab's own ("–", "lab's own")."""
@@ -268,9 +278,9 @@ def verdict_rows(doc: dict) -> list[list[str]]:
             rows.append([str(s["number"]), s["name"], "–", "–", "–", "–", "not run", "not part of this run"])
         for e in es:
             rows.append([str(s["number"]), s["name"], e.get("study_figure", ""), e["id"], _figure(e), _range(e), e["verdict"],
-                         e.get("reason", "")])
+                         _reason(e)])
     for e in _own(lab.get("experiments", [])):
-        rows.append([*OWN_ROW, "–", e["id"], _figure(e), _range(e), e["verdict"], e.get("reason", "")])
+        rows.append([*OWN_ROW, "–", e["id"], _figure(e), _range(e), e["verdict"], _reason(e)])
     for eid in cut.get(None, []):
         rows.append([*OWN_ROW, "–", eid, "–", "–", "not run", "the run was interrupted before it"])
     return rows
@@ -402,7 +412,8 @@ def markdown_section(doc: dict) -> str:
         return ""
     cut = interrupted_line(lab)
     parts = ["### Verdicts", ""] + ([f"**{cut}**", ""] if cut else []) + [_clock_line(lab), "",
-             "A verdict is `inconclusive` whenever a validity check failed; the reason names the check.", "",
+             "A verdict is `inconclusive` whenever a validity check failed; the reason names the check. Any other "
+             "verdict names the advisory checks that warned (below, under *Validity checks*).", "",
              report.md_table(VERDICT_HEAD, [[_cell(c) for c in r] for r in verdict_rows(doc)]), ""]
     parts += concurrency_markdown(doc)
     for key, title in _sections(doc):

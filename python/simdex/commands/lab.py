@@ -13,17 +13,19 @@ queue behaviour, ...), each experiment with validity checks and a verdict on a p
 Writes DIR/lab.json (the benchmark schema plus a "lab" block) and renders DIR/REPORT.md and
 DIR/report.html from every JSON in DIR, so a lab run can share a directory with `simdex bench`.
 Ctrl-C stops after the experiment under way and keeps (and reports) the experiments done;
-Ctrl-C again stops at once.
+Ctrl-C again stops at once and keeps nothing. Experiment names and options go in any order; a
+second `simdex lab` into the same DIR is refused while one runs.
 """
 
 from __future__ import annotations
 
 import argparse
+import fcntl
 import json
+import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from . import repetitions
@@ -38,8 +40,19 @@ def registry() -> dict:
     exe = bench.bench_dir() / "bench_lab"
     if not exe.is_file():
         raise OSError(f"bench_lab not found in {bench.bench_dir()} (set SIMDEX_BENCH_DIR or reinstall)")
-    out = subprocess.run([str(exe), "--list", "--json"], capture_output=True, text=True, check=True)
-    return json.loads(out.stdout)
+    out = subprocess.run([str(exe), "--list", "--json"], capture_output=True, text=True)
+    # A broken installation (a library missing, a program of another version) says why on its
+    # stderr: that is the message, not a traceback.
+    said = " ".join(out.stderr.split()[-40:])
+    if out.returncode != 0:
+        raise OSError(f"{exe} --list --json failed (exit {out.returncode}){': ' + said if said else ''}")
+    try:
+        reg = json.loads(out.stdout)
+    except ValueError as e:
+        raise OSError(f"{exe} --list --json printed no registry ({e})") from None
+    if not isinstance(reg, dict) or not isinstance(reg.get("experiments"), list):
+        raise OSError(f"{exe} --list --json printed no registry (no list of experiments)")
+    return reg
 
 
 def _cmd_list(args) -> int:
@@ -47,7 +60,7 @@ def _cmd_list(args) -> int:
 
     try:
         reg = registry()
-    except (OSError, subprocess.CalledProcessError) as e:
+    except OSError as e:
         print(f"simdex lab: {e}", file=sys.stderr)
         return 2
     if args.json:
@@ -112,7 +125,11 @@ def _cmd_lab(args) -> int:
     if "lab" not in bench.available():
         print(f"simdex lab: bench_lab not found in {bench.bench_dir()} (set SIMDEX_BENCH_DIR or reinstall)", file=sys.stderr)
         return 2
-    reg = registry()
+    try:
+        reg = registry()
+    except OSError as e:
+        print(f"simdex lab: {e}", file=sys.stderr)
+        return 2
     names = ({e["id"] for e in reg["experiments"]} | {str(e["study"]) for e in reg["experiments"] if e["study"] is not None}
              | {e["group"] for e in reg["experiments"]})
     unknown = [x for x in args.experiments if x not in names]
@@ -120,38 +137,114 @@ def _cmd_lab(args) -> int:
         print(f"simdex lab: no experiment {', '.join(unknown)}; `simdex lab list` shows them", file=sys.stderr)
         return 2
     out = Path(args.out or OUT)
-    started = time.time()
+    try:
+        lock = _lock(out)
+    except BlockingIOError:
+        print(f"simdex lab: another simdex lab is writing into {out}: its lab.json and report would replace this "
+              "run's, and the two would measure each other; wait for it, or give another --out", file=sys.stderr)
+        return 1
+    try:
+        return _run(args, out)
+    finally:
+        if lock is not None:
+            os.close(lock)
+
+
+def _lock(out: Path) -> int | None:
+    """An exclusive lock on the folder ``out`` for this run (BlockingIOError while another run
+    holds it), or None where the folder cannot be made (bench.run then says why)."""
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        fd = os.open(out, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise
+    except OSError:  # a file system without locks: the run goes ahead unguarded
+        os.close(fd)
+        return None
+    return fd
+
+
+def _run(args, out: Path) -> int:
+    from .. import bench
+
+    before = _identity(out / "lab.json")
     previous = signal.getsignal(signal.SIGINT)
     if previous is not signal.SIG_IGN:
         signal.signal(signal.SIGINT, _first_interrupt)
     try:
-        return bench.run(["lab"], mode="full" if args.full else "quick", out=str(out), only=args.experiments, reps=args.reps,
-                         probe=not args.no_probe, report=not args.no_report, catch_interrupt=False)
-    except KeyboardInterrupt:
-        return _interrupted(out, started, report=not args.no_report)
+        # The report is rendered below, once bench_lab has ended: a Ctrl-C there interrupts the
+        # render, and "finishing the experiment under way" would not be true.
+        rc = bench.run(["lab"], mode="full" if args.full else "quick", out=str(out), only=args.experiments, reps=args.reps,
+                       probe=not args.no_probe, report=False, catch_interrupt=False)
+    except KeyboardInterrupt as e:
+        return _interrupted(out, before, report=not args.no_report, at_once=isinstance(e, _StoppedAtOnce))
     finally:
         signal.signal(signal.SIGINT, previous)
+    if rc == 2 or args.no_report or not any(out.glob("*.json")):
+        return rc
+    return _render(out) or rc
+
+
+def _render(out: Path) -> int:
+    """Renders the report of ``out`` after the run; its exit status (130 after Ctrl-C)."""
+    from .. import bench
+
+    outcome, said = bench.render_report(out)
+    if outcome == "interrupted":
+        print(f"simdex lab: interrupted while writing the report: the figures this run measured are in {out}; {said}",
+              file=sys.stderr)
+        return 130
+    print(said if outcome == "wrote" else f"simdex lab: {said}", file=sys.stderr)
+    return 0 if outcome == "wrote" else 1
 
 
 def _first_interrupt(signum, frame):
     """Ctrl-C reaches bench_lab too, which finishes the experiment under way and writes the ones
-    done; say so before waiting for it. A second Ctrl-C is a plain KeyboardInterrupt."""
-    signal.signal(signal.SIGINT, signal.default_int_handler)
+    done; say so before waiting for it. A second Ctrl-C stops both at once (_second_interrupt)."""
+    signal.signal(signal.SIGINT, _second_interrupt)
     print("\nsimdex lab: interrupted: finishing the experiment under way to keep the ones done "
           "(Ctrl-C again to stop at once)", file=sys.stderr, flush=True)
     raise KeyboardInterrupt
 
 
-def _interrupted(out: Path, started: float, report: bool = True) -> int:
-    """After Ctrl-C: what the interrupted run kept in ``out``, reported; exit status 130."""
+class _StoppedAtOnce(KeyboardInterrupt):
+    """The second Ctrl-C: bench_lab dies without writing the experiments it had finished."""
+
+
+def _second_interrupt(signum, frame):
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    raise _StoppedAtOnce
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    """Which file is at ``path`` (inode, mtime): bench_lab writes lab.json beside and renames it
+    over, so a file this run wrote differs from the one there before, however soon after."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_ino, st.st_mtime_ns
+
+
+def _interrupted(out: Path, before: tuple[int, int] | None, report: bool = True, at_once: bool = False) -> int:
+    """After Ctrl-C (``at_once``: a second one, which keeps nothing): what the interrupted run
+    kept in ``out`` (``before``: the lab.json there before it, by _identity), reported; exit
+    status 130."""
     path = out / "lab.json"
     try:
-        doc = json.loads(path.read_text()) if path.stat().st_mtime >= started - 1 else None
+        doc = json.loads(path.read_text()) if _identity(path) not in (None, before) else None
         block = doc.get("lab") if isinstance(doc, dict) else None
     except (OSError, ValueError):
         block = None
     if not isinstance(block, dict):
-        print(f"simdex lab: interrupted before an experiment finished: nothing written to {path}", file=sys.stderr)
+        why = "stopped at once by a second Ctrl-C" if at_once else "interrupted before an experiment finished"
+        earlier = " (it holds an earlier run's)" if path.exists() else ""
+        print(f"simdex lab: {why}: nothing written to {path}{earlier}", file=sys.stderr)
         return 130
     done, left = len(block.get("experiments", [])), len(block.get("not_run", []))
     if block.get("interrupted"):
@@ -167,16 +260,38 @@ def _interrupted(out: Path, started: float, report: bool = True) -> int:
     return 130
 
 
+def _names_among_options(parser: argparse.ArgumentParser) -> None:
+    """Lets experiment names come after options too (`simdex lab pointer_chase --reps 3 tlb`):
+    argparse takes a list of positionals in one run, and the rest read "unrecognized arguments".
+    The subcommand's parser is called through parse_known_args; this one parses intermixed."""
+
+    class Intermixed(type(parser)):
+        def parse_known_args(self, args=None, namespace=None):
+            if self._intermixing:  # parse_known_intermixed_args calls this twice itself
+                return super().parse_known_args(args, namespace)
+            self._intermixing = True
+            try:
+                return self.parse_known_intermixed_args(args, namespace)
+            finally:
+                self._intermixing = False
+
+    parser.__class__ = Intermixed
+    parser._intermixing = False
+
+
 def register(subparsers) -> None:
     p = subparsers.add_parser("lab", help="the hardware lab: measured machine facts with validity checks and verdicts",
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    _names_among_options(p)
     p.add_argument("experiments", nargs="*", metavar="EXPERIMENT",
                    help="experiment ids, study numbers or groups (default: all); 'list' lists them")
     g = p.add_mutually_exclusive_group()
     g.add_argument("--quick", action="store_true", help="small working sets, 5 repetitions (default)")
     g.add_argument("--full", action="store_true", help="working sets to 1 GiB, 10 repetitions")
     p.add_argument("--out", help=f"directory for lab.json and the report (default: {OUT})")
-    p.add_argument("--reps", type=repetitions, default=0, help="repetitions per figure, 1 to 1000 (default: 5 quick, 10 full)")
+    p.add_argument("--reps", type=repetitions, default=0,
+                   help="repetitions per figure, 1 to 1000 (default: 5 quick, 10 full); below 3 every experiment warns that "
+                        "its repetitions' agreement cannot be told, below 5 tlb measures no TLB cost")
     p.add_argument("--no-report", action="store_true", help="do not render REPORT.md / report.html")
     p.add_argument("--no-probe", action="store_true",
                    help="skip the machine-limits probe (quicker; the report then has no machine limits, and "
