@@ -13,6 +13,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "simdex/cpu.h"
@@ -198,15 +199,17 @@ class view {
 class snapshot : public view {
  public:
   snapshot() = default;
-  snapshot(snapshot&&) noexcept = default;
-  snapshot& operator=(snapshot&&) noexcept = default;
+  snapshot(snapshot&& o) noexcept
+      : view(std::move(o)), reader_(std::exchange(o.reader_, nullptr)) {}
+  snapshot& operator=(snapshot&&) noexcept;  // releases the snapshot it replaces
   ~snapshot();
   std::uint64_t seq() const noexcept { return tr_ ? tr_->seq : 0; }
   void release();  // ends the snapshot early; its views become invalid
 
  private:
   friend class database;
-  std::shared_ptr<detail::reader> reader_;
+  // Its registration; owned through clock_, which shares the reader's allocation.
+  detail::reader* reader_ = nullptr;
 };
 
 // A write transaction on one tree. The destructor aborts what was not committed, together with

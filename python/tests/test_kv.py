@@ -10,10 +10,16 @@ import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
 import simdex.kv as kv
+
+# A file these tests leave open is an error: its ResourceWarning comes from a destructor, which
+# pytest reports as an unraisable-exception warning.
+pytestmark = [pytest.mark.filterwarnings("error::ResourceWarning"),
+              pytest.mark.filterwarnings("error::pytest.PytestUnraisableExceptionWarning")]
 
 
 def test_memory_roundtrip_and_iteration():
@@ -136,10 +142,10 @@ def test_file_persists_and_cli(tmp_path):
     assert '"keys": 2000' in out
     ok = subprocess.run([sys.executable, "-m", "simdex", "kv", "check", path], capture_output=True, text=True)
     assert ok.returncode == 0, ok.stderr
-    raw = bytearray(open(path, "rb").read())
+    raw = bytearray(Path(path).read_bytes())
     raw[20] ^= 1
     raw[4096 + 20] ^= 1
-    open(path, "wb").write(bytes(raw))
+    Path(path).write_bytes(bytes(raw))
     bad = subprocess.run([sys.executable, "-m", "simdex", "kv", "check", path], capture_output=True, text=True)
     assert bad.returncode == 1 and "bad_checksum" in bad.stderr
 
@@ -166,7 +172,7 @@ def test_cli_stat_checks_first_and_counts_per_tree(tmp_path):
         for i in range(40):
             tx[b"k%02d" % i] = b"v" * 100  # out of line: value nodes
     db.close()
-    b = bytearray(open(small, "rb").read())
+    b = bytearray(Path(small).read_bytes())
     page = max((0, 1), key=lambda p: struct.unpack_from("<Q", b, p * 4096 + 16)[0])  # newer seq
     root = struct.unpack_from("<I", b, page * 4096 + 72 + 40)[0]  # meta_page.trees[0].root
     o = root * 64
@@ -177,7 +183,7 @@ def test_cli_stat_checks_first_and_counts_per_tree(tmp_path):
         klen, vlen = struct.unpack_from("<HH", b, o + off)
         assert vlen == 0xFFFF  # an out-of-line value
         struct.pack_into("<I", b, o + off + 4 + klen, 0x7FFFFFFF)
-    open(small, "wb").write(bytes(b))
+    Path(small).write_bytes(bytes(b))
     r = subprocess.run([sys.executable, "-m", "simdex", "kv", "stat", small], capture_output=True, text=True)
     assert r.returncode == 1 and "corrupt" in r.stderr and "value reference outside the file" in r.stderr, r
 
@@ -191,7 +197,7 @@ def test_tree_names_that_are_not_utf8(tmp_path):
     with db.write("zz") as tx:
         tx[b"k"] = b"v"
     db.close()
-    b = bytearray(open(path, "rb").read())
+    b = bytearray(Path(path).read_bytes())
     page = max((0, 1), key=lambda p: struct.unpack_from("<Q", b, p * 4096 + 16)[0])  # newer seq
     base, sum_at = page * 4096, page * 4096 + 72 + 32 * 64  # meta_page: 32 tree slots, checksum
     assert struct.unpack_from("<Q", b, sum_at)[0] == xxhash.xxh3_64_intdigest(bytes(b[base:sum_at]))
@@ -199,7 +205,7 @@ def test_tree_names_that_are_not_utf8(tmp_path):
     assert bytes(b[name_at:name_at + 3]) == b"zz\0"
     b[name_at:name_at + 2] = b"\xffz"
     struct.pack_into("<Q", b, sum_at, xxhash.xxh3_64_intdigest(bytes(b[base:sum_at])))
-    open(path, "wb").write(bytes(b))
+    Path(path).write_bytes(bytes(b))
     db = kv.open(path, read_only=True)
     assert db.trees() == ["\udcffz"] and db.trees()[0].encode("utf-8", "surrogateescape") == b"\xffz"
     with db.read(db.trees()[0]) as snap:  # the escaped name opens the tree it names
@@ -484,7 +490,7 @@ def test_damaged_newest_commit_record_is_reported(tmp_path):
                    "detail": ""}
     db.close()
     assert kv.open().recovery()["meta_fallback"] is False
-    good = open(path, "rb").read()
+    good = Path(path).read_bytes()
 
     def cli(*args):
         return subprocess.run([sys.executable, "-m", "simdex", "kv", *args, path],
@@ -492,7 +498,7 @@ def test_damaged_newest_commit_record_is_reported(tmp_path):
 
     raw = bytearray(good)
     raw[(3 % 2) * 4096 + 300] ^= 0x40  # the newest page (commit 3): checksum mismatch
-    open(path, "wb").write(bytes(raw))
+    Path(path).write_bytes(bytes(raw))
     db = kv.open(path, read_only=True)
     rec = db.recovery()
     assert rec["meta_fallback"] is True and rec["seq"] == 2 and rec["lost_seq"] == 3
@@ -515,7 +521,7 @@ def test_damaged_newest_commit_record_is_reported(tmp_path):
 
     raw = bytearray(good)
     raw[4096 - (3 % 2) * 4096 + 300] ^= 0x40  # the older page: nothing is lost
-    open(path, "wb").write(bytes(raw))
+    Path(path).write_bytes(bytes(raw))
     ok = cli("check")
     assert ok.returncode == 0, ok.stderr
     assert "older commit record" in ok.stderr and "nothing is lost" in ok.stderr

@@ -271,6 +271,43 @@ def test_mapping_methods_of_a_transaction():
     assert inspect.getdoc(kv.Database.drop)
 
 
+def test_tree_name_limit_is_exported():
+    """MAX_TREE_NAME is the store's limit on a tree name's UTF-8 bytes (kMaxTreeName): a name
+    that long works, one byte more is refused, and a name in UTF-8 counts its bytes."""
+    assert kv.MAX_TREE_NAME == 39 and "MAX_TREE_NAME" in kv.__all__
+    db = kv.open()
+    longest = "t" * kv.MAX_TREE_NAME
+    with db.write(longest) as tx:
+        tx[b"k"] = b"v"
+    assert db.trees() == [longest] and db.read(longest)[b"k"] == b"v"
+    for name in ("t" * (kv.MAX_TREE_NAME + 1), "é" * (kv.MAX_TREE_NAME // 2 + 1)):
+        with pytest.raises(ValueError, match=f"at most {kv.MAX_TREE_NAME} bytes"):
+            db.write(name)
+    assert "MAX_TREE_NAME" in inspect.getdoc(kv.Database)
+    db.close()
+
+
+def test_read_is_the_native_one_unless_a_subclass_has_its_own():
+    """Database.read on an instance is the native read() (no Python frame per snapshot); a
+    subclass's own read() still wins, and a closed database's read() raises as before."""
+    db = kv.open()
+    assert db.read.__self__ is db._db and "Database.read" in inspect.getdoc(db.read)
+
+    class Logged(kv.Database):
+        def read(self, tree=""):
+            self.reads = getattr(self, "reads", 0) + 1
+            return super().read(tree)
+
+    mine = Logged(kv._native.Database.open(None, "none", False))
+    with mine.read() as s:
+        assert len(s) == 0
+    assert mine.reads == 1
+    mine.close()
+    db.close()
+    with pytest.raises(ValueError, match="database is closed"):
+        db.read()
+
+
 def test_bulk_load_errors_name_the_pair():
     db = _tree()
     with db.write("t") as tx:

@@ -494,3 +494,18 @@ def test_dump_to_an_unwritable_place_names_the_command(tmp_path):
         err = r.stderr.decode()
         assert r.returncode == 1, r
         assert err.startswith("simdex kv dump: ") and "nothing written" in err, err
+
+
+@pytest.mark.parametrize("cmd, args", [("stat", ["F"]), ("check", ["F"]), ("dump", ["F"]), ("load", ["F"]),
+                                       ("compact", ["F"]), ("get", ["F", "k"]), ("put", ["F", "k", "v"]),
+                                       ("del", ["F", "k"]), ("scan", ["F"])])
+def test_an_extra_argument_is_refused_with_the_subcommands_usage(tmp_path, cmd, args):
+    """`simdex kv get FILE KEY extra` printed the top-level `simdex` usage (argparse hands a
+    subcommand's leftovers up): each kv subcommand says its own, and exits 2 before any work."""
+    f = tmp_path / "x.kv"
+    r = _kv(cmd, *[f if a == "F" else a for a in args], "extra")
+    err = r.stderr.decode()
+    assert r.returncode == 2, r
+    assert err.startswith(f"usage: simdex kv {cmd} "), err
+    assert f"simdex kv {cmd}: error: unrecognized arguments: extra" in err, err
+    assert not f.exists()  # nothing ran (load and put would have created it)

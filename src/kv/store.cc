@@ -240,6 +240,50 @@ std::uint64_t db_impl::birth_of(std::uint64_t txn) const {
   return it == commit_ids.begin() ? 0 : std::prev(it)->second;
 }
 
+void reader_table::add(std::uint64_t seq) {
+  if (v_.empty() || v_.back().seq < seq) {
+    v_.push_back({seq, 1});
+  } else {
+    // At or below the newest entry: the newest commit's, as a rule (a snapshot sees the newest
+    // commit); a lower one only if the database's seq went back (compact's swap, which needs no
+    // live snapshot), where it is inserted in order.
+    auto it = std::lower_bound(v_.begin(), v_.end(), seq,
+                               [](const entry& e, std::uint64_t s) { return e.seq < s; });
+    if (it != v_.end() && it->seq == seq)
+      ++it->n;
+    else
+      v_.insert(it, {seq, 1});
+  }
+  ++live_;
+}
+
+void reader_table::remove(std::uint64_t seq) noexcept {
+  auto it = v_.end() - 1;
+  if (it->seq != seq)
+    it = std::lower_bound(v_.begin(), v_.end(), seq,
+                          [](const entry& e, std::uint64_t s) { return e.seq < s; });
+  --it->n;
+  --live_;
+}
+
+void reader_table::prune() noexcept {
+  std::erase_if(v_, [](const entry& e) { return e.n == 0; });
+}
+
+bool reader_table::any_in(std::uint64_t lo, std::uint64_t hi) const noexcept {
+  auto it = std::lower_bound(v_.begin(), v_.end(), lo,
+                             [](const entry& e, std::uint64_t s) { return e.seq < s; });
+  for (; it != v_.end() && it->seq < hi; ++it)
+    if (it->n) return true;
+  return false;
+}
+
+std::uint64_t reader_table::oldest(std::uint64_t none) const noexcept {
+  for (const entry& e : v_)
+    if (e.n) return e.seq;
+  return none;
+}
+
 // A node written by commit B and replaced by commit T is visible to snapshots taken at
 // sequence numbers in [B, T) only, so it can be reused once no live snapshot lies in that
 // interval: a long-lived reader pins the versions it can see, not everything freed after it.
@@ -249,6 +293,7 @@ void db_impl::reclaim_locked() {
   if (readers_left) {
     freed_checked = 0;
     readers_left = false;
+    readers.prune();  // what ended: any_in() and oldest() then find live entries at once
   }
   // Memory first: running out of it here changes nothing (running out with logging off left it
   // off, and later commits' free-space records missed changes: a corrupt file).
@@ -262,8 +307,7 @@ void db_impl::reclaim_locked() {
   try {
     for (; i < freed.size(); ++i) {
       const tagged_extent& f = freed[i];
-      auto r = readers.lower_bound(f.birth);
-      if (r != readers.end() && *r < f.tag) {
+      if (readers.any_in(f.birth, f.tag)) {
         keep.push_back(f);
         continue;
       }
@@ -284,7 +328,7 @@ void db_impl::reclaim_locked() {
   freed = std::move(keep);
   freed_checked = freed.size();
   // Births older than the oldest reader all act alike: forget their commits.
-  const std::uint64_t oldest = readers.empty() ? seq : *readers.begin();
+  const std::uint64_t oldest = readers.oldest(seq);
   std::size_t drop = 0;
   while (drop + 1 < commit_ids.size() && commit_ids[drop + 1].second <= oldest) ++drop;
   commit_ids.erase(commit_ids.begin(), commit_ids.begin() + static_cast<std::ptrdiff_t>(drop));
@@ -329,18 +373,15 @@ void txn_state::release(std::uint32_t ref) {
     levels.back().pending.push_back({ref, h->units, h->txn});
 }
 
-reader::~reader() { release(); }
 void reader::release() {
-  clock->changed();
+  clock.changed();
   if (!live) return;
-  if (db->forked) {  // the parent's reader table: not this process's to change (nor its mutex)
-    live = false;
-    return;
-  }
-  std::lock_guard<std::mutex> g(db->mu);
-  db->readers.erase(db->readers.find(tr.seq));
-  db->readers_left = true;
   live = false;
+  if (db->forked)
+    return;  // the parent's reader table: not this process's to change (nor its mutex)
+  std::lock_guard<std::mutex> g(db->mu);
+  db->readers.remove(tr.seq);
+  db->readers_left = true;
 }
 
 namespace {
@@ -512,10 +553,22 @@ void view::validate() const {
   tree_validate(*db_, tr_->root, tr_->count, used, sp.hwm, sp.next_id);
 }
 
-snapshot::~snapshot() = default;
+// The reader may outlive the snapshot (its cursors hold its clock), so the snapshot ends it.
+snapshot::~snapshot() {
+  if (reader_) reader_->release();
+}
+snapshot& snapshot::operator=(snapshot&& o) noexcept {
+  if (this != &o) {
+    release();
+    view::operator=(std::move(o));
+    reader_ = std::exchange(o.reader_, nullptr);
+  }
+  return *this;
+}
 void snapshot::release() {
   if (reader_) reader_->release();
-  reader_.reset();
+  reader_ = nullptr;
+  clock_.reset();  // the reader, unless a cursor still holds it
   db_.reset();
   tr_ = nullptr;
 }
@@ -1351,7 +1404,7 @@ snapshot database::read(std::string_view tree) const {
   check_tree_name(tree);
   snapshot s;
   auto r = std::make_shared<reader>();
-  r->db = db_;
+  r->db = &db;
   {
     std::unique_lock<std::mutex> g(db.mu);
     // compact() (on another thread) is about to swap the file out from under a new snapshot;
@@ -1366,13 +1419,13 @@ snapshot database::read(std::string_view tree) const {
     }
     r->tr.seq = db.seq;
     s.snap_space_ = {db.pub_hwm, db.pub_free_units, db.pub_next_id};  // published with db.seq
-    db.readers.insert(db.seq);
+    db.readers.add(db.seq);
     r->live = true;
   }
   s.db_ = db_;
   s.tr_ = &r->tr;
-  s.clock_ = r->clock;
-  s.reader_ = std::move(r);
+  s.reader_ = r.get();
+  s.clock_ = std::shared_ptr<const view_clock>(std::move(r), &s.reader_->clock);
   return s;
 }
 

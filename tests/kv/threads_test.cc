@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -505,6 +506,76 @@ TEST(KvSpace, GrowthBoundedOverManyCommits) {
   }
   db.close();
   std::remove(path.c_str());
+}
+
+// The reader table counts snapshots per commit: several snapshots of one commit, and of
+// commits around it, ended in shuffled order (release(), destruction, a move-assignment over
+// one), leave the space of what any of them sees unused until the last of them ends, however
+// many commits that rewrite every key run in between; a cursor outliving its snapshot and its
+// database frees nothing twice (ASan); compact() sees every snapshot end.
+TEST(KvSpace, SnapshotsOfOneCommitEndInAnyOrder) {
+  kv::database db = kv::database::memory();
+  std::uint64_t round = 0;
+  tree_model model;
+  auto rewrite = [&] {  // every key gets a new value: every node of the last commit is freed
+    ++round;
+    kv::write_tx w = db.write();
+    for (std::uint64_t i = 0; i < 600; ++i) {
+      const std::string k = kvt::numbered("key", i * 7919);
+      const std::string v = value_of(round, i);
+      w.put(k, v);
+      model[k] = v;
+    }
+    w.commit();
+  };
+  std::mt19937_64 r(11);
+  for (int trial = 0; trial < 6; ++trial) {
+    SCOPED_TRACE(trial);
+    struct held {
+      kv::snapshot s;
+      tree_ptr m;
+    };
+    std::vector<held> snaps;
+    for (int commit = 0; commit < 3; ++commit) {
+      rewrite();
+      auto m = std::make_shared<const tree_model>(model);
+      // Most of them of the middle commit: its entry's count goes up and down the most.
+      for (int i = 0; i < (commit == 1 ? 8 : 2); ++i) snaps.push_back({db.read(), m});
+    }
+    std::shuffle(snaps.begin(), snaps.end(), r);
+    std::optional<kv::cursor> orphan;  // outlives its snapshot (refuses) and the database
+    while (!snaps.empty()) {
+      for (const held& h : snaps) ASSERT_NO_FATAL_FAILURE(kvt::expect_same(h.s, *h.m));
+      EXPECT_THROW(db.compact(), kv::error);  // busy: snapshots are open
+      if (!orphan && r() % 3 == 0) orphan = snaps.back().s.make_cursor();
+      switch (r() % 3) {
+        case 0:
+          snaps.back().s.release();
+          break;
+        case 1:
+          if (snaps.size() > 1) {  // the one assigned over ends, the moved one lives on
+            snaps.front().s = std::move(snaps.back().s);
+            snaps.front().m = snaps.back().m;
+          }
+          break;
+        default:
+          break;  // destroyed by pop_back
+      }
+      snaps.pop_back();
+      rewrite();
+      rewrite();
+    }
+    if (orphan) {
+      EXPECT_THROW(orphan->first(), kv::error);
+    }
+    db.compact();  // no snapshot is left open
+    db.validate();
+  }
+  kv::snapshot last = db.read();
+  kv::cursor orphan = last.make_cursor();
+  last = kv::snapshot();  // released by the assignment
+  db.close();             // the last handle: the database is gone, the cursor holds its clock
+  EXPECT_THROW(orphan.next(), kv::error);
 }
 
 // compact() beside threads that take snapshots of the same database object: it is refused with

@@ -386,7 +386,7 @@ struct py_snapshot : snapshot {
   py_snapshot& operator=(const py_snapshot&) = delete;
   ~py_snapshot() { unlink(); }
 
-  void link(const std::shared_ptr<open_snapshots>& l) {
+  void link(open_snapshots* l) {
     list_ = l;
     next_ = l->head;
     if (next_) next_->prev_ = this;
@@ -397,7 +397,7 @@ struct py_snapshot : snapshot {
     (prev_ ? prev_->next_ : list_->head) = next_;
     if (next_) next_->prev_ = prev_;
     prev_ = next_ = nullptr;
-    list_.reset();
+    list_ = nullptr;
   }
   // Releases it (`reason`: whose close it was); later ends do nothing.
   void end(const char* reason) {
@@ -418,7 +418,7 @@ struct py_snapshot : snapshot {
   nb::object live;            // the iterations' chunks (see end_iterations), made by the first
 
  private:
-  std::shared_ptr<open_snapshots> list_;  // null when not linked
+  open_snapshots* list_ = nullptr;  // null when not linked (the database's, or it was destroyed)
   py_snapshot* prev_ = nullptr;
   py_snapshot* next_ = nullptr;
   friend struct py_database;
@@ -426,6 +426,13 @@ struct py_snapshot : snapshot {
 
 struct py_database : database {
   explicit py_database(database&& d) : database(std::move(d)) {}
+  py_database(py_database&&) noexcept = default;
+  // Snapshots may outlive the database object: they are unlinked, and keep no pointer to the
+  // list (a shared_ptr to it cost two atomic operations per read()).
+  ~py_database() {
+    if (!snaps) return;  // moved from
+    while (snaps->head) snaps->head->unlink();
+  }
   // Ends the open snapshots: each one a call of another thread is using is left (it ends by
   // itself, or by the next close()), and then busy is raised.
   void end_snapshots() {
@@ -439,7 +446,7 @@ struct py_database : database {
     }
     if (busy) refuse_busy();
   }
-  std::shared_ptr<open_snapshots> snaps = std::make_shared<open_snapshots>();
+  std::unique_ptr<open_snapshots> snaps = std::make_unique<open_snapshots>();
 };
 
 // Before a read of a view: refused when its database closed it, or while another thread's call
@@ -848,10 +855,13 @@ void bind_kv(nb::module_& m) {
           "``with db.read() as s:`` gives the snapshot itself.")
       .def(
           "__exit__",
-          [close](py_snapshot& s, nb::args) {
+          // The three arguments `with` passes, named: nanobind's positional dispatch, where
+          // *args cost a tuple and its general path (7 % of the block's instructions).
+          [close](py_snapshot& s, nb::handle, nb::handle, nb::handle) {
             close(s);
             return false;
           },
+          nb::arg("exc_type").none(), nb::arg("exc").none(), nb::arg("tb").none(),
           "The end of the ``with`` block closes it (an error in the block propagates).")
       // Why it was closed (None: open), for the Python layer's messages.
       .def("_closed", [](const py_snapshot& s) { return s.why ? nb::str(s.why) : nb::object(); })
@@ -908,10 +918,12 @@ void bind_kv(nb::module_& m) {
             py_snapshot* p = nb::inst_ptr<py_snapshot>(s);
             new (p) py_snapshot(d.read(name));  // on an error the instance, not ready, is dropped
             nb::inst_mark_ready(s);
-            p->link(d.snaps);
+            p->link(d.snaps.get());
             return s;
           },
-          nb::arg("tree").none() = "")
+          nb::arg("tree").none() = "",
+          // simdex.kv.Database's read() on its instances (see Database.__init__).
+          "A snapshot of the tree's committed state (O(1)); see simdex.kv.Database.read.")
       .def(
           "write",
           [](py_database& d, nb::handle tree) {
@@ -1003,6 +1015,7 @@ void bind_kv(nb::module_& m) {
       nb::arg("obj"), nb::arg("name") = "key", nb::arg("value") = false);
   b.attr("MAX_KEY") = kMaxKey;
   b.attr("MAX_VALUE") = kMaxValue;
+  b.attr("MAX_TREE_NAME") = kMaxTreeName;
 }
 
 }  // namespace simdex::py

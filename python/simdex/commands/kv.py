@@ -569,10 +569,25 @@ def _scan(args, kv) -> int:
     return 0
 
 
+def _refusing_extras(base: type) -> type:
+    """A parser class like base whose parse refuses arguments left over with its own usage.
+    argparse hands a subcommand's leftovers up to the top parser, which printed `simdex`'s
+    usage for `simdex kv get FILE KEY extra` instead of `simdex kv get`'s."""
+
+    class Parser(base):
+        def parse_known_args(self, args=None, namespace=None):
+            namespace, extras = super().parse_known_args(args, namespace)
+            if extras:
+                self.error("unrecognized arguments: " + " ".join(extras))  # exits 2
+            return namespace, extras
+
+    return Parser
+
+
 def register(subparsers) -> None:
     p = subparsers.add_parser("kv", help="kv database files: stat, check, dump, load, compact, get, put, del, scan",
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = p.add_subparsers(dest="kv_command", required=True, metavar="COMMAND")
+    sub = p.add_subparsers(dest="kv_command", required=True, metavar="COMMAND", parser_class=_refusing_extras(type(p)))
     # description= too: `simdex kv stat --help` showed only the usage line.
     s = sub.add_parser("stat", help="keys, depth, node counts, bytes per key, free space",
                        description="Per tree: keys, depth, node counts, the tree's node bytes per key, "
