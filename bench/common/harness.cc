@@ -1,14 +1,16 @@
 #include "harness.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <stdexcept>
 
@@ -138,6 +140,29 @@ std::string param_text(const std::string& key, const param_value& v) {
           return std::to_string(x);
       },
       v);
+}
+
+// Writes text to path beside it and renames it over: a run killed while writing (Ctrl-C twice, a
+// timeout) must leave the last complete file or none, never a truncated one the report would trip
+// over. 0, or the errno of the step that failed (the user is told why, not only that).
+int write_replacing(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  if (fd < 0) return errno;
+  int err = 0;
+  for (std::size_t done = 0; done < text.size();) {
+    ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      err = errno;
+      break;
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  if (::close(fd) != 0 && err == 0) err = errno;
+  if (err == 0 && std::rename(tmp.c_str(), path.c_str()) != 0) err = errno;
+  if (err != 0) ::unlink(tmp.c_str());
+  return err;
 }
 
 std::string label_of(const std::string& workload, const params& p) {
@@ -278,21 +303,17 @@ std::string session::write() {
       {"results", json::array(rows)},
   };
   doc.insert(doc.end(), attached_.begin(), attached_.end());
-  std::string text = json::object(doc);
-  std::filesystem::create_directories(opts_.out_dir);
+  std::string text = json::object(doc) + "\n";
+  std::error_code made;
+  std::filesystem::create_directories(opts_.out_dir, made);
+  if (made) {
+    std::fprintf(stderr, "cannot create %s: %s\n", opts_.out_dir.c_str(), made.message().c_str());
+    std::exit(1);
+  }
   std::string path = (std::filesystem::path(opts_.out_dir) / (opts_.component + ".json")).string();
-  // Written beside and renamed over: a run killed while writing (Ctrl-C twice, a timeout) must
-  // leave the last complete file or none, never a truncated one the report would trip over.
-  std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp);
-    out << text << "\n";
-    out.close();
-    if (!out || std::rename(tmp.c_str(), path.c_str()) != 0) {
-      std::remove(tmp.c_str());
-      std::fprintf(stderr, "cannot write %s\n", path.c_str());
-      std::exit(1);
-    }
+  if (int err = write_replacing(path, text); err != 0) {
+    std::fprintf(stderr, "cannot write %s: %s\n", path.c_str(), std::strerror(err));
+    std::exit(1);
   }
   std::fprintf(stderr, "wrote %s\n", path.c_str());
   return path;

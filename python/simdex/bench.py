@@ -3,6 +3,7 @@ peers join each component's JSON, then renders the report."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import subprocess
@@ -127,6 +128,64 @@ def _log_tail(path: Path, lines: int = 3) -> str:
     return "\n".join(text[-lines:])
 
 
+class FolderBusy(Exception):
+    """Another run holds the output folder (FolderLock.acquire); the message names it."""
+
+
+class FolderLock:
+    """An exclusive lock on a run's output folder, so that one run at a time writes there: two
+    runs into one folder measure each other, and the one that ends last replaces the other's
+    JSON and report. It is a flock on the folder itself, so it ends with the process however the
+    process ends. Taken again in the process that holds it, it is granted (simdex lab holds it
+    across its own report, and bench.run inside takes it too)."""
+
+    _held: dict = {}  # (st_dev, st_ino) of a folder this process holds: [descriptor, holders]
+
+    def __init__(self, folder: Path):
+        self.folder = Path(folder)
+        self._key = None
+
+    def acquire(self) -> None:
+        """Takes the lock (making the folder), or raises FolderBusy. A folder that cannot be made
+        or opened, or a file system without locks, leaves the run unguarded: the run then says
+        what is wrong with the folder, or goes ahead."""
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.folder, os.O_RDONLY | os.O_DIRECTORY)
+        except OSError:
+            return
+        st = os.fstat(fd)
+        key = (st.st_dev, st.st_ino)
+        held = FolderLock._held.get(key)
+        if held is not None:
+            os.close(fd)
+            held[1] += 1
+            self._key = key
+            return
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise FolderBusy(f"another simdex bench or simdex lab run is writing into {self.folder}: its JSON and "
+                             "report would replace this run's, and the two runs would measure each other; wait for "
+                             "it to end, or give another --out") from None
+        except OSError:
+            os.close(fd)
+            return
+        FolderLock._held[key] = [fd, 1]
+        self._key = key
+
+    def release(self) -> None:
+        if self._key is None:
+            return
+        held = FolderLock._held[self._key]
+        held[1] -= 1
+        if held[1] == 0:
+            del FolderLock._held[self._key]
+            os.close(held[0])  # closing the last descriptor ends the flock
+        self._key = None
+
+
 def run(components: list[str], mode: str = "quick", out: str = "bench-results", only=(), reps: int = 0,
         probe: bool = True, report: bool = True, catch_interrupt: bool = True) -> int:
     """Runs the components' benchmarks into ``out`` and renders the report; the exit status.
@@ -179,7 +238,20 @@ def run(components: list[str], mode: str = "quick", out: str = "bench-results", 
         args += ["--reps", str(reps)]
     if not probe:
         args.append("--no-probe")
+    lock = FolderLock(outdir)
+    try:
+        lock.acquire()
+    except FolderBusy as e:
+        console.print(str(e), style="red", highlight=False, markup=False)
+        return 1
+    try:
+        return _run_locked(console, wanted, have, python_only, args, outdir, mode, reps, only, report, catch_interrupt)
+    finally:
+        lock.release()
 
+
+def _run_locked(console, wanted, have, python_only, args, outdir, mode, reps, only, report, catch_interrupt) -> int:
+    """The run itself, once it holds outdir (run's exit status)."""
     failed = []
     unmatched = []  # components that --only left nothing to measure (their JSON is an earlier run's or empty)
     finished = []  # components whose figures this run wrote in full
@@ -224,36 +296,11 @@ def _run_all(console, wanted, have, python_only, args, outdir, mode, reps, only,
     with Progress(TextColumn("{task.description:<60}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
                   TimeElapsedColumn(), console=console, transient=False) as progress:
         for c in [c for c in wanted if c in have]:
-            task = progress.add_task(f"{c}: starting", total=1)
-            t0 = time.monotonic()
-            json_path = outdir / f"{c}.json"
-            earlier = _earlier_results(json_path) if only else None
-            rc = _run_native(c, args, outdir / f"{c}.log", progress, task)
-            if rc != 0 or not json_path.exists():
-                failed.append(c)
-                progress.update(task, description=f"[red]{c}: failed (exit {rc}), see {outdir / (c + '.log')}")
-                tail = _log_tail(outdir / f"{c}.log")
-                if tail:
-                    console.print(tail, highlight=False, markup=False)
-                continue
-            progress.update(task, description=f"{c}: python-side peers")
-            try:
-                _run_python_side(c, json_path, mode, reps, only)
-            except Exception as e:  # a Python peer failing must not lose the native figures
-                failed.append(c)
-                console.print(f"[red]{c}: python-side benchmark failed: {e!r}")
-            else:
-                finished.append(c)
-                if only and not _has_results(json_path):
-                    unmatched.append(c)
-                    if earlier is not None:  # a typo in --only replaced a whole run with nothing
-                        with Output(json_path) as o:
-                            write_all(o.file, earlier)
-                        console.print(f"{c}: kept the earlier {json_path}, as --only measured nothing", highlight=False)
-            progress.update(task, description=f"{c}: done in {time.monotonic() - t0:.0f} s")
+            _run_component(console, progress, c, args, outdir, mode, reps, only, failed, unmatched, finished)
         for c in python_only:
             task = progress.add_task(f"{c}: starting", total=None)
             t0 = time.monotonic()
+            earlier = _earlier_results(outdir / f"{c}.json") if only else None
             try:
                 written = _components.part("benchmarks", c).run_standalone(
                     outdir, mode, reps, log=lambda msg, c=c, task=task: progress.update(task, description=f"{c}: {msg}"),
@@ -268,7 +315,116 @@ def _run_all(console, wanted, have, python_only, args, outdir, mode, reps, only,
                 progress.update(task, description=f"{c}: no workload matches --only", total=1, completed=1)
                 continue
             finished.append(c)
+            _say_what_a_subset_replaced(console, outdir, c, earlier, only)
             progress.update(task, description=f"{c}: done in {time.monotonic() - t0:.0f} s", total=1, completed=1)
+
+
+def _run_component(console, progress, c, args, outdir, mode, reps, only, failed, unmatched, finished):
+    """Runs component c's program and Python side (see _run_all); its log goes where _place_log
+    says, also after Ctrl-C."""
+    task = progress.add_task(f"{c}: starting", total=1)
+    t0 = time.monotonic()
+    json_path = outdir / f"{c}.json"
+    before = _identity(json_path)
+    earlier = _earlier_results(json_path) if only else None
+    staged = outdir / f"{c}.log.new"  # the log while the program runs (see _place_log)
+    restored = native_failed = False
+    try:
+        rc = _run_native(c, args, staged, progress, task)
+        # A program's JSON is renamed into place, so this run's file is another file than before.
+        native_failed = rc != 0 or _identity(json_path) in (None, before)
+        if native_failed:
+            failed.append(c)
+        else:
+            progress.update(task, description=f"{c}: python-side peers")
+            try:
+                _run_python_side(c, json_path, mode, reps, only)
+            except Exception as e:  # a Python peer failing must not lose the native figures
+                failed.append(c)
+                console.print(f"[red]{c}: python-side benchmark failed: {e!r}")
+            else:
+                finished.append(c)
+                if only and not _has_results(json_path):
+                    unmatched.append(c)
+                    if earlier is not None:  # a typo in --only replaced a whole run with nothing
+                        with Output(json_path) as o:
+                            write_all(o.file, earlier)
+                        restored = True
+                        console.print(f"{c}: kept the earlier {json_path}, as --only measured nothing", highlight=False)
+    finally:  # after Ctrl-C too: the lab keeps the experiments it finished, and their log with them
+        kept = not restored and _identity(json_path) not in (None, before)
+        if kept:
+            _say_what_a_subset_replaced(console, outdir, c, earlier, only)
+        log = _place_log(outdir, c, staged, kept=kept, failed=native_failed)
+    if native_failed:
+        said = f"exit {rc}" if rc != 0 else "exit 0 without writing its JSON"
+        progress.update(task, description=f"[red]{c}: failed ({said})")
+        # On a line of its own: the status column cuts a long path short.
+        console.print(f"{c}: failed ({said}), see {log}", style="red", highlight=False, markup=False)
+        tail = _log_tail(log)
+        if tail:
+            console.print(tail, highlight=False, markup=False)
+        return
+    progress.update(task, description=f"{c}: done in {time.monotonic() - t0:.0f} s")
+
+
+def _place_log(outdir: Path, c: str, staged: Path, kept: bool, failed: bool) -> Path:
+    """Puts this run's log of c (written to ``staged``) where it belongs; where it went. The
+    log beside a JSON is that JSON's: this run's becomes <c>.log when this run's JSON is kept or
+    no JSON is there. Where an earlier run's JSON stays, its log stays too, and this run's is
+    kept as <c>.failed.log when the program failed (it says why), else dropped (Ctrl-C before
+    anything was kept, an --only that measured nothing)."""
+    log, failed_log = outdir / f"{c}.log", outdir / f"{c}.failed.log"
+    try:
+        if kept or not (outdir / f"{c}.json").exists():
+            os.replace(staged, log)
+            failed_log.unlink(missing_ok=True)  # about a run whose JSON this one replaces
+            return log
+        if failed:
+            os.replace(staged, failed_log)
+            return failed_log
+        staged.unlink(missing_ok=True)
+    except OSError:  # the folder went away or turned read-only: nothing better to do with the log
+        pass
+    return log
+
+
+def _workloads(doc: bytes | Path) -> list[str]:
+    """The workloads a benchmark JSON (its bytes, or its path) has figures of, in order."""
+    try:
+        results = json.loads(doc.read_bytes() if isinstance(doc, Path) else doc).get("results") or []
+        return list(dict.fromkeys(str(r.get("workload")) for r in results if isinstance(r, dict)))
+    except (OSError, ValueError, AttributeError):
+        return []
+
+
+def _say_what_a_subset_replaced(console, outdir: Path, c: str, earlier: bytes | None, only) -> None:
+    """After an --only run replaced c's JSON: when the earlier one had workloads this run did not
+    measure, keeps it as <c>.json.prev (with its log as <c>.log.prev) and says so. Runs are not
+    merged: every figure of one JSON comes from one run, its environment and its interleaving."""
+    if not only or earlier is None:
+        return
+    now = set(_workloads(outdir / f"{c}.json"))
+    before = _workloads(earlier)
+    lost = [w for w in before if w not in now]
+    if not lost:
+        return
+    prev = outdir / f"{c}.json.prev"  # not *.json: the report does not read it
+    try:
+        with Output(prev) as o:
+            write_all(o.file, earlier)
+        if (outdir / f"{c}.log").exists():
+            os.replace(outdir / f"{c}.log", outdir / f"{c}.log.prev")
+        else:  # one left from an older run would read as this earlier run's
+            (outdir / f"{c}.log.prev").unlink(missing_ok=True)
+        kept = f"the earlier file is now {prev} (move it back over {c}.json to restore it)"
+    except OSError as e:
+        kept = f"it could not be kept ({e.strerror or e})"
+    named = ", ".join(lost[:4]) + (f" and {len(lost) - 4} more" if len(lost) > 4 else "")
+    console.print(f"{c}: this run measured only {', '.join(only)} and replaced {outdir / (c + '.json')}, which held an "
+                  f"earlier run of {len(before)} workload{'s' if len(before) != 1 else ''}; {len(lost)} of them "
+                  f"({named}) {'was' if len(lost) == 1 else 'were'} not measured now and {'is' if len(lost) == 1 else 'are'} "
+                  f"no longer in the report; {kept}", style="yellow", highlight=False, markup=False)
 
 
 def _interrupted(console, outdir: Path, planned: list, finished: list, report: bool, since: float) -> int:

@@ -109,7 +109,7 @@ def test_ctrl_c_in_simdex_bench_says_what_finished(tmp_path):
     p = subprocess.Popen([sys.executable, "-m", "simdex", "bench", "primitives", "btree", "--no-probe", "--out", str(out)],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     deadline = time.monotonic() + 120  # primitives takes seconds, btree's quick run minutes
-    while p.poll() is None and time.monotonic() < deadline and not (out / "btree.log").exists():
+    while p.poll() is None and time.monotonic() < deadline and not (out / "btree.log.new").exists():  # btree's log, while it runs
         time.sleep(0.05)
     time.sleep(0.5)
     assert p.poll() is None, p.communicate()[1]

@@ -512,7 +512,7 @@ def test_a_second_simdex_lab_into_the_same_folder_is_refused(tmp_path, monkeypat
         assert args.func(args) == 1
     finally:
         os.close(held)
-    assert ran == [] and f"another simdex lab is writing into {tmp_path}" in capsys.readouterr().err
+    assert ran == [] and f"another simdex bench or simdex lab run is writing into {tmp_path}" in capsys.readouterr().err
     assert args.func(args) == 0 and ran == [str(tmp_path)]  # once it has ended
 
 

@@ -14,15 +14,13 @@ Writes DIR/lab.json (the benchmark schema plus a "lab" block) and renders DIR/RE
 DIR/report.html from every JSON in DIR, so a lab run can share a directory with `simdex bench`.
 Ctrl-C stops after the experiment under way and keeps (and reports) the experiments done;
 Ctrl-C again stops at once and keeps nothing. Experiment names and options go in any order; a
-second `simdex lab` into the same DIR is refused while one runs.
+second run (`simdex lab` or `simdex bench`) into the same DIR is refused while one runs.
 """
 
 from __future__ import annotations
 
 import argparse
-import fcntl
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -137,36 +135,17 @@ def _cmd_lab(args) -> int:
         print(f"simdex lab: no experiment {', '.join(unknown)}; `simdex lab list` shows them", file=sys.stderr)
         return 2
     out = Path(args.out or OUT)
+    # bench.run takes this lock too; held here, it also covers the report rendered after it.
+    lock = bench.FolderLock(out)
     try:
-        lock = _lock(out)
-    except BlockingIOError:
-        print(f"simdex lab: another simdex lab is writing into {out}: its lab.json and report would replace this "
-              "run's, and the two would measure each other; wait for it, or give another --out", file=sys.stderr)
+        lock.acquire()
+    except bench.FolderBusy as e:
+        print(f"simdex lab: {e}", file=sys.stderr)
         return 1
     try:
         return _run(args, out)
     finally:
-        if lock is not None:
-            os.close(lock)
-
-
-def _lock(out: Path) -> int | None:
-    """An exclusive lock on the folder ``out`` for this run (BlockingIOError while another run
-    holds it), or None where the folder cannot be made (bench.run then says why)."""
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-        fd = os.open(out, os.O_RDONLY | os.O_DIRECTORY)
-    except OSError:
-        return None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        os.close(fd)
-        raise
-    except OSError:  # a file system without locks: the run goes ahead unguarded
-        os.close(fd)
-        return None
-    return fd
+        lock.release()
 
 
 def _run(args, out: Path) -> int:
