@@ -86,6 +86,14 @@ struct avx512_policy : block16<avx512_lanes<S>, S> {
           _mm_popcnt_u32(L::le_bits(L::kAll, a + m - L::kWidth, kv) >> (L::kWidth - (m - i))));
     return c;
   }
+  // Whether a 16-key block holds x: the compares' masks tested together, no mask built.
+  static bool any_eq16(const key* a, key x) noexcept {
+    const __m512i kv = L::set1(x);
+    if constexpr (L::k64)
+      return !_kortestz_mask8_u8(_mm512_cmpeq_epi64_mask(L::load(a), kv),
+                                 _mm512_cmpeq_epi64_mask(L::load(a + 8), kv));
+    return _mm512_cmpeq_epi32_mask(L::load(a), kv) != 0;
+  }
 };
 
 }  // namespace simdex::btree_detail

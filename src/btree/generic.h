@@ -127,7 +127,8 @@ struct impl {
   // kCounts: a leaf's block counts too (kIdxLines), else its index keys only.
   template <bool kCounts = true>
   static inline void prefetch_child(std::uintptr_t c) noexcept;
-  // The child of an inner node whose range holds k.
+  // The child of an inner node whose range holds k (kNotMax: the caller knows k != kMax).
+  template <bool kNotMax = false>
   static inline unsigned inner_child(const std::byte* in, S k) noexcept;
   // The block of page p whose range holds k.
   static inline unsigned leaf_block(std::byte* p, S k) noexcept;
@@ -135,7 +136,7 @@ struct impl {
   static constexpr std::size_t kWholeInnersMin = (std::size_t{512} << 10) / kInnerBytes;
   // Root to the leaf whose range holds k, prefetching each node's lines (and the leaf's likely
   // blocks) as soon as its pointer is read; records the path in *P when kPath.
-  template <bool kPath, bool kCounts = true>
+  template <bool kPath, bool kCounts = true, bool kNotMax = false>
   [[gnu::always_inline]] static inline std::byte* walk(const T& t, S k, path* P) noexcept;
   // Root to the leaf whose range holds k.
   [[gnu::always_inline]] static inline std::byte* descend(const T& t, S k) noexcept;

@@ -5,6 +5,10 @@
 
 #include "generic.h"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace simdex::btree_detail {
 
 // A prefetch the optimizer cannot drop: GCC 12's mod/ref analysis removed __builtin_prefetch
@@ -15,6 +19,16 @@ inline void prefetch_line(const std::byte* p) noexcept {
   asm volatile("prefetcht0 %0" : : "m"(*p));
 #else
   __builtin_prefetch(p);
+#endif
+}
+
+// A clamp GCC 12 cannot turn into compare-and-jump on data just loaded (it did, with the
+// conditional form): a mispredicted branch there discards the lookups started after it.
+inline double min_double(double f, double hi) noexcept {
+#if defined(__SSE2__)
+  return _mm_cvtsd_f64(_mm_min_sd(_mm_set_sd(f), _mm_set_sd(hi)));
+#else
+  return f < hi ? f : hi;
 #endif
 }
 
@@ -36,17 +50,23 @@ void impl<Policy, VS>::prefetch_child(std::uintptr_t c) noexcept {
 }
 
 template <class Policy, std::size_t VS>
+template <bool kNotMax>
 unsigned impl<Policy, VS>::inner_child(const std::byte* in, S k) noexcept {
-  unsigned m = IL::n(in) - 1;
+  unsigned c;
   if constexpr (IL::kSummary) {
-    // Separators 0..8j-1 are <= k and 8j+7.. are > k (unused slots hold kMax, hence the
-    // clamp for k == kMax).
+    // Separators 0..8j-1 are <= k and 8j+7.. are > k.
     unsigned j = Policy::count_le(IL::summary(in), IL::kSumKeys, k);
-    unsigned c = 8 * j + Policy::count_le(IL::keys(in) + 8 * j, 7, k);
-    return c < m ? c : m;
+    c = 8 * j + Policy::count_le(IL::keys(in) + 8 * j, 7, k);
   } else {
-    return Policy::count_le(IL::keys(in), m, k);
+    // Every separator slot: a fixed number of compares, where a count up to n branched on n
+    // (mispredicted in a tree of varied nodes: independent lookups at 16M 4-byte keys lost 17%).
+    c = Policy::count_le(IL::keys(in), kF - 1, k);
   }
+  // Unused slots hold kMax, so only k == kMax counts past the last child; without that
+  // possibility nothing waits on n.
+  if constexpr (kNotMax) return c;
+  const unsigned m = IL::n(in) - 1;
+  return c < m ? c : m;
 }
 
 // Block of page p whose range holds k (the last block whose first key <= k, or 0).
@@ -66,12 +86,14 @@ unsigned impl<Policy, VS>::leaf_block(std::byte* p, S k) noexcept {
 // and that block or its neighbour on the side k leans to four times in five; fetching those two
 // blocks with the index lines lets the second trip mostly overlap the first. The search itself
 // does not change, so a wrong guess costs two lines of traffic, never an answer. No branches
-// in the guess (a mispredicted one costs the lookups started after this one), and the double
-// is clamped into [0, 2B) before it is converted. The walk is always inlined: as a call it
+// in the guess, not even at a node's first or last child (a mispredicted one costs the
+// lookups started after this one), and few operations: every one of them waits for the
+// parent's lines, and such operations are what bound how many lookups the core overlaps
+// (docs/btree-bench.md, "Operations that wait on memory"). The walk is always inlined: as a call it
 // cost independent lookups more than the prefetches gave them (docs/btree-bench.md, "A leaf's
 // block guessed from its separators").
 template <class Policy, std::size_t VS>
-template <bool kPath, bool kCounts>
+template <bool kPath, bool kCounts, bool kNotMax>
 std::byte* impl<Policy, VS>::walk(const T& t, S k, path* P) noexcept {
   // The parents of leaves are most of the inner nodes (7 MB of them at 64M 8-byte keys), and
   // once they outgrow the second-level cache each one's search at 8-byte keys waits on memory
@@ -82,7 +104,7 @@ std::byte* impl<Policy, VS>::walk(const T& t, S k, path* P) noexcept {
   std::uintptr_t c = t.root;
   for (unsigned h = t.height; h > 0; --h) {
     std::byte* in = untag(c);
-    const unsigned i = inner_child(in, k);
+    const unsigned i = inner_child<kNotMax>(in, k);
     if constexpr (kPath) {
       P->node[t.height - h] = in;
       P->idx[t.height - h] = i;
@@ -91,27 +113,27 @@ std::byte* impl<Policy, VS>::walk(const T& t, S k, path* P) noexcept {
       if (h == 1 && whole) prefetch_line(reinterpret_cast<const std::byte*>(IL::count(in) + i));
     }
     c = IL::child(in)[i];
-    if (h > 1 || i == 0 || i + 1 >= IL::n(in) || k == kMax) {
-      prefetch_child<kCounts>(c);
+    prefetch_child<kCounts>(c);
+    if (h > 1) {
       if constexpr (IL::kSummary)  // 4-byte keys' nodes: no gain measured at 64M
         if (h == 2 && whole) prefetch_lines(untag(c), 0, IL::kSearchLines);
       continue;
     }
-    const S lo = IL::keys(in)[i - 1], hi = IL::keys(in)[i];  // lo <= k < hi
-    prefetch_child<kCounts>(c);
-    double span = static_cast<double>(hi) - static_cast<double>(lo);
-    span = span > 1 ? span : 1;  // 0 when lo and hi round to one double
-    double f = (static_cast<double>(k) - static_cast<double>(lo)) * (2.0 * B) / span;
-    f = f < 2.0 * B - 1 ? f : 2.0 * B - 1;
-    f = f > 0 ? f : 0;
-    // f is twice k's share of the range in blocks: the block, and in its low bit the half of
-    // the block k lies in, which names the neighbour to fetch.
-    const unsigned t2 = static_cast<unsigned>(f), b = t2 >> 1;
-    const unsigned n = b + (t2 & 1) * 2;  // b + 1 when k leans up, else b - 1 (wrapped)
-    const unsigned nb = n - 1 < B ? n - 1 : (b == 0 ? 1 : B - 2);
+    // g is k's share of [lo, hi) in blocks less half a block: its whole part is the first of
+    // the two blocks nearest k (k's block and the neighbour k leans to), one run of lines.
+    // Halved to convert as int64 (an unsigned conversion branches), the span's low bit set so
+    // it is never 0. At the first child lo is a separator above k, at the last hi is an unused
+    // slot (kMax) or, in a full node, the slot past the separators (still in the node): a
+    // wasted guess, clamped into the page.
+    const unsigned il = i - (i != 0), ih = i;
+    using U = std::make_unsigned_t<S>;
+    const U lo = static_cast<U>(IL::keys(in)[il]), hi = static_cast<U>(IL::keys(in)[ih]);
+    const auto half = [](U x) { return static_cast<double>(static_cast<std::int64_t>(x >> 1)); };
+    const double g =
+        min_double(half(static_cast<U>(k) - lo) / half((hi - lo) | 2) * B - 0.5, B - 2.0);
+    const unsigned q = static_cast<unsigned>(g);  // g > -1: truncates to 0 below 0
     constexpr unsigned kBlockLines = sizeof(S) * kBlockKeys / kLine;
-    prefetch_lines(untag(c), LL::kKeysOff / kLine + b * kBlockLines, kBlockLines);
-    prefetch_lines(untag(c), LL::kKeysOff / kLine + nb * kBlockLines, kBlockLines);
+    prefetch_lines(untag(c) + LL::kKeysOff + q * kBlockLines * kLine, 0, 2 * kBlockLines);
   }
   return untag(c);
 }
@@ -163,6 +185,8 @@ pos impl<Policy, VS>::find(const T& t, S k) noexcept {
 // needs the block's count, and nothing waits on the slot a count would give.
 template <class Policy, std::size_t VS>
 bool impl<Policy, VS>::block_has(std::byte* p, unsigned b, S k) noexcept {
+  if constexpr (requires { Policy::any_eq16(keys(p, b), k); })
+    if (k != kMax) return Policy::any_eq16(keys(p, b), k);
   unsigned m = Policy::eq_mask16(keys(p, b), k);
   if (k == kMax) m &= (1u << cnt(p)[b]) - 1u;
   return m != 0;
@@ -171,7 +195,11 @@ bool impl<Policy, VS>::block_has(std::byte* p, unsigned b, S k) noexcept {
 template <class Policy, std::size_t VS>
 bool impl<Policy, VS>::contains(const T& t, S k) noexcept {
   if (t.root == 0) return false;
-  std::byte* p = walk<false, false>(t, k, nullptr);
+  if (k == kMax) [[unlikely]] {
+    std::byte* p = walk<false, false>(t, k, nullptr);
+    return block_has(p, leaf_block(p, k), k);
+  }
+  std::byte* p = walk<false, false, true>(t, k, nullptr);
   return block_has(p, leaf_block(p, k), k);
 }
 
