@@ -325,14 +325,14 @@ def _run_component(console, progress, c, args, outdir, mode, reps, only, failed,
     task = progress.add_task(f"{c}: starting", total=1)
     t0 = time.monotonic()
     json_path = outdir / f"{c}.json"
-    before = _identity(json_path)
+    before = file_identity(json_path)
     earlier = _earlier_results(json_path) if only else None
     staged = outdir / f"{c}.log.new"  # the log while the program runs (see _place_log)
     restored = native_failed = False
     try:
         rc = _run_native(c, args, staged, progress, task)
         # A program's JSON is renamed into place, so this run's file is another file than before.
-        native_failed = rc != 0 or _identity(json_path) in (None, before)
+        native_failed = rc != 0 or file_identity(json_path) in (None, before)
         if native_failed:
             failed.append(c)
         else:
@@ -352,7 +352,7 @@ def _run_component(console, progress, c, args, outdir, mode, reps, only, failed,
                         restored = True
                         console.print(f"{c}: kept the earlier {json_path}, as --only measured nothing", highlight=False)
     finally:  # after Ctrl-C too: the lab keeps the experiments it finished, and their log with them
-        kept = not restored and _identity(json_path) not in (None, before)
+        kept = not restored and file_identity(json_path) not in (None, before)
         if kept:
             _say_what_a_subset_replaced(console, outdir, c, earlier, only)
         log = _place_log(outdir, c, staged, kept=kept, failed=native_failed)
@@ -452,7 +452,10 @@ def _interrupted(console, outdir: Path, planned: list, finished: list, report: b
     return 130
 
 
-def _identity(path: Path):
+def file_identity(path: Path) -> tuple[int, int] | None:
+    """Which file is at ``path`` (inode, mtime), or None: a program writes its JSON beside and
+    renames it over, so a file this run wrote differs from the one there before, however soon
+    after."""
     try:
         st = path.stat()
     except OSError:
@@ -469,13 +472,13 @@ def render_report(outdir: Path, catch: tuple = (ValueError, OSError)) -> tuple[s
     from . import report as rep
 
     md, html = outdir / "REPORT.md", outdir / "report.html"
-    before = _identity(md)
+    before = file_identity(md)
     try:
         rep.render(outdir)
     except catch as e:
         return "failed", f"no report: {e}"
     except KeyboardInterrupt:
-        after = _identity(md)
+        after = file_identity(md)
         if after is not None and after != before:  # renamed in before the interrupt was let through
             return "interrupted", f"the report was written first: {md} and {html}"
         rerun = f"`simdex report {outdir}` renders it"

@@ -553,7 +553,7 @@ def test_ctrl_c_soon_after_an_earlier_run_does_not_claim_its_lab_json(tmp_path, 
     rendered the earlier report as this run's."""
     path = tmp_path / "lab.json"
     path.write_text(json.dumps(lab_doc([])))
-    before = lab_cmd._identity(path)
+    before = bench.file_identity(path)
     assert lab_cmd._interrupted(tmp_path, before, report=False) == 130
     err = " ".join(capsys.readouterr().err.split())
     assert f"interrupted before an experiment finished: nothing written to {path} (it holds an earlier run's)" in err, err

@@ -245,6 +245,12 @@ class reader_table {
   struct entry {
     std::uint64_t seq, n;
   };
+  // The first entry of v (this table's, const or not) whose commit is at or after seq.
+  template <class V>
+  static auto first_at(V& v, std::uint64_t seq) noexcept {
+    return std::lower_bound(v.begin(), v.end(), seq,
+                            [](const entry& e, std::uint64_t s) { return e.seq < s; });
+  }
   std::vector<entry> v_;
   std::uint64_t live_ = 0;  // snapshots registered
 };

@@ -247,8 +247,7 @@ void reader_table::add(std::uint64_t seq) {
     // At or below the newest entry: the newest commit's, as a rule (a snapshot sees the newest
     // commit); a lower one only if the database's seq went back (compact's swap, which needs no
     // live snapshot), where it is inserted in order.
-    auto it = std::lower_bound(v_.begin(), v_.end(), seq,
-                               [](const entry& e, std::uint64_t s) { return e.seq < s; });
+    auto it = first_at(v_, seq);
     if (it != v_.end() && it->seq == seq)
       ++it->n;
     else
@@ -259,9 +258,7 @@ void reader_table::add(std::uint64_t seq) {
 
 void reader_table::remove(std::uint64_t seq) noexcept {
   auto it = v_.end() - 1;
-  if (it->seq != seq)
-    it = std::lower_bound(v_.begin(), v_.end(), seq,
-                          [](const entry& e, std::uint64_t s) { return e.seq < s; });
+  if (it->seq != seq) it = first_at(v_, seq);
   --it->n;
   --live_;
 }
@@ -271,8 +268,7 @@ void reader_table::prune() noexcept {
 }
 
 bool reader_table::any_in(std::uint64_t lo, std::uint64_t hi) const noexcept {
-  auto it = std::lower_bound(v_.begin(), v_.end(), lo,
-                             [](const entry& e, std::uint64_t s) { return e.seq < s; });
+  auto it = first_at(v_, lo);
   for (; it != v_.end() && it->seq < hi; ++it)
     if (it->n) return true;
   return false;

@@ -151,7 +151,7 @@ def _cmd_lab(args) -> int:
 def _run(args, out: Path) -> int:
     from .. import bench
 
-    before = _identity(out / "lab.json")
+    before = bench.file_identity(out / "lab.json")
     previous = signal.getsignal(signal.SIGINT)
     if previous is not signal.SIG_IGN:
         signal.signal(signal.SIGINT, _first_interrupt)
@@ -200,23 +200,15 @@ def _second_interrupt(signum, frame):
     raise _StoppedAtOnce
 
 
-def _identity(path: Path) -> tuple[int, int] | None:
-    """Which file is at ``path`` (inode, mtime): bench_lab writes lab.json beside and renames it
-    over, so a file this run wrote differs from the one there before, however soon after."""
-    try:
-        st = path.stat()
-    except OSError:
-        return None
-    return st.st_ino, st.st_mtime_ns
-
-
 def _interrupted(out: Path, before: tuple[int, int] | None, report: bool = True, at_once: bool = False) -> int:
     """After Ctrl-C (``at_once``: a second one, which keeps nothing): what the interrupted run
-    kept in ``out`` (``before``: the lab.json there before it, by _identity), reported; exit
-    status 130."""
+    kept in ``out`` (``before``: the lab.json there before it, by bench.file_identity),
+    reported; exit status 130."""
+    from .. import bench
+
     path = out / "lab.json"
     try:
-        doc = json.loads(path.read_text()) if _identity(path) not in (None, before) else None
+        doc = json.loads(path.read_text()) if bench.file_identity(path) not in (None, before) else None
         block = doc.get("lab") if isinstance(doc, dict) else None
     except (OSError, ValueError):
         block = None
@@ -231,8 +223,6 @@ def _interrupted(out: Path, before: tuple[int, int] | None, report: bool = True,
     else:  # the run had ended; the report may not have been written
         text = f"simdex lab: interrupted after the run: all {done} experiments are in {path}"
     if report:
-        from .. import bench
-
         outcome, said = bench.render_report(out)
         text += f"; {'interrupted again while writing the report: ' if outcome == 'interrupted' else ''}{said}"
     print(text, file=sys.stderr)
