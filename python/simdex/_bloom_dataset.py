@@ -352,39 +352,92 @@ def _narrowed(arrow_type, t: str, logical: str) -> bool:
 def lookup_schema(files, dataset, column: str):
     """The schema a lookup reads the files as: the Dataset's, else the first file's (as
     pyarrow.dataset infers a directory's). When the first file lacks the column (one added to
-    the dataset later), the column's top-level field from the first file that has it is
-    appended, as pyarrow.dataset reads files given such a schema: those without it hold nulls
-    there. The first file's own schema when no file has it (pruning says so); ValueError
-    without files."""
+    the dataset later, at the top level or inside a struct), the column's field from the first
+    file that has it is added where the first file's path ends (appended to the schema, or to
+    the deepest struct on the column's path), as pyarrow.dataset reads files given such a
+    schema: those without it hold nulls there. The first file's own schema when no file has it
+    (pruning says so); ValueError without files, for a Dataset whose schema lacks a column its
+    files hold, and naming the files when the first one holds a prefix of the path as something
+    other than a struct (pyarrow cannot read the two together)."""
     import pyarrow.parquet as pq
 
     if dataset is not None:
+        if _schema_field(dataset.schema, column) is None:
+            _refuse_dataset_without(dataset, files, column)
         return dataset.schema
     if not files:
         raise ValueError("no Parquet files in the source")
     schema = pq.read_schema(files[0])
     if _schema_field(schema, column) is not None:
         return schema
-    top = column if schema.get_field_index(column) >= 0 or "." not in column else column.split(".")[0]
-    if schema.get_field_index(top) >= 0:
-        return schema  # a struct without that field: not a column to append
     for path in files[1:]:
         other = pq.read_schema(path)
-        if _schema_field(other, column) is not None:
-            name = column if other.get_field_index(column) >= 0 else top
-            return schema.append(other.field(name))
+        # A leaf inside a list is added with its list, for lookup_path to refuse by its type.
+        if _schema_field(other, column) is not None or _into_repeated(other, column):
+            return _with_column(schema, other, column, files[0], path)
     return schema
 
 
-def column_type(files, dataset, column: str):
-    """The column's Arrow type in the schema a lookup reads the files as (lookup_schema); None
-    where there is none."""
+def _with_column(schema, other, column: str, first: str, holder: str):
+    """``schema`` (``first``'s, which lacks the column) with the column's field from ``other``
+    (``holder``'s) added where ``schema``'s path stops: a missing struct field is appended to
+    its struct, and each struct above it is rebuilt around the new one."""
     import pyarrow as pa
 
+    if other.get_field_index(column) >= 0:  # a top-level name, dots and all
+        return schema.append(other.field(column))
+    have, parts = _walk(schema, column)
+    want, _ = _walk(other, column)
+    depth = len(have)
+    if depth >= len(want):
+        return schema  # a struct where the other's path has a list: pruning names the file
+    if depth and not pa.types.is_struct(have[-1].type):
+        raise ValueError(f"{first}: {'.'.join(parts[:depth])!r} is {have[-1].type}, not a struct, where {holder} "
+                         f"has the column {column!r}: pyarrow cannot read these files together")
+    if not depth:
+        return schema.append(want[0])
+    added = want[depth]
+    for k in range(depth - 1, -1, -1):
+        children = list(have[k].type)
+        if k == depth - 1:
+            children.append(added)
+        else:
+            children[have[k].type.get_field_index(parts[k + 1])] = added
+        added = have[k].with_type(pa.struct(children))
+    return schema.set(schema.get_field_index(parts[0]), added)
+
+
+def _refuse_dataset_without(dataset, files, column: str) -> None:
+    """A Dataset whose schema lacks the column (or a struct field on its path) that one of its
+    files holds: pyarrow.dataset reads every file in the Dataset's schema and refuses the column
+    itself, so the lookup cannot answer as it would. Nothing when no file holds it (pruning
+    names the columns there are)."""
+    import pyarrow.parquet as pq
+
+    for path in files:
+        if _schema_field(pq.read_schema(path), column) is not None:
+            raise ValueError(
+                f"the Dataset's schema has no column {column!r} ({', '.join(dataset.schema.names)}), but {path} "
+                "holds it: pyarrow.dataset reads each file in the Dataset's schema and cannot return it either. "
+                "Make the Dataset with a schema that has the column (pyarrow.dataset.dataset(..., schema=...), "
+                "e.g. pyarrow.unify_schemas of its files' schemas), or pass the files' paths: lookups then add "
+                "the column to the first file's schema")
+
+
+def column_type(files, dataset, column: str, lookup: bool = False):
+    """The column's Arrow type in the schema a lookup reads the files as (lookup_schema); None
+    where there is none. With lookup=True, a path into a list or map is refused (lookup_path)."""
+    import pyarrow as pa
+
+    if dataset is None and not files:
+        return None  # pruning says so
     try:
-        return _schema_field(lookup_schema(files, dataset, column), column)
-    except (OSError, ValueError, pa.ArrowException):
-        return None  # no files, not Parquet, or unreadable: pruning says why
+        schema = lookup_schema(files, dataset, column)
+    except (OSError, pa.ArrowException):
+        return None  # not Parquet, or unreadable: pruning says why
+    if lookup:
+        lookup_path(schema, column)
+    return _schema_field(schema, column)
 
 
 def _unsigned(logical: str) -> bool:
@@ -534,6 +587,23 @@ def _without_column(pf, footer, column: str, values: Values, partition) -> tuple
     return [], rep
 
 
+def _refuse_other_shape(path: str, column: str, footer) -> None:
+    """ValueError naming the file when it lacks the column's leaf but holds its path in another
+    shape (a struct or list where the column is, a non-struct where a struct on its path is, a
+    list whose leaves another writer named otherwise): pyarrow cannot read it as nulls there,
+    and skipping it as a file without the column could hide rows that are there."""
+    top = column.split(".")[0]
+    leaves = [c["path"] for c in footer["columns"] if c["path"] == top or c["path"].startswith(top + ".")]
+    if not leaves:
+        return  # nothing of the path here: a file without the column
+    import pyarrow.parquet as pq
+
+    why = _path_conflict(pq.read_schema(path), column)
+    if why is not None:
+        shown = ", ".join(leaves[:10]) + (", ..." if len(leaves) > 10 else "")
+        raise ValueError(f"{path}: column {column!r}: {why} (its columns there: {shown})")
+
+
 def prune_file(path: str, column: str, values: Values, use_statistics: bool = True,
                use_filters: bool = True, partition=None, column_type=None) -> tuple[list[int], PruneReport]:
     """The row groups of one file that may hold a value, and what it took to know.
@@ -542,6 +612,7 @@ def prune_file(path: str, column: str, values: Values, use_statistics: bool = Tr
     in the schema the files are read as (:func:`column_type`), None if not known."""
     pf, footer = open_file(path, column, missing_ok=True)
     if not any(c["path"] == column for c in footer["columns"]):
+        _refuse_other_shape(path, column, footer)
         return _without_column(pf, footer, column, values, partition)
     rep = PruneReport(files=1, values=len(values))
     rep.footer_bytes = pf.footer_length + 8
@@ -751,21 +822,71 @@ def _field_expr(column: str, schema=None):
     return pc.field(*column.split("."))
 
 
-def _schema_field(schema, column: str):
+def _walk(schema, column: str):
+    """(The fields along ``column``'s path in ``schema``, the path's parts), the path resolved as
+    lookups resolve it: a top-level name, dots and all, first; else one struct field per dotted
+    part. The walk stops at a missing name and at a field that is not a struct."""
     import pyarrow as pa
 
-    if schema.get_field_index(column) >= 0:  # a top-level name, dots and all
-        return schema.field(column).type
-    typ = None
-    for k, part in enumerate(column.split(".")):
-        fields = schema if k == 0 else typ
-        idx = fields.get_field_index(part) if k == 0 else typ.get_field_index(part)
+    if schema.get_field_index(column) >= 0:
+        return [schema.field(column)], [column]
+    parts = column.split(".")
+    fields: list = []
+    holder = schema
+    for part in parts:
+        idx = holder.get_field_index(part)
         if idx < 0:
-            return None
-        typ = (schema.field(idx) if k == 0 else typ.field(idx)).type
-        if k < len(column.split(".")) - 1 and not pa.types.is_struct(typ):
-            return None
-    return typ
+            break
+        fields.append(holder.field(idx))
+        if not pa.types.is_struct(fields[-1].type):
+            break
+        holder = fields[-1].type
+    return fields, parts
+
+
+def _schema_field(schema, column: str):
+    fields, parts = _walk(schema, column)
+    return fields[-1].type if len(fields) == len(parts) else None
+
+
+def _path_conflict(schema, column: str) -> str | None:
+    """Why a file whose Parquet leaves do not include ``column`` cannot be read as holding
+    nulls there (its schema holds the path as a struct, list or map, or a prefix of it as a
+    non-struct: pyarrow cannot cast that into the column), or None when it simply lacks it."""
+    import pyarrow as pa
+
+    fields, parts = _walk(schema, column)
+    if len(fields) == len(parts) and pa.types.is_nested(fields[-1].type):
+        return f"{column!r} is {fields[-1].type} there, not a column of values"
+    if fields and len(fields) < len(parts) and not pa.types.is_struct(fields[-1].type):
+        return f"{'.'.join(parts[:len(fields)])!r} is {fields[-1].type} there, not a struct"
+    return None
+
+
+def lookup_path(schema, column: str) -> None:
+    """ValueError for a column path that goes into a list or map ("l.list.element",
+    "m.key_value.key", a struct field inside a list): a row holds many such values, and lookup
+    answers rows equal to a value, as ``pyarrow.dataset.field(column).isin`` does, which has no
+    such column either. prune answers for the leaf's values (its filters hold the elements)."""
+    if _into_repeated(schema, column):
+        fields, parts = _walk(schema, column)
+        name = ".".join(parts[:len(fields)])
+        raise ValueError(f"column {column!r} is inside {name!r} ({fields[-1].type}): lookup matches whole rows "
+                         "by a column's value, which the values of a list or map are not; nested lookups are "
+                         "supported through structs only (prune() answers which row groups hold the elements)")
+
+
+def _into_repeated(schema, column: str) -> bool:
+    """Whether ``column``'s path goes into a list or map of ``schema``."""
+    fields, parts = _walk(schema, column)
+    return bool(fields) and len(fields) < len(parts) and _is_repeated(fields[-1].type)
+
+
+def _is_repeated(t) -> bool:
+    import pyarrow as pa
+
+    return (pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t)
+            or pa.types.is_map(t) or pa.types.is_list_view(t) or pa.types.is_large_list_view(t))
 
 
 def _comparable_type(arrow_type):
@@ -847,6 +968,7 @@ def read_pruned(pruned: Pruned, column: str, values: Values, columns=None, datas
         # file's extra column dropped, or kept, and Dask batches that disagreed).
         if schema is None:
             schema = lookup_schema(files or [path for path, _ in pruned[:1]], None, column)
+    lookup_path(schema, column)
     typ = _schema_field(schema, column)
     if typ is None:
         raise ValueError(f"no column {column!r} in the dataset's schema ({', '.join(schema.names)})")
@@ -1113,7 +1235,7 @@ def lookup(source, column: str, values, columns=None, *, use_statistics: bool = 
     vals = Values(values)
     pruned = prune_files(files, column, vals, use_statistics=use_statistics, use_filters=use_filters,
                          threads=threads, progress=progress, partitions=partitions(dataset, column),
-                         column_type=column_type(files, dataset, column))
+                         column_type=column_type(files, dataset, column, lookup=True))
     table = read_pruned(pruned, column, vals, columns, dataset, files)
     pruned.report.seconds = time.perf_counter() - t0
     return (table, pruned.report) if return_report else table

@@ -91,16 +91,18 @@ def _read_values(args, files, dataset=None):
     return values
 
 
-def _hive_dataset(sources):
+def _hive_dataset(sources, column):
     """One directory given: a pyarrow dataset of it with hive partitioning, so that its
     partition folders' columns (year=2024/) are columns of the rows found and can be looked up,
     as pyarrow.dataset(partitioning="hive"), pyarrow.parquet.read_table and DuckDB read such a
-    directory; None otherwise (files, several sources)."""
+    directory, with ``column`` in its schema as a lookup of the files adds it when the first
+    file lacks it (a Dataset's own schema is kept as it is); None otherwise (files, several
+    sources)."""
     import os
 
     if len(sources) != 1 or not os.path.isdir(sources[0]):
         return None
-    from .._bloom_dataset import resolve_named
+    from .._bloom_dataset import _schema_field, lookup_schema, resolve, resolve_named
 
     _, names, _ = resolve_named(sources[0])
     if not any("=" in part for n in names for part in n.split(os.sep)[:-1]):
@@ -109,7 +111,15 @@ def _hive_dataset(sources):
     import pyarrow.dataset as pds
 
     try:
-        return pds.dataset(sources[0], format="parquet", partitioning="hive")
+        ds = pds.dataset(sources[0], format="parquet", partitioning="hive")
+        if _schema_field(ds.schema, column) is not None:
+            return ds
+        files, _ = resolve(ds)
+        base = lookup_schema(files, None, column)
+        if _schema_field(base, column) is None:
+            return ds  # no file has it: the lookup says so
+        parts = [f for f in ds.schema if base.get_field_index(f.name) < 0]  # the partition columns
+        return pds.dataset(sources[0], format="parquet", partitioning="hive", schema=pa.schema(list(base) + parts))
     except pa.ArrowException:
         return None  # a file pyarrow cannot open: the plain lookup says which, and why
 
@@ -118,7 +128,7 @@ def cmd_lookup(args) -> int:
     from .. import bloom
     from .._bloom_dataset import resolve
 
-    dataset = _hive_dataset(args.source)
+    dataset = _hive_dataset(args.source, args.column)
     files, _ = resolve(dataset if dataset is not None else args.source)
     if args.output:
         _refuse_input_as_output(args.output, files)
