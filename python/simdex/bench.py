@@ -52,8 +52,11 @@ def _run_native(component: str, args: list[str], log_path: Path, progress, task)
     exe = bench_dir() / f"bench_{component}"
     # The program's scratch files (kv databases, lab files) go under TMPDIR; giving it a folder
     # of our own means an interrupted run (Ctrl-C reaches the program too) leaves nothing behind.
+    # The log is line-buffered: what the program said must be in it when this process is killed
+    # outright (the next run places that log, _adopt_killed_logs), and in order with the
+    # program's stdout, which goes to the file directly.
     with tempfile.TemporaryDirectory(prefix=f"simdex_bench_{component}_") as scratch, \
-            open(log_path, "w") as log:
+            open(log_path, "w", buffering=1) as log:
         proc = subprocess.Popen([str(exe), *args], stdout=log, stderr=subprocess.PIPE, text=True, bufsize=1,
                                 env={**os.environ, "TMPDIR": scratch})
         assert proc.stderr is not None
@@ -252,6 +255,7 @@ def run(components: list[str], mode: str = "quick", out: str = "bench-results", 
 
 def _run_locked(console, wanted, have, python_only, args, outdir, mode, reps, only, report, catch_interrupt) -> int:
     """The run itself, once it holds outdir (run's exit status)."""
+    _adopt_killed_logs(console, outdir)
     failed = []
     unmatched = []  # components that --only left nothing to measure (their JSON is an earlier run's or empty)
     finished = []  # components whose figures this run wrote in full
@@ -366,6 +370,21 @@ def _run_component(console, progress, c, args, outdir, mode, reps, only, failed,
             console.print(tail, highlight=False, markup=False)
         return
     progress.update(task, description=f"{c}: done in {time.monotonic() - t0:.0f} s")
+
+
+def _adopt_killed_logs(console, outdir: Path) -> None:
+    """Places the staged logs (<c>.log.new) that a run killed outright (SIGKILL, the OOM killer,
+    a machine going down) left in outdir, which stayed there for ever: with outdir's lock held
+    no other run is writing one. A killed run is a failed one, so its log goes where a failed
+    run's goes (_place_log), and the move is said in one line."""
+    for staged in sorted(outdir.glob("*.log.new")):
+        c = staged.name[: -len(".log.new")]
+        if c not in COMPONENTS or staged.is_symlink() or not staged.is_file():
+            continue  # not a log this program stages
+        log = _place_log(outdir, c, staged, kept=False, failed=True)
+        if not staged.exists():
+            console.print(f"{staged}: the log of a {c} run that was killed before it ended; now {log}",
+                          style="yellow", highlight=False, markup=False)
 
 
 def _place_log(outdir: Path, c: str, staged: Path, kept: bool, failed: bool) -> Path:

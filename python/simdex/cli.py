@@ -46,11 +46,33 @@ def _problem(e: Exception) -> str:
     return str(e)
 
 
+def _cmd_compare(args: argparse.Namespace) -> int:
+    """`simdex report A B`: two lab runs side by side, printed (it writes no file)."""
+    from . import report
+
+    if args.readme:
+        print("simdex report: --readme takes one DIR: comparing two runs writes no report", file=sys.stderr)
+        return 2
+    try:
+        text = report.compare_labs(report.lab_run(args.dir[0]), report.lab_run(args.dir[1]))
+    except (OSError, ValueError) as e:
+        print(f"simdex report: {_problem(e)}", file=sys.stderr)
+        return 1
+    sys.stdout.write(text)
+    return 0
+
+
 def _cmd_report(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from . import bench, report
 
+    if len(args.dir) > 2:
+        print(f"simdex report: one DIR to render, or two lab runs to compare; got {len(args.dir)}", file=sys.stderr)
+        return 2
+    if len(args.dir) == 2:
+        return _cmd_compare(args)
+    args.dir = args.dir[0]
     try:
         if args.readme:  # a README it cannot update fails the command before anything is written
             report.readme_parts(args.readme)
@@ -90,6 +112,42 @@ class _Parser(argparse.ArgumentParser):
         file = file or sys.stderr
         if message and file is not None:
             file.write(message)
+
+    def parse_args(self, args=None, namespace=None):
+        """As argparse's, except that an argument the subcommand did not take is reported with
+        the subcommand's usage (`simdex lab --lsit` printed `simdex`'s, which names no option
+        of lab's)."""
+        namespace, extras = self.parse_known_args(args, namespace)
+        if extras:
+            parser = self
+            while True:  # down to the (sub)subcommand the line named: `simdex bloom add`
+                subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+                chosen = subs[0].choices.get(getattr(namespace, subs[0].dest, None) or "") if subs else None
+                if chosen is None:
+                    break
+                parser = chosen
+            parser.error(f"unrecognized arguments: {' '.join(extras)}")
+        return namespace
+
+
+def names_among_options(parser: argparse.ArgumentParser) -> None:
+    """Lets a subcommand's names come after options too (`simdex lab pointer_chase --reps 3 tlb`,
+    `simdex bench base85 --quick bloom`): argparse takes a list of positionals in one run, and
+    the rest read "unrecognized arguments". The subcommand's parser is called through
+    parse_known_args; this one parses intermixed."""
+
+    class Intermixed(type(parser)):
+        def parse_known_args(self, args=None, namespace=None):
+            if self._intermixing:  # parse_known_intermixed_args calls this twice itself
+                return super().parse_known_args(args, namespace)
+            self._intermixing = True
+            try:
+                return self.parse_known_intermixed_args(args, namespace)
+            finally:
+                self._intermixing = False
+
+    parser.__class__ = Intermixed
+    parser._intermixing = False
 
 
 def _plain_help(parser: argparse.ArgumentParser) -> None:
@@ -148,27 +206,40 @@ def build_parser() -> argparse.ArgumentParser:
     info.set_defaults(func=_cmd_info)
 
     bench = sub.add_parser("bench", help="run the native benchmarks (all components by default) and write the report",
-                           description="Runs each component's benchmark program with its peers, interleaved and "
-                                       "repeated, writes one JSON file per component and renders REPORT.md and report.html.",
+                           # Lines broken here: the epilog's layout needs the raw formatter.
+                           description="Runs each component's benchmark program with its peers, interleaved and repeated,\n"
+                                       "writes one JSON file per component and renders REPORT.md and report.html\n"
+                                       "(`simdex report DIR` renders them again). Component names and options go in any\n"
+                                       "order. One run at a time writes into a folder: a second `simdex bench` or\n"
+                                       "`simdex lab` into the same --out is refused (exit 1) while one runs.",
                            epilog=_bench_epilog(), formatter_class=argparse.RawDescriptionHelpFormatter)
+    names_among_options(bench)
     bench.add_argument("components", nargs="*", metavar="COMPONENT", help="components to run (default: all in this installation)")
     g = bench.add_mutually_exclusive_group()
     g.add_argument("--quick", action="store_true", help="small sizes, 5 repetitions (default)")
     g.add_argument("--full", action="store_true", help="every regime, 1 GiB working sets included, 10 repetitions")
-    bench.add_argument("--out", default="bench-results", help="directory for the JSON files and report (default: %(default)s)")
-    bench.add_argument("--only", action="append", default=[], help="only workloads whose name contains this (repeatable)")
-    bench.add_argument("--reps", type=repetitions, default=0, help="repetitions per figure, 1 to 1000 (default: 5 quick, 10 full)")
+    bench.add_argument("--out", default="bench-results", metavar="DIR", help="directory for the JSON files and report (default: %(default)s)")
+    bench.add_argument("--only", action="append", default=[], metavar="TEXT", help="only workloads whose name contains this (repeatable)")
+    bench.add_argument("--reps", type=repetitions, default=0, metavar="N", help="repetitions per figure, 1 to 1000 (default: 5 quick, 10 full)")
     bench.add_argument("--no-probe", action="store_true", help="skip the machine-limits probe")
     bench.add_argument("--no-report", action="store_true", help="do not render REPORT.md / report.html")
     bench.set_defaults(func=_cmd_bench)
 
-    report = sub.add_parser("report", help="render REPORT.md and report.html from a directory of bench JSON",
+    report = sub.add_parser("report", help="render REPORT.md and report.html from a directory of bench JSON; compare two lab runs",
+                            usage="simdex report [-h] [--readme FILE] [--command-text TEXT] DIR\n"
+                                  "       simdex report A B",
                             description="Renders REPORT.md and report.html (a summary table per component, the machine's "
                                         "limits, then every workload's table and chart) from the JSON files that "
-                                        "`simdex bench` wrote into DIR. Every figure printed comes from those files.")
-    report.add_argument("dir", metavar="DIR", help="the folder `simdex bench --out` wrote (its default: bench-results)")
+                                        "`simdex bench` or `simdex lab` wrote into DIR. Every figure printed comes from "
+                                        "those files. Given two lab runs A and B (each a lab.json, or a folder holding "
+                                        "one), prints them side by side in Markdown instead: per experiment both "
+                                        "figures, B's over A's and both verdicts, and the two machines where they "
+                                        "differ; it writes no file.")
+    report.add_argument("dir", nargs="+", metavar="DIR",
+                        help="the folder `simdex bench --out` or `simdex lab --out` wrote (their defaults: bench-results, "
+                             "lab-results); or two lab runs to compare")
     report.add_argument("--readme", metavar="FILE", help="also replace the generated results table in FILE (README.md)")
-    report.add_argument("--command-text", default="bash scripts/bench.sh",
+    report.add_argument("--command-text", default="bash scripts/bench.sh", metavar="TEXT",
                         help="the command that produced DIR, quoted in the README table (default: %(default)s)")
     report.set_defaults(func=_cmd_report)
 

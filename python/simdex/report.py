@@ -1,6 +1,7 @@
 """``simdex report DIR``: REPORT.md and a self-contained report.html (inline SVG plots) from the
 benchmark JSON files in DIR. Every number printed comes from those files; ratios are the ones
-the benchmark computed between figures of the same run."""
+the benchmark computed between figures of the same run. ``simdex report A B``: two lab runs side
+by side (compare_labs), the one place where figures of two runs meet."""
 
 from __future__ import annotations
 
@@ -690,6 +691,123 @@ def render_html(docs: list[dict], *, sources: dict | None = None) -> str:
             parts.append(section)
     parts.append("</body></html>")
     return "\n".join(parts)
+
+
+# --- two lab runs side by side (simdex report A B) ----------------------------------------------
+
+def lab_run(path: str | Path) -> tuple[Path, dict]:
+    """A lab run and its file: ``path`` is its lab.json, or a folder holding one lab run (a
+    ``simdex lab --out`` or ``simdex bench --out`` folder), checked as the report checks it."""
+    p = Path(path)
+    if p.is_dir():
+        found = [(f, doc) for f, doc in _load(p) if doc["component"] == "lab"]
+        if not found:
+            raise ValueError(f"{p}: no lab run (lab.json) among its benchmark JSON files")
+        return found[0]
+    try:
+        doc = json.loads(_read_regular(p).decode("utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise ValueError(f"{p}: not valid JSON ({e})") from None
+    if not isinstance(doc, dict) or doc.get("schema") != SCHEMA or doc.get("component") != "lab":
+        raise ValueError(f"{p}: not a lab run (a simdex lab.json, schema {SCHEMA}, component lab)")
+    _check(p, doc)
+    return p, doc
+
+
+# What tells two machines apart, as a run records it (environment fields and their labels).
+MACHINE_FIELDS = (("cpu_model", "CPU"), ("cores", "cores"), ("memory_bytes", "memory"), ("hypervisor", "virtual machine"),
+                  ("kernel", "kernel"), ("thp", "THP"))
+
+
+def _machine_value(env: dict, key: str) -> str:
+    v = env.get(key)
+    if v is None:
+        return "?"
+    if key == "memory_bytes" and _number(v):
+        return fmt_bytes(v)
+    if key == "hypervisor":
+        return "yes" if v else "no"
+    return str(v)
+
+
+def _run_line(name: str, path: Path, doc: dict) -> str:
+    e = doc.get("environment", {})
+    lab = doc.get("lab", {})
+    cut = " (interrupted: some experiments did not run)" if lab.get("interrupted") else ""
+    reps = doc.get("repetitions")
+    return (f"- {name}: {path}: {doc.get('started')}, {doc.get('mode')} mode, {reps} repetition{'' if reps == 1 else 's'}, "
+            f"simdex {e.get('simdex_version', '?')} commit {e.get('simdex_commit', '?')}{cut}")
+
+
+def _ratio(a: dict, b: dict) -> str:
+    """B's figure over A's, where both are numbers of one figure: one unit and one label (a label
+    may name what a machine allowed, "2 threads", and a figure not measured has no number)."""
+    fa, fb = a.get("figure") or {}, b.get("figure") or {}
+    va, vb = fa.get("value"), fb.get("value")
+    if not (_finite(va) and _finite(vb)) or va == 0 or (fa.get("unit"), fa.get("label")) != (fb.get("unit"), fb.get("label")):
+        return "–"
+    return f"{fmt(vb / va)}×"
+
+
+def compare_labs(a: tuple[Path, dict], b: tuple[Path, dict]) -> str:
+    """Two lab runs (lab_run's pairs) side by side, in Markdown: per experiment the two figures,
+    B's over A's, the two verdicts and whether the verdict changed; each run's file, time, mode
+    and commit, and the two machines wherever they differ (figures from another machine are
+    another machine's, not a change)."""
+    from .benchmarks import lab as lab_section
+
+    (pa, da), (pb, db) = a, b
+    ea, eb = da.get("environment", {}), db.get("environment", {})
+    lines = ["# Two lab runs compared", "", _run_line("A", pa, da), _run_line("B", pb, db), ""]
+    differ = [(label, _machine_value(ea, key), _machine_value(eb, key))
+              for key, label in MACHINE_FIELDS if _machine_value(ea, key) != _machine_value(eb, key)]
+    if differ:
+        lines += ["The runs are from different machines: a changed figure may be the machine's, not the code's.", "",
+                  md_table(["machine", "A", "B"], [[label, x, y] for label, x, y in differ]), ""]
+    else:
+        lines += [f"Both on one machine: {_machine(da)}.", ""]
+    by_a = {e["id"]: e for e in da["lab"]["experiments"]}
+    by_b = {e["id"]: e for e in db["lab"]["experiments"]}
+
+    def place(i: str) -> tuple:  # as the verdict table: by study number, the lab's own last
+        e = by_a.get(i) or by_b[i]
+        return e.get("study") is None, e.get("study") or 0
+
+    order = sorted(dict.fromkeys([*by_a, *by_b]), key=place)
+    cut = {n: {x.get("id") for x in d["lab"].get("not_run", [])} for n, d in (("A", da), ("B", db))}
+
+    def absent(n: str, i: str) -> str:
+        return "not run (interrupted)" if i in cut[n] else f"not in {n}"
+
+    rows, changed = [], []
+    for i in order:
+        x, y = by_a.get(i), by_b.get(i)
+        study = (x or y).get("study")
+        if x is None or y is None:
+            rows.append([i, "–" if study is None else str(study),
+                         lab_section._figure(x) if x else absent("A", i), lab_section._figure(y) if y else absent("B", i),
+                         "–", x["verdict"] if x else "–", y["verdict"] if y else "–", "–"])
+            continue
+        same = x["verdict"] == y["verdict"]
+        if not same:
+            changed.append(i)
+        rows.append([i, "–" if study is None else str(study), lab_section._figure(x), lab_section._figure(y), _ratio(x, y),
+                     x["verdict"], y["verdict"], "same" if same else "**changed**"])
+    both = sum(1 for i in order if i in by_a and i in by_b)
+    only = []
+    for n, mine, other in (("A", by_a, by_b), ("B", by_b, by_a)):
+        ids = [i for i in order if i in mine and i not in other]
+        if ids:  # a subset run against a whole one: the table has them all, the line a few
+            only.append(f"only in {n}: {', '.join(ids[:5])}" + (f" and {len(ids) - 5} more" if len(ids) > 5 else ""))
+    lines += ["B / A is B's figure over A's (– where either has no figure, or the two are not one figure: another "
+              "unit or label). The verdicts are each run's own; `simdex report DIR` on either folder gives the reasons "
+              "and checks.", "",
+              md_table(["experiment", "#", "A: figure", "B: figure", "B / A", "A: verdict", "B: verdict", "verdict"],
+                       [[lab_section._cell(c) for c in r] for r in rows]), "",
+              f"{both} experiment{'s' if both != 1 else ''} in both runs; "
+              f"{len(changed)} verdict{'s' if len(changed) != 1 else ''} changed"
+              + (f" ({', '.join(changed)})" if changed else "") + "".join(f"; {o}" for o in only) + "."]
+    return "\n".join(lines) + "\n"
 
 
 README_BEGIN = "<!-- results:begin (generated by `simdex report DIR --readme README.md`) -->"

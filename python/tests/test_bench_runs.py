@@ -178,6 +178,65 @@ def test_a_failed_first_run_leaves_its_log_as_the_log(tmp_path, fake_bin, capsys
     assert f"see {out / 'primitives.log'}" in _err(capsys)
 
 
+def _fake_lab(bin_dir: Path) -> None:
+    """bin_dir/bench_lab writing a lab.json (no Python side, nothing rendered with --no-report)."""
+    bin_dir.mkdir(exist_ok=True)
+    exe = bin_dir / "bench_lab"
+    doc = json.dumps({**_doc("ilp"), "component": "lab"})
+    exe.write_text(f"#!/bin/sh\necho '{doc}' > \"$3/lab.json.tmp\"; mv \"$3/lab.json.tmp\" \"$3/lab.json\"\n")
+    exe.chmod(0o755)
+
+
+def test_component_names_may_follow_options(tmp_path, fake_bin):
+    """`simdex bench primitives --no-report lab` was a usage error ("unrecognized arguments:
+    lab"): argparse took the names before the first option only."""
+    from simdex import cli
+
+    _fake(fake_bin, _writes("rank_table"))
+    _fake_lab(fake_bin)
+    out = tmp_path / "out"
+    assert cli.main(["bench", "primitives", "--no-report", "--out", str(out), "lab"]) == 0
+    assert (out / "primitives.json").is_file() and (out / "lab.json").is_file()
+
+
+def test_the_log_a_killed_run_left_is_placed_by_the_next_run(tmp_path, fake_bin, capsys):
+    """A `simdex bench` killed outright (SIGKILL) left <component>.log.new in its folder, and no
+    later run into that folder removed it. The next run, which holds the folder's lock, places it
+    as a failed run's log and says so."""
+    out = tmp_path / "out"
+    _fake(fake_bin, f"echo 'the killed run' >&2; touch '{tmp_path}/started'; sleep 60")
+    p = subprocess.Popen([sys.executable, "-m", "simdex", "bench", "primitives", "--no-report", "--out", str(out)],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not (tmp_path / "started").exists() and time.monotonic() < deadline and p.poll() is None:
+            time.sleep(0.02)
+        assert (tmp_path / "started").exists(), "the fake program did not start"
+    finally:
+        os.killpg(p.pid, signal.SIGKILL)  # simdex and its program at once, as the OOM killer would
+        p.wait(timeout=60)
+    assert (out / "primitives.log.new").is_file()
+    _fake_lab(fake_bin)
+    assert bench.run(["lab"], out=str(out), report=False) == 0
+    assert not (out / "primitives.log.new").exists()
+    assert (out / "primitives.log").read_text() == "the killed run\n"  # no JSON of primitives: its log
+    assert (f"{out / 'primitives.log.new'}: the log of a primitives run that was killed before it ended; "
+            f"now {out / 'primitives.log'}") in _err(capsys)
+
+
+def test_a_killed_runs_log_beside_an_earlier_json_is_a_failed_log(earlier, fake_bin, capsys):
+    """Where an earlier run's JSON stays, its log stays too: the killed run's is kept as a failed
+    run's is."""
+    (earlier / "primitives.log.new").write_text("the killed run\n")
+    (earlier / "notes.log.new").write_text("not ours\n")  # no component's: left alone
+    _fake_lab(fake_bin)
+    assert bench.run(["lab"], out=str(earlier), report=False) == 0
+    assert (earlier / "primitives.failed.log").read_text() == "the killed run\n"
+    assert (earlier / "primitives.log").read_text() == "the earlier run's log\n"
+    assert not (earlier / "primitives.log.new").exists() and (earlier / "notes.log.new").exists()
+    assert f"now {earlier / 'primitives.failed.log'}" in _err(capsys)
+
+
 def test_an_only_that_measures_nothing_keeps_the_earlier_log(earlier, fake_bin, capsys):
     _fake(fake_bin, f"echo 'measured nothing' >&2\n{_writes()}")
     json_before = (earlier / "primitives.json").read_text()

@@ -35,6 +35,10 @@ def _simdex(*args, env=None, stdout=subprocess.PIPE):
     (["lab", "list", "nosuch"], 2, "'list' takes no experiment names"),
     (["lab", "list", "--update", "README.md"], 2, "give 'list --markdown --update FILE'"),
     (["bench", "primitives", "--out", "/proc/no/such", "--no-probe"], 2, "cannot create /proc/no/such"),
+    # An argument a subcommand did not take was reported with `simdex`'s usage, which names none of its options.
+    (["bench", "--frob", "primitives"], 2, "usage: simdex bench [-h]"),
+    (["lab", "--lsit"], 2, "simdex lab: error: unrecognized arguments: --lsit"),
+    (["bloom", "inspect", "--frob", "x.parquet"], 2, "simdex bloom inspect: error: unrecognized arguments: --frob"),
 ])
 def test_argument_mistakes(args, code, message):
     r = _simdex(*args)
@@ -180,18 +184,19 @@ def test_sigterm_leaves_no_temporary_file(tmp_path):
     import time
 
     out = tmp_path / "out.b85"
-    p = subprocess.Popen([sys.executable, "-m", "simdex", "base85", "encode", "-o", str(out)],
-                         stdin=subprocess.PIPE, stderr=subprocess.PIPE)
-    p.stdin.write(b"x" * (3 << 20))  # more than a chunk: the staged file is being written
-    p.stdin.flush()
-    deadline = time.monotonic() + 60
-    while not os.listdir(tmp_path) and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert os.listdir(tmp_path), "no staged output appeared"
-    p.send_signal(signal.SIGTERM)
-    p.stdin.close()
-    p.wait(timeout=60)
-    assert p.returncode == 128 + signal.SIGTERM, p.stderr.read()
+    # As a context manager the pipes are closed on every way out (the stderr pipe, read only
+    # when the assertion fails, was left open: a ResourceWarning under python -X dev).
+    with subprocess.Popen([sys.executable, "-m", "simdex", "base85", "encode", "-o", str(out)],
+                          stdin=subprocess.PIPE, stderr=subprocess.PIPE) as p:
+        p.stdin.write(b"x" * (3 << 20))  # more than a chunk: the staged file is being written
+        p.stdin.flush()
+        deadline = time.monotonic() + 60
+        while not os.listdir(tmp_path) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert os.listdir(tmp_path), "no staged output appeared"
+        p.send_signal(signal.SIGTERM)
+        _, said = p.communicate(timeout=60)  # closes stdin, reads stderr to its end
+    assert p.returncode == 128 + signal.SIGTERM, said
     assert os.listdir(tmp_path) == []
 
 

@@ -74,6 +74,22 @@ def test_docs_table_is_the_generated_one(registry):
     assert len(lab.table_in(text).splitlines()) >= 2 + 37
 
 
+def test_docs_verdicts_are_a_whole_run_as_the_report_prints_it(registry):
+    """docs/lab.md's "Verdicts from one run" was pasted from a report older than the verdict
+    table's "(warned: ...)" and its rows for the lab's own experiments: it must be the table
+    lab.verdict_rows prints for a run of every experiment."""
+    block = DOCS.read_text().split("<!-- lab-verdicts:begin -->", 1)[1].split("<!-- lab-verdicts:end -->", 1)[0]
+    lines = [ln for ln in block.splitlines() if ln.startswith("| ")]
+    assert [c.strip() for c in lines[0].strip("|").split("|")] == lab.VERDICT_HEAD
+    rows = [[c.strip() for c in re.split(r"(?<!\\)\|", ln.strip("|"))] for ln in lines[1:]]
+    every = lab_doc([{**e, "verdict": "measured"} for e in registry["experiments"]])  # the rows' order is the run's
+    assert [r[3] for r in rows] == [r[3] for r in lab.verdict_rows(every)]
+    for r in rows:
+        assert r[6] in lab.VERDICTS, r
+        if r[6] == "inconclusive":  # a failed check says why; warnings are named only beside a verdict that stands
+            assert "(warned: " not in r[7], r
+
+
 def test_list_commands(registry):
     r = simdex("lab", "list")
     assert r.returncode == 0 and "ilp" in r.stdout
@@ -81,6 +97,9 @@ def test_list_commands(registry):
     assert json.loads(r.stdout) == registry
     r = simdex("lab", "list", "--markdown")
     assert r.stdout.strip() == lab.mapping_markdown(registry)
+    # bench_lab's spelling: `simdex lab --list` was "simdex: error: unrecognized arguments: --list"
+    r = simdex("lab", "--list", "--json")
+    assert r.returncode == 0 and json.loads(r.stdout) == registry, r.stderr
 
 
 @needs_bench

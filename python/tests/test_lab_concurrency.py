@@ -72,3 +72,27 @@ def test_report_shows_the_concurrency_table(concurrency_run):
     md = (concurrency_run / "REPORT.md").read_text()
     assert "Were the threads really concurrent?" in md
     assert "| blocking_spinning |" in md and "| pipe_socketpair |" in md
+
+
+def test_thread_placement_on_one_cpu_says_what_ran(tmp_path):
+    """`taskset -c 0 simdex lab thread_placement` labelled the split team "split (two CPUs)"
+    although both its threads were pinned to CPU 0: the labels now say what ran."""
+    import os
+    import subprocess
+
+    from simdex import bench
+
+    exe = bench.bench_dir() / "bench_lab"
+    if not exe.is_file():
+        pytest.skip(f"bench_lab not built in {bench.bench_dir()}")
+    cpu = min(os.sched_getaffinity(0))
+    r = subprocess.run([str(exe), "--quick", "--reps", "1", "--no-probe", "--only", "thread_placement", "--out", str(tmp_path)],
+                       capture_output=True, text=True, timeout=300, preexec_fn=lambda: os.sched_setaffinity(0, {cpu}))
+    assert r.returncode == 0, r.stderr
+    doc = json.loads((tmp_path / "lab.json").read_text())
+    contenders = {x["contender"] for x in doc["results"]}
+    e = next(x for x in doc["lab"]["experiments"] if x["id"] == "thread_placement")
+    said = json.dumps(e) + " ".join(contenders)
+    assert "two CPUs" not in said, sorted(contenders)
+    assert f"split asked, one CPU allowed (both on CPU {cpu}, as shared), spin" in contenders
+    assert e["verdict"] == "inconclusive"

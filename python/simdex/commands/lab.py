@@ -9,6 +9,7 @@ queue behaviour, ...), each experiment with validity checks and a verdict on a p
   simdex lab list                     # what there is
   simdex lab list --markdown          # the study-to-lab table
   simdex lab list --markdown --update docs/lab.md   # ... written into docs/lab.md
+  simdex report A B                   # two runs side by side (A, B: a lab.json or its DIR)
 
 Writes DIR/lab.json (the benchmark schema plus a "lab" block) and renders DIR/REPORT.md and
 DIR/report.html from every JSON in DIR, so a lab run can share a directory with `simdex bench`.
@@ -26,6 +27,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from ..cli import names_among_options
 from . import repetitions
 
 OUT = "lab-results"  # where a run writes when --out is not given
@@ -101,6 +103,8 @@ _LIST_OPTIONS = (("--markdown", "markdown"), ("--json", "json"), ("--update", "u
 
 
 def _cmd_lab(args) -> int:
+    if args.list_option:  # bench_lab's spelling of 'list'
+        args.experiments = ["list", *args.experiments]
     listing = args.experiments[:1] == ["list"]
     if listing and len(args.experiments) > 1:
         return _usage_error(f"'list' takes no experiment names, got {' '.join(args.experiments[1:])}")
@@ -229,36 +233,17 @@ def _interrupted(out: Path, before: tuple[int, int] | None, report: bool = True,
     return 130
 
 
-def _names_among_options(parser: argparse.ArgumentParser) -> None:
-    """Lets experiment names come after options too (`simdex lab pointer_chase --reps 3 tlb`):
-    argparse takes a list of positionals in one run, and the rest read "unrecognized arguments".
-    The subcommand's parser is called through parse_known_args; this one parses intermixed."""
-
-    class Intermixed(type(parser)):
-        def parse_known_args(self, args=None, namespace=None):
-            if self._intermixing:  # parse_known_intermixed_args calls this twice itself
-                return super().parse_known_args(args, namespace)
-            self._intermixing = True
-            try:
-                return self.parse_known_intermixed_args(args, namespace)
-            finally:
-                self._intermixing = False
-
-    parser.__class__ = Intermixed
-    parser._intermixing = False
-
-
 def register(subparsers) -> None:
     p = subparsers.add_parser("lab", help="the hardware lab: measured machine facts with validity checks and verdicts",
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    _names_among_options(p)
+    names_among_options(p)
     p.add_argument("experiments", nargs="*", metavar="EXPERIMENT",
                    help="experiment ids, study numbers or groups (default: all); 'list' lists them")
     g = p.add_mutually_exclusive_group()
     g.add_argument("--quick", action="store_true", help="small working sets, 5 repetitions (default)")
     g.add_argument("--full", action="store_true", help="working sets to 1 GiB, 10 repetitions")
-    p.add_argument("--out", help=f"directory for lab.json and the report (default: {OUT})")
-    p.add_argument("--reps", type=repetitions, default=0,
+    p.add_argument("--out", metavar="DIR", help=f"directory for lab.json and the report (default: {OUT})")
+    p.add_argument("--reps", type=repetitions, default=0, metavar="N",
                    help="repetitions per figure, 1 to 1000 (default: 5 quick, 10 full); below 3 every experiment warns that "
                         "its repetitions' agreement cannot be told, below 5 tlb measures no TLB cost")
     p.add_argument("--no-report", action="store_true", help="do not render REPORT.md / report.html")
@@ -269,4 +254,6 @@ def register(subparsers) -> None:
     p.add_argument("--markdown", action="store_true", help="with 'list': the study-to-lab table in Markdown")
     p.add_argument("--update", metavar="FILE", help="with 'list --markdown': replace the table between the lab-table markers in FILE")
     p.add_argument("--json", action="store_true", help="with 'list': the registry as JSON")
+    # `bench_lab --list` lists the experiments, and `simdex lab --list` was an unknown option.
+    p.add_argument("--list", dest="list_option", action="store_true", help="the same as 'list'")
     p.set_defaults(func=_cmd_lab)
