@@ -29,7 +29,7 @@ import operator
 import reprlib
 from itertools import chain, repeat
 from types import GenericAlias
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -405,6 +405,9 @@ class SortedSet(_native._Set):
         _native._Set.__init__(s, self._dtype_name, self._page_mode, self.batch_filter)
         return s
 
+    if TYPE_CHECKING:  # a native fast-call method, which the generated stub lists untyped
+        def add(self, value: object) -> None: ...
+
     def count(self, value) -> int:
         """1 if value is in the set, else 0."""
         return 1 if value in self else 0
@@ -658,6 +661,9 @@ class SortedDict(_native._Map):
         d = type(self).__new__(type(self))
         _native._Map.__init__(d, self._dtype_name, self._page_mode, self.batch_filter)
         return d
+
+    if TYPE_CHECKING:  # a native fast-call method, which the generated stub lists untyped
+        def get(self, key: object, default: object = None) -> object: ...
 
     def keys(self) -> SortedKeysView:
         """A live view of the keys: a set, and a sequence in key order."""

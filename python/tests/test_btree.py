@@ -311,3 +311,88 @@ def test_results_of_several_native_calls_are_of_one_state():
     finally:
         stop.set()
         t.join()
+
+
+def test_dict_values_hold_one_reference_each():
+    """The dict keeps each value as one reference in its tree: every way in, over and out
+    (single calls, batch updates of present and absent keys, a build, the move to 2 MiB pages,
+    copies, clear, the dict's end) takes or drops exactly one, and cycles through values are
+    collected."""
+    import gc
+    import sys
+    import weakref
+
+    v = object()
+    base = sys.getrefcount(v)
+
+    def held():
+        return sys.getrefcount(v) - base
+
+    d = SortedDict()
+    d[1] = v
+    d[1] = v
+    assert held() == 1
+    assert d[1] is v and d.get(1) is v and d.get(2, v) is v
+    assert held() == 1  # (pytest's rewritten asserts keep their operands until the assert ends)
+    del d[1]
+    assert held() == 0
+    assert d.setdefault(3, v) is v and d.setdefault(3, 0) is v
+    assert held() == 1
+    assert d.pop(3) is v
+    assert held() == 0
+    d.update({i: v for i in range(100)})  # a build, then a batch of present and absent keys
+    d.update({i: v for i in range(50, 200)})
+    d.update({i: 0 for i in range(150)})
+    assert held() == 50
+    assert list(d.values()).count(v) == 50 and list(d.items())[-1] == (199, v) and d.peekitem()[1] is v
+    assert held() == 50
+    assert d.popitem() == (199, v)
+    assert held() == 49
+    e = d.copy()
+    assert held() == 98
+    d.clear()
+    del e
+    assert held() == 0
+    big = SortedDict(zip(range(1000), [v] * 1000), pages="auto")
+    for i in range(1000, 300_000):  # outgrows 4 KiB pages: the tree is rebuilt on 2 MiB ones
+        big[i] = v
+    assert big.pages == "2m" and held() == 300_000
+    del big
+    assert held() == 0
+
+    class Node:
+        pass
+
+    n = Node()
+    n.d = SortedDict({1: n, 2: [n]})
+    w = weakref.ref(n)
+    del n
+    gc.collect()
+    assert w() is None
+
+
+def test_single_key_calls_take_their_arguments_as_before():
+    """d.get and s.add are plain fast-call methods: positional or keyword arguments as before,
+    TypeError for a wrong call, and the dtype's TypeError / ValueError for a bad key."""
+    import inspect
+
+    d = SortedDict({1: "a"})
+    assert d.get(1) == "a" and d.get(2) is None and d.get(2, "x") == "x" and d.get(None) is None
+    assert d.get(key=1) == "a" and d.get(2, default=3) == 3 and d.get("x", default=3) == 3
+    for call in (lambda: d.get(), lambda: d.get(1, 2, 3), lambda: d.get(1, key=1), lambda: d.get(1, fallback=2)):
+        with pytest.raises(TypeError):
+            call()
+    assert list(inspect.signature(SortedDict.get).parameters) == ["self", "key", "default"]
+    s = SortedSet([1])
+    s.add(5)
+    s.add(value=7)
+    assert list(s) == [1, 5, 7] and list(inspect.signature(SortedSet.add).parameters) == ["self", "value"]
+    for call, error in ((lambda: s.add(), TypeError), (lambda: s.add(1, 2), TypeError), (lambda: s.add(1.5), TypeError),
+                        (lambda: s.add("x"), TypeError), (lambda: s.add(2**63), ValueError)):
+        with pytest.raises(error):
+            call()
+    assert list(s) == [1, 5, 7]
+    with pytest.raises(TypeError, match="not initialized"):
+        SortedDict.__new__(SortedDict).get(1)
+    with pytest.raises(TypeError):
+        SortedDict.get(SortedSet(), 1)  # another type's instance as self

@@ -1,9 +1,10 @@
 // Python binding of simdex::btree_set / btree_map: the native bases _Set and _Map that
 // simdex.btree.SortedSet / SortedDict derive from. One class each; the key dtype (int64,
 // uint64, float64) is chosen per instance and held as a variant of trees. The hot operations
-// (in, len, [], del, iteration) are type slots, so they cost no method dispatch; Python
-// numbers become keys by value (btree_keys.h). Iterators check a modification counter, so
-// changing a container while iterating raises instead of reading freed pages.
+// (in, len, [], del, iteration) are type slots and d.get / s.add CPython fast-call methods, so
+// they cost no nanobind dispatch; Python numbers become keys by value (btree_keys.h). Iterators
+// check a modification counter, so changing a container while iterating raises instead of reading
+// freed pages.
 #include "simdex/btree.h"
 
 #include <nanobind/ndarray.h>
@@ -50,7 +51,7 @@ page_mode parse_pages(const std::string& pages) {
 template <class K>
 using set_tree = btree_set<K>;
 template <class K>
-using map_tree = btree_map<K, std::uint64_t>;  // key -> slot of the value (py_map::slots)
+using map_tree = btree_map<K, std::uint64_t>;  // key -> the value, a PyObject* (py_map)
 
 template <class T>
 using key_of = typename std::decay_t<T>::key_type;
@@ -102,7 +103,7 @@ struct holder {
   }
 };
 
-// Rebuilds tree with options o from its own keys (and value slots); the key set is unchanged.
+// Rebuilds tree with options o from its own keys (and values); the key set is unchanged.
 template <class T>
 void rebuild(T& tree, const btree_options& o) {
   using K = key_of<T>;
@@ -152,34 +153,39 @@ struct py_set : holder<set_tree> {
   using holder::holder;
 };
 
-// Values are Python objects in a slot table; the tree maps key -> slot index. The table is
-// visited by the garbage collector (tp_traverse), so values referring back to the dict are
-// collected.
+// Values are Python objects held in the tree itself: a key's 8-byte value is the PyObject* of
+// an owned reference, so a lookup reads it from the leaf where it found the key (a table of
+// values beside the tree was one more cache miss per d[k] at 1M keys). tp_traverse walks the
+// tree for the garbage collector, so values referring back to the dict are collected.
 struct py_map : holder<map_tree> {
   using holder::holder;
-  std::vector<nb::object> slots;
-  std::vector<std::uint64_t> free_slots;
-  std::uint64_t put(nb::object v) {
-    if (!free_slots.empty()) {
-      std::uint64_t s = free_slots.back();
-      free_slots.pop_back();
-      slots[s] = std::move(v);
-      return s;
-    }
-    slots.push_back(std::move(v));
-    return slots.size() - 1;
+  py_map(const py_map&) = delete;  // the references are owned once
+  py_map& operator=(const py_map&) = delete;
+  // Nothing else reaches a dict being destroyed (nanobind untracks it from the garbage
+  // collector first), so its values are released straight from the tree.
+  ~py_map() {
+    visit([](auto& t) { release_values(t); });
   }
-  nb::object take(std::uint64_t s) {
-    nb::object v = std::move(slots[s]);
-    free_slots.push_back(s);
-    return v;
+  static PyObject* obj(std::uint64_t v) {
+    return reinterpret_cast<PyObject*>(static_cast<std::uintptr_t>(v));
+  }
+  // v as a value to store: the tree takes over its reference.
+  static std::uint64_t put(nb::object v) {
+    return reinterpret_cast<std::uintptr_t>(v.release().ptr());
+  }
+  // The reference a stored value held, for the caller to drop once the tree is consistent.
+  static nb::object take(std::uint64_t v) { return nb::steal(obj(v)); }
+  template <class T>
+  static void release_values(const T& t) noexcept {
+    for (auto it = t.begin(); it != t.end(); ++it) Py_DECREF(obj(it.value()));
   }
   void clear_all() {
     ++version;
-    reset();
-    std::vector<nb::object> old;
-    old.swap(slots);  // values die after the container is consistent (their __del__ may look)
-    free_slots.clear();
+    visit([&](auto& t) {
+      std::decay_t<decltype(t)> old(std::move(t));
+      reset();
+      release_values(old);  // after the container is consistent (their __del__ may look)
+    });
   }
 };
 
@@ -320,9 +326,9 @@ struct py_iter {
 template <class H, class It>
 PyObject* yielded(H& h, const It& it, yield_kind what) {
   if constexpr (std::is_same_v<H, py_map>) {
-    if (what == yield_kind::values) return nb::object(h.slots[it.value()]).release().ptr();
+    if (what == yield_kind::values) return nb::borrow(h.obj(it.value())).release().ptr();
     if (what == yield_kind::items)
-      return nb::make_tuple(key_obj(it.key()), h.slots[it.value()]).release().ptr();
+      return nb::make_tuple(key_obj(it.key()), nb::handle(h.obj(it.value()))).release().ptr();
   }
   return key_object(it.key());
 }
@@ -525,16 +531,17 @@ PyObject* map_subscript(PyObject* self, PyObject* key) {
       raise_key_error(key);
       return nullptr;
     }
-    return nb::object(h->slots[it.value()]).release().ptr();
+    return nb::borrow(py_map::obj(it.value())).release().ptr();
   });
 }
 
-// d[k] = v: a new key takes a slot; an existing one has its value replaced (iterators live on).
+// d[k] = v: a new key goes in; an existing one has its value replaced (iterators live on).
 template <class T>
 void map_assign(py_map& h, T& t, key_of<T> k, nb::object v) {
   auto it = t.find(k);
   if (it != t.end()) {
-    h.slots[it.value()] = std::move(v);
+    nb::object old = h.take(it.value());  // released after the new value is in place
+    it.value() = h.put(std::move(v));
     return;
   }
   ++h.version;
@@ -578,14 +585,110 @@ int map_ass_subscript(PyObject* self, PyObject* key, PyObject* value) {
 int map_traverse(PyObject* self, visitproc visit, void* arg) {
   Py_VISIT(Py_TYPE(self));
   if (!nb::inst_ready(self)) return 0;
-  for (const nb::object& v : nb::inst_ptr<py_map>(self)->slots) Py_VISIT(v.ptr());
-  return 0;
+  return nb::inst_ptr<py_map>(self)->visit([&](auto& t) {
+    for (auto it = t.cbegin(); it != t.cend(); ++it) Py_VISIT(py_map::obj(it.value()));
+    return 0;
+  });
 }
 
 int map_clear(PyObject* self) {
   if (nb::inst_ready(self)) nb::inst_ptr<py_map>(self)->clear_all();
   return 0;
 }
+
+// ---- single-key methods as CPython fast calls ----------------------------------------------
+// The methods a loop calls once per key (d.get(k), s.add(k)) are plain METH_FASTCALL methods
+// in the type's dict rather than nanobind functions: CPython calls them with the arguments in
+// place, without nanobind's overload dispatch and argument casts, which cost about as many
+// instructions as the tree lookup itself.
+
+// The arguments of a fast call by name: out[i] is the i-th of `names` (borrowed), given by
+// position or keyword, nullptr where an optional one is missing. False with TypeError set.
+// Callers handle the common all-positional call inline and come here for the rest.
+bool fast_args(const char* fn, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames,
+               std::initializer_list<const char*> names, std::size_t required, PyObject** out) {
+  const Py_ssize_t n = static_cast<Py_ssize_t>(names.size());
+  if (nargs > n) {
+    PyErr_Format(PyExc_TypeError, "%s() takes at most %zd arguments (%zd given)", fn, n, nargs);
+    return false;
+  }
+  for (Py_ssize_t i = 0; i < n; ++i) out[i] = i < nargs ? args[i] : nullptr;
+  const Py_ssize_t nk = kwnames != nullptr ? PyTuple_Size(kwnames) : 0;
+  for (Py_ssize_t j = 0; j < nk; ++j) {
+    PyObject* name = PyTuple_GetItem(kwnames, j);
+    Py_ssize_t i = 0;
+    while (i < n && PyUnicode_CompareWithASCIIString(name, names.begin()[i]) != 0) ++i;
+    if (i == n) {
+      PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument '%U'", fn, name);
+      return false;
+    }
+    if (out[i] != nullptr) {
+      PyErr_Format(PyExc_TypeError, "%s() got multiple values for argument '%s'", fn,
+                   names.begin()[i]);
+      return false;
+    }
+    out[i] = args[nargs + j];
+  }
+  for (std::size_t i = 0; i < required; ++i) {
+    if (out[i] == nullptr) {
+      PyErr_Format(PyExc_TypeError, "%s() missing required argument '%s'", fn, names.begin()[i]);
+      return false;
+    }
+  }
+  return true;
+}
+
+PyObject* map_get(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  PyObject* a[2] = {nargs > 0 ? args[0] : nullptr, nargs > 1 ? args[1] : nullptr};
+  if ((kwnames != nullptr || nargs < 1 || nargs > 2) &&
+      !fast_args("get", args, nargs, kwnames, {"key", "default"}, 1, a))
+    return nullptr;
+  py_map* h = self_of<py_map>(self);
+  if (h == nullptr) return nullptr;
+  return h->visit([&](auto& t) -> PyObject* {
+    typename std::decay_t<decltype(t)>::const_iterator it;
+    int r = find_key(t, a[0], it);
+    if (r < 0) return nullptr;
+    PyObject* v = r ? py_map::obj(it.value()) : a[1] != nullptr ? a[1] : Py_None;
+    Py_INCREF(v);
+    return v;
+  });
+}
+
+PyObject* set_add(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  PyObject* x = nargs > 0 ? args[0] : nullptr;
+  if ((kwnames != nullptr || nargs != 1) &&
+      !fast_args("add", args, nargs, kwnames, {"value"}, 1, &x))
+    return nullptr;
+  py_set* h = self_of<py_set>(self);
+  if (h == nullptr) return nullptr;
+  return guarded<PyObject*>(nullptr, [&]() -> PyObject* {
+    return h->visit([&](auto& t) -> PyObject* {
+      using K = key_of<decltype(t)>;
+      K k;
+      if (!to_stored_key<K>(x, k, "SortedSet.add")) return nullptr;
+      if (t.insert(k)) {
+        ++h->version;
+        maybe_grow_pages(*h, t);
+      }
+      Py_RETURN_NONE;
+    });
+  });
+}
+
+// Each docstring's first line is the signature help() and the stubs show.
+constexpr int kFastCall = METH_FASTCALL | METH_KEYWORDS;
+PyMethodDef map_methods[] = {
+    {"get", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(map_get)), kFastCall,
+     "get($self, key, default=None)\n--\n\n"
+     "The value of key, or default when key is absent (or cannot be a key)."},
+    {nullptr, nullptr, 0, nullptr}};
+PyMethodDef set_methods[] = {
+    {"add", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(set_add)), kFastCall,
+     "add($self, value)\n--\n\n"
+     "Add value. ValueError if it cannot be stored exactly in the dtype (out of range, NaN), "
+     "TypeError if it is not a number of the dtype's kind."},
+    {nullptr, nullptr, 0, nullptr}};
 
 // ---- methods -------------------------------------------------------------------------------
 
@@ -867,52 +970,37 @@ void bind_common(Cls& cls, const char* kind) {
 // The type slots both containers share (len, in, [], [] =, iter), then `extra`, then the
 // terminating zero entry.
 template <class H, class Subscript, class AssSubscript>
-std::array<PyType_Slot, 9> container_slots(Subscript subscript, AssSubscript ass_subscript,
-                                           std::initializer_list<PyType_Slot> extra = {}) {
-  std::array<PyType_Slot, 9> slots{{{Py_sq_length, reinterpret_cast<void*>(slot_len<H>)},
-                                    {Py_mp_length, reinterpret_cast<void*>(slot_len<H>)},
-                                    {Py_sq_contains, reinterpret_cast<void*>(slot_contains<H>)},
-                                    {Py_mp_subscript, reinterpret_cast<void*>(subscript)},
-                                    {Py_mp_ass_subscript, reinterpret_cast<void*>(ass_subscript)},
-                                    {Py_tp_iter, reinterpret_cast<void*>(slot_iter<H>)}}};
-  std::copy(extra.begin(), extra.end(), slots.begin() + 6);  // at most two: the last stays zero
+std::array<PyType_Slot, 10> container_slots(Subscript subscript, AssSubscript ass_subscript,
+                                            std::initializer_list<PyType_Slot> extra = {}) {
+  std::array<PyType_Slot, 10> slots{{{Py_sq_length, reinterpret_cast<void*>(slot_len<H>)},
+                                     {Py_mp_length, reinterpret_cast<void*>(slot_len<H>)},
+                                     {Py_sq_contains, reinterpret_cast<void*>(slot_contains<H>)},
+                                     {Py_mp_subscript, reinterpret_cast<void*>(subscript)},
+                                     {Py_mp_ass_subscript, reinterpret_cast<void*>(ass_subscript)},
+                                     {Py_tp_iter, reinterpret_cast<void*>(slot_iter<H>)}}};
+  std::copy(extra.begin(), extra.end(), slots.begin() + 6);  // at most three: the last stays zero
   return slots;
 }
 
 void bind_set(nb::module_& m) {
-  static auto slots = container_slots<py_set>(set_subscript, set_ass_subscript);
+  static auto slots =
+      container_slots<py_set>(set_subscript, set_ass_subscript, {{Py_tp_methods, set_methods}});
   bind_iter<py_set>(m, "_SetIterator");
   nb::class_<py_set> cls(m, "_Set", nb::type_slots(slots.data()),
                          "Native base of simdex.btree.SortedSet: one B+ tree of int64, uint64 "
                          "or float64 keys.");
   bind_common<py_set>(cls, "SortedSet");
   cls.def(
-         "add",
+         "discard",
          [](py_set& h, nb::handle x) {
            h.visit([&](auto& t) {
              using K = key_of<decltype(t)>;
-             K k;
-             if (!to_stored_key<K>(x.ptr(), k, "SortedSet.add")) throw nb::python_error();
-             if (t.insert(k)) {
-               ++h.version;
-               maybe_grow_pages(h, t);
-             }
+             place<K> p = locate<K>(x.ptr());
+             if (p.where == spot::error) throw nb::python_error();
+             if (p.where == spot::exact && t.erase(p.at)) ++h.version;
            });
          },
-         nb::arg("value").none(),
-         "Add value. ValueError if it cannot be stored exactly in the dtype (out of range, "
-         "NaN), TypeError if it is not a number of the dtype's kind.")
-      .def(
-          "discard",
-          [](py_set& h, nb::handle x) {
-            h.visit([&](auto& t) {
-              using K = key_of<decltype(t)>;
-              place<K> p = locate<K>(x.ptr());
-              if (p.where == spot::error) throw nb::python_error();
-              if (p.where == spot::exact && t.erase(p.at)) ++h.version;
-            });
-          },
-          nb::arg("value").none(), "Remove value if present.")
+         nb::arg("value").none(), "Remove value if present.")
       .def(
           "remove",
           [](py_set& h, nb::handle x) {
@@ -1002,54 +1090,43 @@ void bind_map(nb::module_& m) {
   static auto slots =
       container_slots<py_map>(map_subscript, map_ass_subscript,
                               {{Py_tp_traverse, reinterpret_cast<void*>(map_traverse)},
-                               {Py_tp_clear, reinterpret_cast<void*>(map_clear)}});
+                               {Py_tp_clear, reinterpret_cast<void*>(map_clear)},
+                               {Py_tp_methods, map_methods}});
   bind_iter<py_map>(m, "_MapIterator");
   nb::class_<py_map> cls(m, "_Map", nb::type_slots(slots.data()),
                          "Native base of simdex.btree.SortedDict: a B+ tree of int64, uint64 "
                          "or float64 keys to Python objects.");
   bind_common<py_map>(cls, "SortedDict");
   cls.def(
-         "get",
-         [](py_map& h, nb::handle key, nb::object dflt) {
+         "pop",
+         [](py_map& h, nb::handle key, nb::args args, nb::kwargs kw) {
+           // default= by keyword too, as sortedcontainers and dict.pop's docs name it.
+           std::optional<nb::object> dflt;
+           if (args.size() == 1) dflt = nb::borrow(args[0]);
+           for (auto [name, v] : kw) {
+             if (nb::cast<std::string>(name) != "default" || dflt)
+               throw nb::type_error("pop() takes key and an optional default");
+             dflt = nb::borrow(v);
+           }
+           if (args.size() > 1) throw nb::type_error("pop expected at most 2 arguments");
            return h.visit([&](auto& t) -> nb::object {
              typename std::decay_t<decltype(t)>::const_iterator it;
              int r = find_key(t, key.ptr(), it);
              if (r < 0) throw nb::python_error();
-             return r ? h.slots[it.value()] : dflt;
+             if (r == 0) {
+               if (dflt) return *dflt;
+               raise_key_error(key.ptr());
+               throw nb::python_error();
+             }
+             std::uint64_t s = it.value();
+             ++h.version;
+             t.erase(it.key());
+             return h.take(s);
            });
          },
-         nb::arg("key").none(), nb::arg("default").none() = nb::none(),
-         "The value of key, or default when key is absent (or cannot be a key).")
-      .def(
-          "pop",
-          [](py_map& h, nb::handle key, nb::args args, nb::kwargs kw) {
-            // default= by keyword too, as sortedcontainers and dict.pop's docs name it.
-            std::optional<nb::object> dflt;
-            if (args.size() == 1) dflt = nb::borrow(args[0]);
-            for (auto [name, v] : kw) {
-              if (nb::cast<std::string>(name) != "default" || dflt)
-                throw nb::type_error("pop() takes key and an optional default");
-              dflt = nb::borrow(v);
-            }
-            if (args.size() > 1) throw nb::type_error("pop expected at most 2 arguments");
-            return h.visit([&](auto& t) -> nb::object {
-              typename std::decay_t<decltype(t)>::const_iterator it;
-              int r = find_key(t, key.ptr(), it);
-              if (r < 0) throw nb::python_error();
-              if (r == 0) {
-                if (dflt) return *dflt;
-                raise_key_error(key.ptr());
-                throw nb::python_error();
-              }
-              std::uint64_t s = it.value();
-              ++h.version;
-              t.erase(it.key());
-              return h.take(s);
-            });
-          },
-          nb::arg("key").none(), nb::arg("args"), nb::arg("kwargs"),
-          nb::sig("def pop(self, key: object, default: object = ...) -> object"),
-          "Remove key and return its value; default (if given) when absent, else KeyError.")
+         nb::arg("key").none(), nb::arg("args"), nb::arg("kwargs"),
+         nb::sig("def pop(self, key: object, default: object = ...) -> object"),
+         "Remove key and return its value; default (if given) when absent, else KeyError.")
       .def(
           "popitem",
           [](py_map& h, nb::handle index) {
@@ -1076,7 +1153,7 @@ void bind_map(nb::module_& m) {
             return h.visit([&](auto& t) {
               if (position(i, t.size(), "SortedDict") < 0) throw nb::python_error();
               auto it = t.nth(static_cast<std::size_t>(i < 0 ? i + Py_ssize_t(t.size()) : i));
-              return nb::make_tuple(key_obj(it.key()), h.slots[it.value()]);
+              return nb::make_tuple(key_obj(it.key()), nb::handle(h.obj(it.value())));
             });
           },
           nb::arg("index").none() = -1,
@@ -1092,7 +1169,7 @@ void bind_map(nb::module_& m) {
               place<K> p = locate<K>(key.ptr());
               if (p.where == spot::exact) {
                 auto it = t.find(p.at);
-                if (it != t.end()) return h.slots[it.value()];
+                if (it != t.end()) return nb::borrow(h.obj(it.value()));
               }
               if (p.where == spot::error || !to_stored_key<K>(key.ptr(), k, "SortedDict"))
                 throw nb::python_error();
@@ -1110,7 +1187,7 @@ void bind_map(nb::module_& m) {
             return h.visit([&](auto& t) {
               if (position(i, t.size(), "SortedDict") < 0) throw nb::python_error();
               auto it = t.nth(static_cast<std::size_t>(i < 0 ? i + Py_ssize_t(t.size()) : i));
-              return h.slots[it.value()];
+              return nb::borrow(h.obj(it.value()));
             });
           },
           "Value at position i.")
@@ -1142,12 +1219,18 @@ void bind_map(nb::module_& m) {
                 sk.push_back(kp[j].first);
                 from.push_back(kp[j].second);
               }
-              std::vector<std::uint64_t> sv;
+              std::vector<std::uint64_t> sv;  // references taken: in the tree or dropped
+              sv.reserve(sk.size());
               if (t.size() == 0) {  // into an empty dict: build it
                 for (std::uint32_t i : from) sv.push_back(h.put(vs[i]));
-                std::decay_t<decltype(t)> fresh(h.options(h.pages_for(sk.size())));
-                fresh.build_sorted(sk, sv);
-                t = std::move(fresh);
+                try {
+                  std::decay_t<decltype(t)> fresh(h.options(h.pages_for(sk.size())));
+                  fresh.build_sorted(sk, sv);
+                  t = std::move(fresh);
+                } catch (...) {
+                  for (std::uint64_t v : sv) h.take(v);
+                  throw;
+                }
                 maybe_grow_pages(h, t);
                 return;
               }
@@ -1157,11 +1240,12 @@ void bind_map(nb::module_& m) {
               t.lower_bound_batch(sk, at.data());
               std::vector<nb::object> replaced;
               std::vector<K> nk;
+              replaced.reserve(sk.size());  // no push_back below may throw with a reference taken
+              nk.reserve(sk.size());
               for (std::size_t j = 0; j < sk.size(); ++j) {
                 if (at[j] != t.end() && at[j].key() == sk[j]) {
-                  nb::object& slot = h.slots[at[j].value()];
-                  replaced.push_back(std::move(slot));
-                  slot = vs[from[j]];
+                  replaced.push_back(h.take(at[j].value()));
+                  at[j].value() = h.put(vs[from[j]]);
                 } else {
                   nk.push_back(sk[j]);
                   sv.push_back(h.put(vs[from[j]]));

@@ -1,14 +1,17 @@
-"""Python-side btree benchmark: simdex.btree.SortedSet against sortedcontainers and numpy.
+"""Python-side btree benchmark: simdex.btree.SortedSet and SortedDict against sortedcontainers
+and numpy.
 
 Joins ``bench_btree``'s JSON (same schema). Every row names the real counterpart: simdex's
 ``SortedSet`` is a set, so the reference is ``sortedcontainers.SortedSet`` (whose ``in`` is a
 hash-set lookup); ``sortedcontainers.SortedList`` (``in`` by bisection) runs beside it.
+``SortedDict`` rows (``py_dict_*``) are referenced to ``sortedcontainers.SortedDict``, a dict
+subclass whose lookups are the dict's own; a plain ``dict`` runs beside it for context.
 
-Per-call figures time a Python loop of single calls (``add``, ``in``) over pre-drawn random
-keys, the loop overhead included for every contender. Batched figures time one numpy call
-(``add_many``, ``contains_many``, ``bisect_many``) against the same work done through
-sortedcontainers' API: its per-key loop, and for inserts also its own ``update``; plus
-``numpy.searchsorted`` on a sorted array (a static ceiling). Mutating samples put the key set
+Per-call figures time a Python loop of single calls (``add``, ``in``, ``d[k]``, ``d.get(k)``,
+``d[k] = v``) over pre-drawn random keys, the loop overhead included for every contender.
+Batched figures time one numpy call (``add_many``, ``contains_many``, ``bisect_many``) against
+the same work done through sortedcontainers' API: its per-key loop, and for inserts also its
+own ``update``; plus ``numpy.searchsorted`` on a sorted array (a static ceiling). Mutating samples put the key set
 back outside the timed region. Keys are distinct uniform random integers in [0, 2**62).
 
 ``python -m simdex.benchmarks.btree RESULTS.json`` prints the table of targets from a run.
@@ -33,6 +36,9 @@ SIMDEX = "simdex.SortedSet"
 SC_SET = "sortedcontainers.SortedSet"
 SC_LIST = "sortedcontainers.SortedList"
 NUMPY = "numpy.searchsorted (static sorted array)"
+SIMDEX_DICT = "simdex.SortedDict"
+SC_DICT = "sortedcontainers.SortedDict"
+PLAIN_DICT = "dict"
 
 
 def _version(mod) -> str:
@@ -64,8 +70,88 @@ def _seconds_contains(container, items) -> float:
     return t
 
 
+def _seconds_getitem(container, items) -> float:
+    v = None
+    t0 = time.perf_counter()
+    for k in items:
+        v = container[k]
+    t = time.perf_counter() - t0
+    del v
+    return t
+
+
+def _seconds_get(container, items) -> float:
+    # container.get(k) written out, as a loop would: the method lookup is part of the call.
+    v = None
+    t0 = time.perf_counter()
+    for k in items:
+        v = container.get(k)
+    t = time.perf_counter() - t0
+    del v
+    return t
+
+
+def _seconds_setitem(container, items) -> float:
+    t0 = time.perf_counter()
+    for k in items:
+        container[k] = k
+    return time.perf_counter() - t0
+
+
+DICT_WORKLOADS = ("py_dict_getitem_hit", "py_dict_get_hit", "py_dict_get_miss", "py_dict_contains_miss",
+                  "py_dict_setitem")
 WORKLOADS = ("py_add", "py_contains_hit", "py_contains_miss", "py_add_batched", "py_contains_hit_batched",
-             "py_contains_miss_batched", "py_bisect_left_batched")
+             "py_contains_miss_batched", "py_bisect_left_batched", *DICT_WORKLOADS)
+
+
+def _dict_rows(doc: dict, params: dict, base: list, fresh: list, q: int, reps: int, seed: int, sc_v: str) -> None:
+    """SortedDict single-key calls at len(base) keys (values: distinct ints), each against
+    sortedcontainers.SortedDict and a plain dict: d[k] and d.get(k) of present keys, d.get(k)
+    and ``in`` of absent ones, and d[k] = v of new keys (deleted again, untimed)."""
+    if not wanted(*DICT_WORKLOADS):
+        return
+    from sortedcontainers import SortedDict as ScSortedDict
+
+    from simdex.btree import SortedDict
+
+    values = list(range(len(base)))
+    dicts = {SIMDEX_DICT: ("", SortedDict(zip(base, values))), SC_DICT: (sc_v, ScSortedDict(zip(base, values))),
+             PLAIN_DICT: ("", dict(zip(base, values)))}
+    p = {**params, "simdex_pages": dicts[SIMDEX_DICT][1].pages, "ops": q}
+    rng = np.random.default_rng(seed)
+
+    def per_call(seconds, pool):
+        probes = [[pool[i] for i in rng.integers(0, len(pool), size=q)] for _ in range(reps)]
+
+        def make(d):
+            calls = [0]
+
+            def sample():
+                items = probes[calls[0] % len(probes)]
+                calls[0] += 1
+                return seconds(d, items) * 1e9 / len(items)
+            return sample
+        return {name: (v, make(d)) for name, (v, d) in dicts.items()}
+
+    for workload, seconds, pool in (("py_dict_getitem_hit", _seconds_getitem, base),
+                                    ("py_dict_get_hit", _seconds_get, base),
+                                    ("py_dict_get_miss", _seconds_get, fresh),
+                                    ("py_dict_contains_miss", _seconds_contains, fresh)):
+        if wanted(workload):
+            group(doc, workload, p, "ns/op", "lower", per_call(seconds, pool), SC_DICT, reps)
+
+    adds = fresh[:q]
+
+    def per_call_set(d):
+        def sample():
+            t = _seconds_setitem(d, adds)
+            for k in adds:
+                del d[k]
+            return t * 1e9 / len(adds)
+        return sample
+
+    group(doc, "py_dict_setitem", p, "ns/op", "lower",
+          {name: (v, per_call_set(d)) for name, (v, d) in dicts.items()}, SC_DICT, reps)
 
 
 def run(doc: dict, mode: str, reps: int) -> None:
@@ -190,7 +276,9 @@ def run(doc: dict, mode: str, reps: int) -> None:
             f"{SC_LIST}.bisect_left loop": (sc_v, batched_sample(lambda x: [sl.bisect_left(k) for k in x], anywhere_list)),
             NUMPY: (np_v, batched_sample(lambda x: np.searchsorted(sorted_np, x), anywhere)),
         }, f"{SC_SET}.bisect_left loop", reps)
-        sd = sl = ss = None  # free this size's structures before the next size
+        sd = sl = ss = None  # free the sets before the dicts are built
+        _dict_rows(doc, {k: v for k, v in p.items() if k != "simdex_pages"}, base_list, fresh.tolist(), q, reps,
+                   n + 2, sc_v)
 
 
 # --- the targets, from one run's JSON --------------------------------------------------------
@@ -227,6 +315,7 @@ _PY_BAR = [
     ("py_add", SIMDEX, (SC_SET,), 1.0),
     ("py_contains_hit", SIMDEX, (SC_SET,), 1.0),
     ("py_contains_miss", SIMDEX, (SC_SET,), 1.0),
+    *((w, SIMDEX_DICT, (SC_DICT,), 1.0) for w in DICT_WORKLOADS),
     ("py_add_batched", f"{SIMDEX}.add_many", (f"{SC_SET}.add loop", f"{SC_SET}.update"), 30.0),
     ("py_contains_hit_batched", f"{SIMDEX}.contains_many", (f"{SC_SET} in loop",), 30.0),
     ("py_contains_miss_batched", f"{SIMDEX}.contains_many", (f"{SC_SET} in loop",), 30.0),
