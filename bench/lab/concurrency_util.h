@@ -33,6 +33,19 @@ inline std::vector<int> same_cpu(int n) {
   return std::vector<int>(static_cast<std::size_t>(n), lab::allowed_cpus().front());
 }
 
+// How a label names the CPUs of a two-thread team: what ran, not what was asked. With one CPU
+// allowed (taskset -c 0) team_cpus(2) pins both threads to it.
+inline std::string two_cpus_label(const std::vector<int>& cpus) {
+  return cpus[0] != cpus[1] ? std::string("2 CPUs")
+                            : format("2 CPUs asked, 1 allowed (both on CPU %d)", cpus[0]);
+}
+
+// The verdict of an experiment about threads on different CPUs when only one CPU is allowed:
+// its teams took turns on that CPU, so what it asks about never happened.
+inline verdict one_cpu_verdict(const std::string& what_ran) {
+  return {verdict_kind::inconclusive, "one CPU allowed: " + what_ran};
+}
+
 inline std::string thread_label(int n) {
   int cpus = cpu_count();
   return std::to_string(n) + (n == 1 ? " thread" : " threads") +

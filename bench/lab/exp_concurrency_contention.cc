@@ -59,16 +59,17 @@ double independent_counts(const std::vector<int>& cpus, double budget_ns, bool r
 void false_sharing(trial& t) {
   const double ns = t.quick() ? 50e6 : 250e6;
   const auto two = team_cpus(2), one = same_cpu(2);
+  const std::string split = two_cpus_label(two);  // what the split contenders ran on
   team_book book;
   bool exact = true;
   struct layout {
     std::string name;
     bool padded, rmw, split;
   };
-  const layout vs[] = {{"adjacent, fetch_add, 2 CPUs", false, true, true},
-                       {"padded, fetch_add, 2 CPUs", true, true, true},
-                       {"adjacent, store, 2 CPUs", false, false, true},
-                       {"padded, store, 2 CPUs", true, false, true},
+  const layout vs[] = {{"adjacent, fetch_add, " + split, false, true, true},
+                       {"padded, fetch_add, " + split, true, true, true},
+                       {"adjacent, store, " + split, false, false, true},
+                       {"padded, store, " + split, true, false, true},
                        {"adjacent, fetch_add, 1 CPU", false, true, false},
                        {"padded, fetch_add, 1 CPU", true, true, false}};
   std::vector<trial::contender> cs;
@@ -81,21 +82,25 @@ void false_sharing(trial& t) {
                       : independent_counts<adjacent_counters>(cpus, ns, v.rmw, book[v.name], exact);
          }});
   auto s = t.measure("increments", {{"ms_per_sample", ns * 1e-6}}, "Mops/s", better::higher, cs,
-                     "padded, fetch_add, 2 CPUs");
+                     vs[1].name);
   t.count(
-      "adjacent, store, 2 CPUs",
+      vs[2].name,
       [&] { independent_counts<adjacent_counters>(two, ns, false, book["counted"], exact); }, true);
   t.add(lab::holds(
       "work_done", exact, "every counter ended at the number of increments its thread made",
       "a counter missed increments: the loop did not do the work it is credited with"));
   team_checks(t, book, {vs[0].name, vs[1].name, vs[2].name, vs[3].name});
-  t.figure(s[1].median / s[0].median, "padded / adjacent throughput, fetch_add, 2 CPUs");
+  t.figure(s[1].median / s[0].median, "padded / adjacent throughput, fetch_add, " + split);
   t.set({{"rmw", s[1].median / s[0].median},
          {"store", s[3].median / s[2].median},
          {"one_cpu", s[5].median / s[4].median}});
 }
 
 verdict false_sharing_verdict(const trial& t) {
+  if (cpu_count() < 2)
+    return one_cpu_verdict(
+        "the split contenders ran both threads on it, taking turns, so no cache line moved "
+        "between CPUs");
   std::string why = format(
       "on two CPUs at once, counters in one line run %.1fx slower than padded ones with "
       "fetch_add (study 3.3x) and %.1fx with plain stores; on one CPU, taking turns, %.2fx",
@@ -206,6 +211,10 @@ void mutex_atomic(trial& t) {
 }
 
 verdict mutex_atomic_verdict(const trial& t) {
+  if (cpu_count() < 2)
+    return one_cpu_verdict(
+        "the threads of every team took turns on it, so none contended for the counter at the "
+        "same time");
   double a = t.get("atomic_drop"), m = t.get("mutex_drop");
   std::string why = format(
       "from 1 to 2 threads on two CPUs the atomic's total rate falls %.1fx and the mutex's "
@@ -335,6 +344,9 @@ void lock_variants(trial& t) {
 }
 
 verdict lock_variants_verdict(const trial& t) {
+  if (t.get("cpus") < 2)
+    return one_cpu_verdict(
+        "the threads of every team took turns on it, so no lock was contended from another CPU");
   std::string why = format(
       "against std::mutex, 1 thread: the spinlock runs %.1fx (work 1) and %.1fx (work 32), the "
       "ticket lock %.1fx and %.1fx; 2 threads on two CPUs: spinlock %.2fx / %.2fx, ticket %.2fx / "

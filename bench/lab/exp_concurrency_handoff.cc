@@ -83,6 +83,10 @@ void blocking_spinning(trial& t) {
 }
 
 verdict blocking_spinning_verdict(const trial& t) {
+  if (cpu_count() < 2)
+    return one_cpu_verdict(
+        "both threads ran on it, so a spinning hand-off waited for the other thread's time slice "
+        "instead of seeing its write");
   std::string why = format(
       "spinning hands off %.0fx as often as a condition variable, yielding %.1fx (study 163x and "
       "2.4x); round trips: spin %.2f us, condition variable %.1f us",

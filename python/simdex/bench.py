@@ -256,6 +256,7 @@ def run(components: list[str], mode: str = "quick", out: str = "bench-results", 
 def _run_locked(console, wanted, have, python_only, args, outdir, mode, reps, only, report, catch_interrupt) -> int:
     """The run itself, once it holds outdir (run's exit status)."""
     _adopt_killed_logs(console, outdir)
+    _remove_killed_json_temporaries(console, outdir)
     failed = []
     unmatched = []  # components that --only left nothing to measure (their JSON is an earlier run's or empty)
     finished = []  # components whose figures this run wrote in full
@@ -385,6 +386,39 @@ def _adopt_killed_logs(console, outdir: Path) -> None:
         if not staged.exists():
             console.print(f"{staged}: the log of a {c} run that was killed before it ended; now {log}",
                           style="yellow", highlight=False, markup=False)
+
+
+def _remove_killed_json_temporaries(console, outdir: Path) -> None:
+    """Removes the <c>.json.tmp.<pid> files that a bench program killed outright while writing
+    its JSON left in outdir (it writes beside the JSON and renames over it, bench/common's
+    write_replacing): the rename never came, and nothing would ever remove them. A program run
+    by hand takes no folder lock, so only a file whose pid is no live process goes; the removal
+    is said in one line."""
+    gone = []
+    for tmp in sorted(outdir.glob("*.json.tmp.*")):
+        c, _, pid = tmp.name.rpartition(".json.tmp.")
+        if c not in COMPONENTS or not pid.isdigit() or tmp.is_symlink() or not tmp.is_file():
+            continue  # not a file a bench program writes
+        if _process_lives(int(pid)):
+            continue  # its program may be writing it now
+        try:
+            tmp.unlink()
+        except OSError:
+            continue
+        gone.append(tmp.name)
+    if gone:
+        console.print(f"{outdir}: removed what runs killed while writing their JSON left: {', '.join(gone)}",
+                      style="yellow", highlight=False, markup=False)
+
+
+def _process_lives(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, ValueError):
+        return True  # another user's process, or a pid no signal can name: leave its file alone
+    return True
 
 
 def _place_log(outdir: Path, c: str, staged: Path, kept: bool, failed: bool) -> Path:

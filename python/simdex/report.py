@@ -785,13 +785,13 @@ def compare_labs(a: tuple[Path, dict], b: tuple[Path, dict]) -> str:
         study = (x or y).get("study")
         if x is None or y is None:
             rows.append([i, "–" if study is None else str(study),
-                         lab_section._figure(x) if x else absent("A", i), lab_section._figure(y) if y else absent("B", i),
+                         lab_section.figure_text(x) if x else absent("A", i), lab_section.figure_text(y) if y else absent("B", i),
                          "–", x["verdict"] if x else "–", y["verdict"] if y else "–", "–"])
             continue
         same = x["verdict"] == y["verdict"]
         if not same:
             changed.append(i)
-        rows.append([i, "–" if study is None else str(study), lab_section._figure(x), lab_section._figure(y), _ratio(x, y),
+        rows.append([i, "–" if study is None else str(study), lab_section.figure_text(x), lab_section.figure_text(y), _ratio(x, y),
                      x["verdict"], y["verdict"], "same" if same else "**changed**"])
     both = sum(1 for i in order if i in by_a and i in by_b)
     only = []
@@ -803,7 +803,7 @@ def compare_labs(a: tuple[Path, dict], b: tuple[Path, dict]) -> str:
               "unit or label). The verdicts are each run's own; `simdex report DIR` on either folder gives the reasons "
               "and checks.", "",
               md_table(["experiment", "#", "A: figure", "B: figure", "B / A", "A: verdict", "B: verdict", "verdict"],
-                       [[lab_section._cell(c) for c in r] for r in rows]), "",
+                       [[lab_section.table_cell(c) for c in r] for r in rows]), "",
               f"{both} experiment{'s' if both != 1 else ''} in both runs; "
               f"{len(changed)} verdict{'s' if len(changed) != 1 else ''} changed"
               + (f" ({', '.join(changed)})" if changed else "") + "".join(f"; {o}" for o in only) + "."]

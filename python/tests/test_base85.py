@@ -365,12 +365,15 @@ def test_cli_refuses_to_write_its_input(tmp_path):
 def test_cli_closed_pipe_ends_quietly(tmp_path):
     big = tmp_path / "big"
     big.write_bytes(rand(8 << 20, 9))
-    p = subprocess.Popen([sys.executable, "-m", "simdex", "base85", "encode", "-i", str(big)],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    p.stdout.read(10)
-    p.stdout.close()  # as `| head -c 10` does
-    err = p.stderr.read()
-    assert p.wait() == -signal.SIGPIPE  # what cat and base64 do: no message, killed by SIGPIPE
+    # As a context manager the stderr pipe is closed on every way out (it was left open: a
+    # ResourceWarning under python -X dev).
+    with subprocess.Popen([sys.executable, "-m", "simdex", "base85", "encode", "-i", str(big)],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE) as p:
+        p.stdout.read(10)
+        p.stdout.close()  # as `| head -c 10` does
+        err = p.stderr.read()
+        status = p.wait()
+    assert status == -signal.SIGPIPE  # what cat and base64 do: no message, killed by SIGPIPE
     assert err == b""
 
 
@@ -563,19 +566,21 @@ def test_cli_termination_signal_leaves_no_partial_output(tmp_path, signum, exist
     out = tmp_path / "out.b85"
     if existing:
         out.write_bytes(b"previous")
-    p = subprocess.Popen([sys.executable, "-m", "simdex", "base85", "encode", "-o", str(out)],
-                         stdin=subprocess.PIPE, stderr=subprocess.PIPE)
-    p.stdin.write(rand(3 << 20, 21))  # three 1 MiB chunks read and encoded; then it waits for more
-    p.stdin.flush()
-    deadline = time.monotonic() + 30
-    while not any(n.endswith(".simdex-tmp") and (tmp_path / n).stat().st_size > 0
-                  for n in os.listdir(tmp_path)):
-        assert time.monotonic() < deadline and p.poll() is None, p.stderr.read()
-        time.sleep(0.02)
-    p.send_signal(signum)
-    assert p.wait(timeout=30) == 128 + signum
-    p.stdin.close()
-    assert p.stderr.read() == b""
+    # As a context manager the pipes are closed on every way out (a failed assertion left them
+    # open: a ResourceWarning under python -X dev).
+    with subprocess.Popen([sys.executable, "-m", "simdex", "base85", "encode", "-o", str(out)],
+                          stdin=subprocess.PIPE, stderr=subprocess.PIPE) as p:
+        p.stdin.write(rand(3 << 20, 21))  # three 1 MiB chunks read and encoded; then it waits for more
+        p.stdin.flush()
+        deadline = time.monotonic() + 30
+        while not any(n.endswith(".simdex-tmp") and (tmp_path / n).stat().st_size > 0
+                      for n in os.listdir(tmp_path)):
+            assert time.monotonic() < deadline and p.poll() is None, p.stderr.read()
+            time.sleep(0.02)
+        p.send_signal(signum)
+        _, said = p.communicate(timeout=30)  # closes stdin, reads stderr to its end
+    assert p.returncode == 128 + signum, said
+    assert said == b""
     assert os.listdir(tmp_path) == (["out.b85"] if existing else [])
     if existing:
         assert out.read_bytes() == b"previous"

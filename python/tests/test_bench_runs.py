@@ -237,6 +237,26 @@ def test_a_killed_runs_log_beside_an_earlier_json_is_a_failed_log(earlier, fake_
     assert f"now {earlier / 'primitives.failed.log'}" in _err(capsys)
 
 
+def test_the_json_temporaries_of_killed_runs_are_removed_by_the_next_run(earlier, fake_bin, capsys):
+    """A bench program killed outright while writing its JSON left <component>.json.tmp.<pid>
+    (it writes beside the JSON and renames over it), and no later run removed it. The next run
+    removes those whose process is gone, and says so in one line."""
+    dead = subprocess.Popen(["true"])
+    dead.wait()  # reaped: its pid names no process now
+    killed = earlier / f"primitives.json.tmp.{dead.pid}"
+    killed.write_text('{"results": [')
+    alive = earlier / f"kv.json.tmp.{os.getpid()}"  # a program run by hand may be writing it now
+    alive.write_text("{")
+    other = earlier / f"notes.json.tmp.{dead.pid}"  # no component's: left alone
+    other.write_text("{")
+    _fake_lab(fake_bin)
+    assert bench.run(["lab"], out=str(earlier), report=False) == 0
+    assert not killed.exists() and alive.exists() and other.exists()
+    said = [line for line in capsys.readouterr().err.splitlines() if "killed while writing" in line]
+    assert len(said) == 1 and said[0].endswith(f"removed what runs killed while writing their JSON left: {killed.name}")
+    assert (earlier / "primitives.json").is_file()
+
+
 def test_an_only_that_measures_nothing_keeps_the_earlier_log(earlier, fake_bin, capsys):
     _fake(fake_bin, f"echo 'measured nothing' >&2\n{_writes()}")
     json_before = (earlier / "primitives.json").read_text()

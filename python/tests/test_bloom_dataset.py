@@ -9,6 +9,7 @@ import decimal
 import os
 import struct
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
@@ -320,7 +321,7 @@ def test_dask_two_workers_match_one_process(datasets, tmp_path):
         two = bd.add_filters(datasets["plain"], ["i64"], out=tmp_path / "two", client=client)
         assert [r["filters_added"] for r in one] == [r["filters_added"] for r in two]
         for a, b in zip(one, two):
-            assert open(a["out"], "rb").read() == open(b["out"], "rb").read()
+            assert Path(a["out"]).read_bytes() == Path(b["out"]).read_bytes()
         keys = datasets["table"].column("i64").drop_null()[:50].to_pylist() + list(range(10**9, 10**9 + 1000)) + [None]
         p1 = bloom.prune(tmp_path / "two", "i64", keys)
         p2 = bd.prune(tmp_path / "two", "i64", keys, client=client)
@@ -577,7 +578,7 @@ def test_nan_is_never_ruled_out_by_a_filter_that_left_it_out(tmp_path):
                    bloom_filter_options={"c": {"ndv": 100, "fpp": 0.01}})
     cc = pq.ParquetFile(path).metadata.row_group(0).column(0)
     off, length = cc.bloom_filter_offset, cc.bloom_filter_length
-    data = open(path, "rb").read()
+    data = Path(path).read_bytes()
     old = BloomFilter.from_bytes(data[off:off + length])
     javalike = BloomFilter(old.num_bytes)
     javalike.insert(np.array([1.0, 2.0, 3.0]))

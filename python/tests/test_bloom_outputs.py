@@ -70,7 +70,12 @@ def test_add_out_fifo_gets_the_file(plain, tmp_path):
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
     got = []
-    reader = threading.Thread(target=lambda: got.append(open(fifo, "rb").read()), daemon=True)
+
+    def read_all():
+        with open(fifo, "rb") as f:  # closed here, not by the garbage collector (a ResourceWarning)
+            got.append(f.read())
+
+    reader = threading.Thread(target=read_all, daemon=True)
     reader.start()
     r = _cli("add", plain, "--column", "id", "--out", fifo, "--no-progress")
     reader.join(10)

@@ -77,7 +77,7 @@ def test_broken_pages_are_left_to_the_decoder(tmp_path):
     pq.write_table(_table(), path, row_group_size=2500)
     md = pq.ParquetFile(path).metadata.row_group(0).column(0)
     start = md.dictionary_page_offset or md.data_page_offset
-    good = open(path, "rb").read()
+    good = path.read_bytes()
     for cut in (1, 7, 40, md.total_compressed_size // 2):
         bad = bytearray(good)
         # Garble bytes inside the first page header or body: the walker gives up, never crashes.

@@ -74,9 +74,9 @@ def test_report_shows_the_concurrency_table(concurrency_run):
     assert "| blocking_spinning |" in md and "| pipe_socketpair |" in md
 
 
-def test_thread_placement_on_one_cpu_says_what_ran(tmp_path):
-    """`taskset -c 0 simdex lab thread_placement` labelled the split team "split (two CPUs)"
-    although both its threads were pinned to CPU 0: the labels now say what ran."""
+def _lab_on_one_cpu(tmp_path, *experiments):
+    """bench_lab's JSON of a quick run of the experiments with one CPU allowed, as `taskset -c N`
+    gives it, and that CPU."""
     import os
     import subprocess
 
@@ -86,13 +86,37 @@ def test_thread_placement_on_one_cpu_says_what_ran(tmp_path):
     if not exe.is_file():
         pytest.skip(f"bench_lab not built in {bench.bench_dir()}")
     cpu = min(os.sched_getaffinity(0))
-    r = subprocess.run([str(exe), "--quick", "--reps", "1", "--no-probe", "--only", "thread_placement", "--out", str(tmp_path)],
+    only = [a for e in experiments for a in ("--only", e)]
+    r = subprocess.run([str(exe), "--quick", "--reps", "1", "--no-probe", *only, "--out", str(tmp_path)],
                        capture_output=True, text=True, timeout=300, preexec_fn=lambda: os.sched_setaffinity(0, {cpu}))
     assert r.returncode == 0, r.stderr
-    doc = json.loads((tmp_path / "lab.json").read_text())
+    return json.loads((tmp_path / "lab.json").read_text()), cpu
+
+
+def test_thread_placement_on_one_cpu_says_what_ran(tmp_path):
+    """`taskset -c 0 simdex lab thread_placement` labelled the split team "split (two CPUs)"
+    although both its threads were pinned to CPU 0: the labels now say what ran."""
+    doc, cpu = _lab_on_one_cpu(tmp_path, "thread_placement")
     contenders = {x["contender"] for x in doc["results"]}
     e = next(x for x in doc["lab"]["experiments"] if x["id"] == "thread_placement")
     said = json.dumps(e) + " ".join(contenders)
     assert "two CPUs" not in said, sorted(contenders)
     assert f"split asked, one CPU allowed (both on CPU {cpu}, as shared), spin" in contenders
     assert e["verdict"] == "inconclusive"
+
+
+def test_contention_on_one_cpu_says_what_ran(tmp_path):
+    """`taskset -c 0 simdex lab false_sharing` labelled its split contenders "2 CPUs" although
+    both threads were pinned to CPU 0, and the verdicts of the experiments that need two CPUs
+    said "on two CPUs": the labels now say what ran, and no verdict claims two CPUs."""
+    wanted = ("false_sharing", "mutex_atomic", "lock_variants", "blocking_spinning", "pipe_shm")
+    doc, cpu = _lab_on_one_cpu(tmp_path, *wanted)
+    contenders = {x["contender"] for x in doc["results"] if x["workload"].startswith("false_sharing.")}
+    assert f"adjacent, fetch_add, 2 CPUs asked, 1 allowed (both on CPU {cpu})" in contenders, sorted(contenders)
+    assert not any(c.endswith(", 2 CPUs") for c in contenders), sorted(contenders)
+    exps = {e["id"]: e for e in doc["lab"]["experiments"]}
+    assert set(exps) == set(wanted)
+    for e in exps.values():
+        assert "two CPUs" not in e["reason"] and ", 2 CPUs:" not in e["reason"], e["reason"]
+        assert e["verdict"] == "inconclusive", e["id"]
+    assert exps["false_sharing"]["figure"]["label"].endswith(f"both on CPU {cpu})")

@@ -218,7 +218,9 @@ def validate(doc: dict) -> list[str]:
     return problems
 
 
-def _figure(e: dict) -> str:
+def figure_text(e: dict) -> str:
+    """An experiment's headline figure as the tables print it (this report's and simdex report's
+    comparison of two runs)."""
     f = e.get("figure")
     if f and f.get("value") is None and f.get("not_measured"):
         # A difference the samples did not show (negative, or within the noise): the two
@@ -249,7 +251,8 @@ def _own(experiments: list[dict]) -> list[dict]:
 OWN_ROW = ("–", "lab's own")  # the "#" and "study experiment" cells of an experiment of no study
 
 
-def _cell(text: str) -> str:
+def table_cell(text: str) -> str:
+    """text as one cell of a Markdown table, or one line of a Markdown list."""
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
@@ -277,10 +280,10 @@ def verdict_rows(doc: dict) -> list[list[str]]:
         if not es and s["number"] not in cut:
             rows.append([str(s["number"]), s["name"], "–", "–", "–", "–", "not run", "not part of this run"])
         for e in es:
-            rows.append([str(s["number"]), s["name"], e.get("study_figure", ""), e["id"], _figure(e), _range(e), e["verdict"],
+            rows.append([str(s["number"]), s["name"], e.get("study_figure", ""), e["id"], figure_text(e), _range(e), e["verdict"],
                          _reason(e)])
     for e in _own(lab.get("experiments", [])):
-        rows.append([*OWN_ROW, "–", e["id"], _figure(e), _range(e), e["verdict"], _reason(e)])
+        rows.append([*OWN_ROW, "–", e["id"], figure_text(e), _range(e), e["verdict"], _reason(e)])
     for eid in cut.get(None, []):
         rows.append([*OWN_ROW, "–", eid, "–", "–", "not run", "the run was interrupted before it"])
     return rows
@@ -303,7 +306,7 @@ def mapping_markdown(registry: dict) -> str:
                          ", ".join(e.get("checks", [])) or "–"])
     for e in _own(registry.get("experiments", [])):
         rows.append([*OWN_ROW, "–", f"`{e['id']}`", e["question"], _range(e), ", ".join(e.get("checks", [])) or "–"])
-    return report.md_table(head, [[_cell(c) for c in r] for r in rows])
+    return report.md_table(head, [[table_cell(c) for c in r] for r in rows])
 
 
 TABLE_BEGIN, TABLE_END = "<!-- lab-table:begin -->", "<!-- lab-table:end -->"
@@ -414,7 +417,7 @@ def markdown_section(doc: dict) -> str:
     parts = ["### Verdicts", ""] + ([f"**{cut}**", ""] if cut else []) + [_clock_line(lab), "",
              "A verdict is `inconclusive` whenever a validity check failed; the reason names the check. Any other "
              "verdict names the advisory checks that warned (below, under *Validity checks*).", "",
-             report.md_table(VERDICT_HEAD, [[_cell(c) for c in r] for r in verdict_rows(doc)]), ""]
+             report.md_table(VERDICT_HEAD, [[table_cell(c) for c in r] for r in verdict_rows(doc)]), ""]
     parts += concurrency_markdown(doc)
     for key, title in _sections(doc):
         cs = [c for _, c in _curves(doc) if c.get("section") == key]
@@ -426,8 +429,8 @@ def markdown_section(doc: dict) -> str:
     parts += ["### Validity checks", ""]
     for e in lab.get("experiments", []):
         parts.append(f"- `{e['id']}` ({e['verdict']}):")
-        parts += [f"  - {_cell(_check_line(c))}" for c in e.get("validity", [])]
-        parts += [f"  - note: {_cell(n)}" for n in e.get("notes", [])]
+        parts += [f"  - {table_cell(_check_line(c))}" for c in e.get("validity", [])]
+        parts += [f"  - note: {table_cell(n)}" for n in e.get("notes", [])]
     return "\n".join(parts)
 
 
@@ -470,7 +473,7 @@ def html_section(doc: dict) -> str:
         study = "no study figure (the lab's own)" if e["study"] is None else f"Study: {html.escape(e['study_figure'])}"
         parts.append(f"<details><summary>{number}. {html.escape(e['title'])} (<code>{html.escape(e['id'])}</code>): "
                      f"{html.escape(e['verdict'])}</summary><p>{html.escape(e['question'])}</p><p>{study}. "
-                     f"Ours: {html.escape(_figure(e))} (plausible {html.escape(_range(e))}; "
+                     f"Ours: {html.escape(figure_text(e))} (plausible {html.escape(_range(e))}; "
                      f"{html.escape(e.get('range', {}).get('basis', ''))}).</p><p>{html.escape(e.get('reason', ''))}</p>"
                      f"<ul>{checks}{notes}</ul>{_counter_table(e.get('counters', []))}</details>")
     return "\n".join(parts)
