@@ -69,10 +69,11 @@ struct avx2_lanes {
     if constexpr (k64) return bits(_mm256_cmpgt_epi64(kv, load(a)));
     return bits(_mm256_cmpgt_epi32(kv, load(a)));
   }
-  static unsigned eq_bits(const S* a, __m256i kv) noexcept {
-    if constexpr (k64) return bits(_mm256_cmpeq_epi64(kv, load(a)));
-    return bits(_mm256_cmpeq_epi32(kv, load(a)));
+  static vec eq(const S* a, __m256i kv) noexcept {
+    if constexpr (k64) return _mm256_cmpeq_epi64(kv, load(a));
+    return _mm256_cmpeq_epi32(kv, load(a));
   }
+  static unsigned eq_bits(const S* a, __m256i kv) noexcept { return bits(eq(a, kv)); }
 };
 
 // Bits i < m set, m <= 64.
@@ -99,6 +100,15 @@ struct avx2_policy : block16<avx2_lanes<S>, S> {
         gt |= L::gt_bits(a, kv);  // a short run (an inner node's 7 keys) reads one vector
     }
     return static_cast<unsigned>(_mm_popcnt_u64(~gt & avx2_low_bits(m)));
+  }
+  // Whether a 16-key block holds x: the compares ORed and tested once, no mask built (as in
+  // avx512_policy).
+  static bool any_eq16(const key* a, key x) noexcept {
+    const __m256i kv = L::set1(x);
+    __m256i any = L::eq(a, kv);
+    for (unsigned i = L::kWidth; i < 16; i += L::kWidth)
+      any = _mm256_or_si256(any, L::eq(a + i, kv));
+    return !_mm256_testz_si256(any, any);
   }
 };
 

@@ -71,6 +71,11 @@ struct impl {
   static inline unsigned gather(std::byte* p, S* ks, std::byte* vs) noexcept;
   // Lays n sorted keys over min(n, B) blocks evenly.
   static inline void pack(std::byte* p, const S* ks, const std::byte* vs, unsigned n) noexcept;
+  // A set's page laid out as pack(merge(old, fk)) would: old holds its a keys (kPad lanes
+  // readable past them), fk f new keys, ascending, none among old, fr their ranks in old;
+  // a + f <= kCap.
+  static inline void merge_pack(std::byte* p, const S* old, unsigned a, const S* fk,
+                                const std::uint32_t* fr, unsigned f) noexcept;
   // The value slots of a block follow its keys: v into slot s of a block of c < 16 values;
   // slot s out of a block of c values.
   static inline void vals_open(std::byte* vb, unsigned s, unsigned c, const std::byte* v) noexcept;
@@ -131,13 +136,25 @@ struct impl {
   template <bool kNotMax = false>
   static inline unsigned inner_child(const std::byte* in, S k) noexcept;
   // The block of page p whose range holds k.
-  static inline unsigned leaf_block(std::byte* p, S k) noexcept;
+  [[gnu::always_inline]] static inline unsigned leaf_block(std::byte* p, S k) noexcept;
+  // A leaf's index entries one vector of compares covers: the window around the guessed blocks.
+  static constexpr unsigned kWin = kLine / sizeof(S);
+  static constexpr unsigned kNoBlock = ~0u;
+  // Where a window starts (index entry w), and the counts of entries <= k in it that settle
+  // k's block: c - lo <= span (unsigned). The default settles nothing.
+  struct window {
+    unsigned w = 0, lo = kWin + 1, span = 0;
+  };
+  // k's block from the window when it settles it, else kNoBlock.
+  static inline unsigned window_block(std::byte* p, S k, window v) noexcept;
   // Trees with this many inner nodes (512 KiB of them) or more fetch a leaf's parent whole.
   static constexpr std::size_t kWholeInnersMin = (std::size_t{512} << 10) / kInnerBytes;
   // Root to the leaf whose range holds k, prefetching each node's lines (and the leaf's likely
   // blocks) as soon as its pointer is read; records the path in *P when kPath.
+  // With win, *win is the leaf's index window around the guess (window_block).
   template <bool kPath, bool kCounts = true, bool kNotMax = false>
-  [[gnu::always_inline]] static inline std::byte* walk(const T& t, S k, path* P) noexcept;
+  [[gnu::always_inline]] static inline std::byte* walk(const T& t, S k, path* P,
+                                                       window* win = nullptr) noexcept;
   // Root to the leaf whose range holds k.
   [[gnu::always_inline]] static inline std::byte* descend(const T& t, S k) noexcept;
   // The same, recording the path for an edit.
@@ -152,6 +169,16 @@ struct impl {
   static inline pos find(const T& t, S k) noexcept;
   // Whether block b of page p holds k.
   static inline bool block_has(std::byte* p, unsigned b, S k) noexcept;
+  // contains, find and lower_bound in leaf p from its whole index, where the window did not
+  // settle k's block: out of line and called last, so the lookups keep no stack frame (a call
+  // they return from made GCC align one for every lookup).
+  [[gnu::noinline, gnu::cold]] static bool contains_far(std::byte* p, S k) noexcept;
+  [[gnu::noinline, gnu::cold]] static pos find_far(std::byte* p, S k) noexcept;
+  [[gnu::noinline, gnu::cold]] static pos lower_bound_far(std::byte* p, S k) noexcept;
+  // Position of k in block b of page p, or none.
+  static inline pos find_in(std::byte* p, unsigned b, S k) noexcept;
+  // First position >= k from block b of page p on (the next block's first when past b).
+  static inline pos block_lb(std::byte* p, unsigned b, S k) noexcept;
   // Whether k is present: find without building a position.
   static inline bool contains(const T& t, S k) noexcept;
   // First position >= k.
@@ -178,7 +205,9 @@ struct impl {
                                      std::size_t n, bool* found) noexcept;
 
   // ---- mutation drivers (mutation.h) ------------------------------------------------------------
-  static constexpr unsigned kMergeMin = 32;        // below this, key-by-key insert is cheaper
+  // Below this many keys for a page, key-by-key insert is cheaper; a set's merge (merge_pack)
+  // pays from 16.
+  static constexpr unsigned kMergeMin = VS == 0 ? 16 : 32;
   static constexpr unsigned kMergeRun = 4 * kCap;  // keys merged per step (stack buffers)
   // Adds delta to the subtree counts along a path.
   static inline void add_counts(const T& t, const path& P, std::int64_t delta) noexcept;
@@ -213,8 +242,8 @@ struct impl {
   // Sorts and dedupes a batch (sort_unique in detail.h) through the buckets.
   static inline std::size_t sort_unique(S* keys, std::byte* vals, std::size_t n, bool keep_last);
   // Places c <= 16 keys of a (16 lanes readable) at out in ascending order, and their
-  // positions ai (when not null) at ao alike.
-  static inline void rank_place(const S* a, unsigned c, S* out, const std::uint32_t* ai,
+  // positions ai (when not null) at ao alike; true when some key repeats.
+  static inline bool rank_place(const S* a, unsigned c, S* out, const std::uint32_t* ai,
                                 std::uint32_t* ao) noexcept;
 
   static constexpr kernels<S, VS> table() {

@@ -82,6 +82,56 @@ void impl<Policy, VS>::pack(std::byte* p, const S* ks, const std::byte* vs, unsi
   hdr(p)->nb = static_cast<std::uint8_t>(nb);
 }
 
+// pack(merge(old, fk)) without the merged run: each block takes its share of old's keys in one
+// whole-block copy, then each new key opens its final lane in its block. The merged run's
+// run-by-run copy and pack's second pass over it cost more than these opens (about one key in
+// ten is new when a batch merges into a page).
+template <class Policy, std::size_t VS>
+void impl<Policy, VS>::merge_pack(std::byte* p, const S* old, unsigned a, const S* fk,
+                                  const std::uint32_t* fr, unsigned f) noexcept {
+  unsigned z = a + f;
+  unsigned nb = z < B ? z : B;
+  // pack's layout: the first r blocks hold q + 1 keys, the rest of the nb blocks q.
+  unsigned q = z / nb, r = z % nb, big = r * (q + 1);
+  // A key's block divides by q + 1 or q (at most 17), as a multiply: a division a key was a
+  // tenth of the merge's time. (d * ceil(2^20 / w)) >> 20 is d / w for every d < 2048.
+  static_assert(kCap < 2048 && kCap / B <= 16);
+  std::uint32_t mf = ((1u << 20) + q) / (q + 1), mb = ((1u << 20) + q - 1) / q;
+  std::uint8_t fb[kCap], fl[kCap];  // each new key's block and lane
+  // One past the last new key of each block that has one (plain stores: a count per block
+  // was a read-modify-write that waited on the last key's, mostly the same block's).
+  std::uint16_t upto[B] = {};
+  for (unsigned i = 0; i < f; ++i) {
+    unsigned at = fr[i] + i;  // its place in the merged run
+    bool front = at < big;
+    unsigned d = front ? at : at - big, w = front ? q + 1 : q;
+    unsigned j = (d * (front ? mf : mb)) >> 20;
+    unsigned b = (front ? 0 : r) + j;
+    fb[i] = static_cast<std::uint8_t>(b);
+    fl[i] = static_cast<std::uint8_t>(d - j * w);
+    upto[b] = static_cast<std::uint16_t>(i + 1);
+  }
+  S* ix = idx(p);
+  std::uint8_t* ct = cnt(p);
+  unsigned o = 0, done = 0;  // old and new keys laid out so far
+  for (unsigned b = 0; b < B; ++b) {
+    unsigned c = b < nb ? q + (b < r ? 1u : 0u) : 0u;
+    unsigned u = upto[b] > done ? upto[b] : done;
+    unsigned keep = c - (u - done);
+    done = u;
+    Policy::fill16(keys(p, b), old + o, keep, kMax);  // old has kPad lanes past a
+    ix[b] = keep ? old[o] : kMax;
+    ct[b] = static_cast<std::uint8_t>(c);
+    o += keep;
+  }
+  for (unsigned i = 0; i < f; ++i) {  // ascending, so each opens its final lane
+    Policy::open16(keys(p, fb[i]), fl[i], fk[i]);
+    if (fl[i] == 0) ix[fb[i]] = fk[i];
+  }
+  hdr(p)->n = static_cast<std::uint16_t>(z);
+  hdr(p)->nb = static_cast<std::uint8_t>(nb);
+}
+
 // A block's keys shift with the policy's open16 / close16 (on registers at the SIMD levels:
 // written as a lane loop, GCC made a computed jump of it inside the batch loops, a mispredict
 // an edit). 4- and 8-byte value slots shift like keys of that width (the policy's block_of);

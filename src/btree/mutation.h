@@ -307,23 +307,41 @@ unsigned impl<Policy, VS>::merge_into(T& t, path& P, std::byte* p, const S* in, 
   // block) before anything moves: the searches do not depend on each other, so they overlap,
   // where counting each run from the end of the last was one chain of dependent loads.
   alignas(64) std::uint32_t rank[kMergeRun];
+  // A set's new keys alone (those the page lacks) and their ranks, for merge_pack.
+  alignas(64) S fk[VS == 0 ? kMergeRun : 1];
+  alignas(64) std::uint32_t fr[VS == 0 ? kMergeRun : 1];
+  unsigned fresh = 0;
+  // The page is gathered first: its blocks stream in whole, so the searches below hit the
+  // first-level cache instead of each waiting on its block's lines.
+  unsigned a = gather(p, old, oldv);
+  for (unsigned i = 0; i < kPad; ++i) old[a + i] = kMax;  // the run copies read whole blocks
   {
     unsigned first[B + 1];  // gathered position of each block's first key
     first[0] = 0;
     for (unsigned b = 0; b < B; ++b) first[b + 1] = first[b] + cnt(p)[b];
-    unsigned fresh = 0;
     for (unsigned y = 0; y < m; ++y) {
       unsigned b = leaf_block(p, in[y]);
       unsigned s = Policy::count_lt16(keys(p, b), in[y]);
       rank[y] = first[b] + s;
-      fresh += !(s < cnt(p)[b] && keys(p, b)[s] == in[y]);
+      bool is_new = !(rank[y] < a && old[rank[y]] == in[y]);
+      if constexpr (VS == 0) {  // written always, kept when new: no branch on the keys
+        fk[fresh] = in[y];
+        fr[fresh] = rank[y];
+      }
+      fresh += is_new;
     }
     // Nothing new and no values to write: the page is left as it lies, so a batch of keys the
     // tree holds moves no key (iterators stay valid, as after a single insert of a present key).
     if (fresh == 0 && (VS == 0 || !assign)) return 0;
   }
-  unsigned a = gather(p, old, oldv);
-  for (unsigned i = 0; i < kPad; ++i) old[a + i] = kMax;  // the run copies read whole blocks
+  if constexpr (VS == 0) {
+    if (a + fresh <= kCap) {  // the page takes them all: lay it out straight from old and fk
+      merge_pack(p, old, a, fk, fr, fresh);
+      add_counts(t, P, fresh);
+      t.size += fresh;
+      return fresh;
+    }
+  }
   // The batch is sparse next to the page (a few new keys among hundreds), so the page's keys
   // move in runs: the run below the next new key is copied in whole 16-key blocks (out has
   // kPad lanes to spare), then the new key is placed.

@@ -92,9 +92,21 @@ unsigned impl<Policy, VS>::leaf_block(std::byte* p, S k) noexcept {
 // (docs/btree-bench.md, "Operations that wait on memory"). The walk is always inlined: as a call it
 // cost independent lookups more than the prefetches gave them (docs/btree-bench.md, "A leaf's
 // block guessed from its separators").
+// Entries idx[w .. w + kWin - 1] <= k number c. Those before w are <= k too (sorted), so with
+// c >= 1 (or w = 1, where block 0 is the only one before) and c < kWin (or the window ends at
+// the last entry) k's block is w - 1 + c: one vector of compares where the index takes four,
+// and fewer operations waiting for the leaf (docs/btree-bench.md, "The leaf's index searched
+// in a window around the guess").
+template <class Policy, std::size_t VS>
+unsigned impl<Policy, VS>::window_block(std::byte* p, S k, window v) noexcept {
+  if constexpr (B <= kWin) return kNoBlock;  // walk sets no window
+  const unsigned c = Policy::count_le(idx(p) + v.w, kWin, k);
+  return c - v.lo > v.span ? kNoBlock : v.w - 1 + c;
+}
+
 template <class Policy, std::size_t VS>
 template <bool kPath, bool kCounts, bool kNotMax>
-std::byte* impl<Policy, VS>::walk(const T& t, S k, path* P) noexcept {
+std::byte* impl<Policy, VS>::walk(const T& t, S k, path* P, window* win) noexcept {
   // The parents of leaves are most of the inner nodes (7 MB of them at 64M 8-byte keys), and
   // once they outgrow the second-level cache each one's search at 8-byte keys waits on memory
   // three times in a row (summary, separator line, pointer line). Fetching all its separator
@@ -134,6 +146,17 @@ std::byte* impl<Policy, VS>::walk(const T& t, S k, path* P) noexcept {
     const unsigned q = static_cast<unsigned>(g);  // g > -1: truncates to 0 below 0
     constexpr unsigned kBlockLines = sizeof(S) * kBlockKeys / kLine;
     prefetch_lines(untag(c) + LL::kKeysOff + q * kBlockLines * kLine, 0, 2 * kBlockLines);
+    if constexpr (B > kWin)  // a map's pages with wide values may have fewer blocks
+      if (win) {
+        // The pair in the middle of the blocks w .. w + kWin - 2 the window settles.
+        constexpr int kBack = static_cast<int>(kWin / 2) - 2, kLast = static_cast<int>(B - kWin);
+        int w = static_cast<int>(q) - kBack;
+        w = w < 1 ? 1 : w;
+        w = w > kLast ? kLast : w;
+        const unsigned lo = w != 1, hi = w != kLast ? kWin - 1 : kWin;
+        // kMax counts past the used blocks (unused index entries hold it): never settled.
+        if (kNotMax || k != kMax) *win = {static_cast<unsigned>(w), lo, hi - lo};
+      }
   }
   return untag(c);
 }
@@ -148,13 +171,17 @@ std::byte* impl<Policy, VS>::descend_path(const T& t, S k, path& P) noexcept {
   return walk<true>(t, k, &P);
 }
 
-// First position >= k in page p, or {p, nb, 0} meaning "past this page".
 template <class Policy, std::size_t VS>
-pos impl<Policy, VS>::leaf_lb(std::byte* p, S k) noexcept {
-  unsigned b = leaf_block(p, k);
+pos impl<Policy, VS>::block_lb(std::byte* p, unsigned b, S k) noexcept {
   unsigned s = Policy::count_lt16(keys(p, b), k);
   if (s < cnt(p)[b]) return {p, b, s};
   return {p, b + 1u, 0};
+}
+
+// First position >= k in page p, or {p, nb, 0} meaning "past this page".
+template <class Policy, std::size_t VS>
+pos impl<Policy, VS>::leaf_lb(std::byte* p, S k) noexcept {
+  return block_lb(p, leaf_block(p, k), k);
 }
 
 template <class Policy, std::size_t VS>
@@ -172,13 +199,26 @@ bool impl<Policy, VS>::in_fences(std::byte* p, S k) noexcept {
 }
 
 template <class Policy, std::size_t VS>
-pos impl<Policy, VS>::find(const T& t, S k) noexcept {
-  if (t.root == 0) return {};
-  std::byte* p = descend(t, k);
-  unsigned b = leaf_block(p, k);
+pos impl<Policy, VS>::find_in(std::byte* p, unsigned b, S k) noexcept {
   unsigned s = Policy::count_lt16(keys(p, b), k);
   if (s < cnt(p)[b] && keys(p, b)[s] == k) return {p, b, s};
   return {};
+}
+
+template <class Policy, std::size_t VS>
+pos impl<Policy, VS>::find_far(std::byte* p, S k) noexcept {
+  return find_in(p, leaf_block(p, k), k);
+}
+
+template <class Policy, std::size_t VS>
+pos impl<Policy, VS>::find(const T& t, S k) noexcept {
+  if (t.root == 0) return {};
+  window v;
+  std::byte* p = walk<false>(t, k, nullptr, &v);
+  const unsigned b = window_block(p, k, v);
+  if (b == kNoBlock) [[unlikely]]
+    return find_far(p, k);
+  return find_in(p, b, k);
 }
 
 // An equality mask over the block: unused lanes hold kMax, so only a query for kMax itself
@@ -199,14 +239,33 @@ bool impl<Policy, VS>::contains(const T& t, S k) noexcept {
     std::byte* p = walk<false, false>(t, k, nullptr);
     return block_has(p, leaf_block(p, k), k);
   }
-  std::byte* p = walk<false, false, true>(t, k, nullptr);
+  window v;
+  std::byte* p = walk<false, false, true>(t, k, nullptr, &v);
+  const unsigned b = window_block(p, k, v);
+  if (b == kNoBlock) [[unlikely]]
+    return contains_far(p, k);
+  return block_has(p, b, k);
+}
+
+template <class Policy, std::size_t VS>
+bool impl<Policy, VS>::contains_far(std::byte* p, S k) noexcept {
   return block_has(p, leaf_block(p, k), k);
 }
 
 template <class Policy, std::size_t VS>
 pos impl<Policy, VS>::lower_bound(const T& t, S k) noexcept {
   if (t.root == 0) return {};
-  return normalize(leaf_lb(descend(t, k), k));
+  window v;
+  std::byte* p = walk<false>(t, k, nullptr, &v);
+  const unsigned b = window_block(p, k, v);
+  if (b == kNoBlock) [[unlikely]]
+    return lower_bound_far(p, k);
+  return normalize(block_lb(p, b, k));
+}
+
+template <class Policy, std::size_t VS>
+pos impl<Policy, VS>::lower_bound_far(std::byte* p, S k) noexcept {
+  return normalize(leaf_lb(p, k));
 }
 
 template <class Policy, std::size_t VS>

@@ -398,6 +398,76 @@ TYPED_TEST(BtreeSet, ContainsAroundEveryKey) {
   }
 }
 
+// A lookup searches the leaf's index in a window around the block its parent's separators
+// guess, and the whole index when the window does not settle it. Keys bunched at the bottom of
+// each leaf's range make the guess wrong for most of a leaf (the fallback), random keys make it
+// right (the window); every key, its neighbours and the extremes are asked of contains, find,
+// lower_bound and upper_bound, against std::set, in sets and in a map (whose pages have fewer
+// blocks).
+template <class K, class V>
+void lookups_across_window(isa l) {
+  using lim = std::numeric_limits<K>;
+  using U = std::make_unsigned_t<K>;
+  SCOPED_TRACE(simdex::isa_name(l));
+  std::conditional_t<std::is_void_v<V>, simdex::btree_set<K>, simdex::btree_map<K, int>> t(
+      {.level = l});
+  std::set<K> ref;
+  std::mt19937_64 rng(5);
+  auto add = [&](K k) {
+    if constexpr (std::is_void_v<V>)
+      t.insert(k);
+    else
+      t.insert(k, 1);
+    ref.insert(k);
+  };
+  // Runs of 1000 consecutive keys, each at the bottom of a range of 2^(bits - 8).
+  const unsigned shift = sizeof(K) * 8 - 8;
+  for (U g = 0; g < 60; ++g)
+    for (U i = 0; i < 1000 / kScale; ++i) add(static_cast<K>((g << shift) + i));
+  for (int i = 0; i < 10000 / static_cast<int>(kScale); ++i) add(static_cast<K>(rng()));
+  for (K k : {lim::max(), static_cast<K>(lim::max() - 1), lim::min()}) add(k);
+  expect_valid(t, "window");
+  std::vector<K> all(ref.begin(), ref.end());
+  auto check = [&](K q) {
+    auto r = ref.lower_bound(q);
+    ASSERT_EQ(t.contains(q), r != ref.end() && *r == q) << q;
+    ASSERT_EQ(t.find(q) != t.end(), r != ref.end() && *r == q) << q;
+    auto lb = t.lower_bound(q);
+    ASSERT_EQ(lb == t.end(), r == ref.end()) << q;
+    if (r != ref.end()) {
+      ASSERT_EQ(lb.key(), *r) << q;
+    }
+    auto u = ref.upper_bound(q);
+    auto ub = t.upper_bound(q);
+    ASSERT_EQ(ub == t.end(), u == ref.end()) << q;
+    if (u != ref.end()) {
+      ASSERT_EQ(ub.key(), *u) << q;
+    }
+  };
+  for (K k : all)
+    for (U d : {U(0), U(1), static_cast<U>(~U(0))}) check(static_cast<K>(static_cast<U>(k) + d));
+  // The largest key alone in the last leaf's first blocks: unused index entries hold it too,
+  // so a query for it is never settled by the window (it would count the unused blocks).
+  for (U n : {U(3000), U(3011), U(3037), U(3101)}) {
+    t.clear();
+    ref.clear();
+    for (U i = 0; i < n; ++i) add(static_cast<K>(i));
+    add(lim::max());
+    for (K q :
+         {lim::max(), static_cast<K>(lim::max() - 1), static_cast<K>(n - 1), static_cast<K>(n)})
+      check(q);
+  }
+}
+
+TEST(BtreeSearch, LookupsAcrossTheGuessWindow) {
+  for (isa l : btree_levels<std::uint64_t, void>()) lookups_across_window<std::uint64_t, void>(l);
+  for (isa l : btree_levels<std::int64_t, void>()) lookups_across_window<std::int64_t, void>(l);
+  for (isa l : btree_levels<std::uint32_t, void>()) lookups_across_window<std::uint32_t, void>(l);
+  for (isa l : btree_levels<std::int32_t, void>()) lookups_across_window<std::int32_t, void>(l);
+  for (isa l : btree_levels<std::uint64_t, int>()) lookups_across_window<std::uint64_t, int>(l);
+  for (isa l : btree_levels<std::uint32_t, int>()) lookups_across_window<std::uint32_t, int>(l);
+}
+
 // Deep trees: enough keys for three inner levels' worth of splits on 8-byte keys.
 TEST(BtreeDeep, ManyKeys) {
   std::size_t n = 3000000 / kScale;
@@ -470,7 +540,7 @@ void check_sort_unique() {
     SCOPED_TRACE(simdex::isa_name(l));
     for (std::size_t n :
          {std::size_t{4095}, std::size_t{4096}, std::size_t{4097}, std::size_t{70001}}) {
-      for (int shape = 0; shape < 7; ++shape) {
+      for (int shape = 0; shape < 8; ++shape) {
         SCOPED_TRACE(testing::Message() << "n " << n << " shape " << shape);
         std::vector<S> keys(n);
         for (std::size_t i = 0; i < n; ++i) {
@@ -482,7 +552,12 @@ void check_sort_unique() {
                     : shape == 3 ? S{7}                                       // all equal
                     : shape == 4 ? static_cast<S>(i * 3)                      // ascending
                     : shape == 5 ? static_cast<S>(n - i)                      // descending
-                                 : static_cast<S>(r % (n / 4)) * 1000;  // a few in each bucket
+                    : shape == 6 ? static_cast<S>(r % (n / 4)) * 1000  // a few in each bucket
+                    // Repeats in a few buckets only, the first and last buckets among them.
+                    : i > 0 && r % 97 == 0 ? keys[r % i]
+                    : i % 1000 == 1        ? std::numeric_limits<S>::min()
+                    : i % 1000 == 2        ? std::numeric_limits<S>::max()
+                                           : static_cast<S>(r);
         }
         std::vector<S> want = keys;
         std::sort(want.begin(), want.end());
@@ -947,6 +1022,59 @@ void check_build_leaves_room(isa l, std::size_t n) {
     ASSERT_EQ(t.validate(), "");
     ASSERT_EQ(t.size(), base.size());
   }
+}
+
+// A set's batch merge lays a page out from its gathered keys and the new ones (merge_pack)
+// when they fit in it: pages built full and uneven from single inserts, small pages (fewer keys
+// than blocks), batches with present keys and the key type's extremes, from a few keys a page
+// (key by key) to more than a page takes (the merge that splits), at every level.
+template <class K>
+void check_set_batch_merge(isa l) {
+  SCOPED_TRACE(simdex::isa_name(l));
+  using lim = std::numeric_limits<K>;
+  std::mt19937_64 rng(43);
+  constexpr std::uint64_t kSpan = 64 * 60000;
+  auto key = [&](std::uint64_t r) {
+    return r % 50 == 0 ? (r % 100 == 0 ? lim::max() : lim::min())
+                       : static_cast<K>(static_cast<K>(r % kSpan) - static_cast<K>(kSpan / 2));
+  };
+  for (int start = 0; start < 3; ++start) {
+    SCOPED_TRACE(start);
+    simdex::btree_set<K> t({.level = l});
+    std::set<K> ref;
+    std::vector<K> first;
+    if (start == 0) {  // built: pages as full as a bulk build leaves them
+      for (std::uint64_t i = 0; i < 60000 / kScale; ++i) first.push_back(key(i * 64 + 5));
+      t.build(first);
+    } else if (start == 1) {  // single inserts: blocks filled unevenly
+      for (std::uint64_t i = 0; i < 30000 / kScale; ++i) first.push_back(key(rng()));
+      for (K k : first) t.insert(k);
+    }  // else empty: the first batch builds small pages
+    ref.insert(first.begin(), first.end());
+    for (std::size_t per : {std::size_t{50}, std::size_t{12}, std::size_t{9}, std::size_t{2}}) {
+      std::vector<K> batch(ref.size() / per + 4096);
+      std::vector<K> held(ref.begin(), ref.end());
+      for (K& k : batch) {
+        std::uint64_t r = rng();
+        k = r % 10 == 0 && !held.empty() ? held[r % held.size()] : key(r >> 4);
+      }
+      std::size_t want = 0;
+      for (K k : batch) want += ref.insert(k).second;
+      ASSERT_EQ(t.insert_batch(batch), want) << per;
+      expect_valid(t, "insert_batch");
+      ASSERT_TRUE(std::equal(t.begin(), t.end(), ref.begin(), ref.end()));
+      std::vector<K> gone(batch.begin(), batch.begin() + static_cast<long>(batch.size() / 3));
+      std::size_t erased = 0;
+      for (K k : gone) erased += ref.erase(k);
+      ASSERT_EQ(t.erase_batch(gone), erased);
+      expect_valid(t, "erase_batch");
+    }
+  }
+}
+
+TEST(BtreeBatch, SetMergeEveryLevel) {
+  for (isa l : btree_levels<std::uint64_t, void>()) check_set_batch_merge<std::uint64_t>(l);
+  for (isa l : btree_levels<std::int32_t, void>()) check_set_batch_merge<std::int32_t>(l);
 }
 
 TEST(BtreeMisc, BuildLeavesRoomForBatches) {
