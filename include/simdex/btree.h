@@ -508,6 +508,19 @@ class basic_btree {
     btree_detail::membership* none = nullptr;
     if (filter_.compare_exchange_strong(none, m.get(), std::memory_order_acq_rel)) m.release();
   }
+  // insert_sorted, then the filter. A batch that runs out of memory partway has placed keys the
+  // filter never saw, and the filter must never call a present key absent: it goes.
+  std::size_t insert_sorted_filtered(const S* ks, const std::byte* vs, std::size_t n, bool assign) {
+    std::size_t r;
+    try {
+      r = kernels_->insert_sorted(t_, ks, vs, n, assign);
+    } catch (...) {
+      drop_filter();
+      throw;
+    }
+    filter_added(ks, n, r);
+    return r;
+  }
   void filter_added(const S* ks, std::size_t n, std::size_t fresh) {
     btree_detail::membership* m = filter_.load(std::memory_order_relaxed);
     if (m == nullptr) return;
@@ -520,7 +533,13 @@ class basic_btree {
   bool insert_one(S s, const std::byte* slot, bool assign) {
     btree_detail::membership* m = filter_.load(std::memory_order_relaxed);
     std::uint64_t h = m != nullptr ? m->hash(&s) : 0;
-    bool r = kernels_->insert(t_, s, slot, assign);
+    bool r;
+    try {
+      r = kernels_->insert(t_, s, slot, assign);
+    } catch (...) {  // out of memory: whether k went in is not known, so the filter goes
+      drop_filter();
+      throw;
+    }
     if (r && m != nullptr) {
       m->add_hash(h);
       m->added(1);
@@ -566,9 +585,7 @@ class btree_set : public basic_btree<K, void> {
   std::size_t insert_batch(std::span<const K> keys) {
     std::vector<S> ks = base::encode_all(keys);
     std::size_t n = kernels_->sort_unique(ks.data(), nullptr, ks.size(), false);
-    std::size_t r = kernels_->insert_sorted(t_, ks.data(), nullptr, n, false);
-    this->filter_added(ks.data(), n, r);
-    return r;
+    return this->insert_sorted_filtered(ks.data(), nullptr, n, false);
   }
   // Replace the contents. build_sorted wants strictly ascending keys.
   void build_sorted(std::span<const K> keys) {
@@ -614,9 +631,7 @@ class btree_map : public basic_btree<K, V> {
     std::vector<S> ks = base::encode_all(keys);
     std::vector<std::byte> vs = pack_values(values);
     std::size_t n = kernels_->sort_unique(ks.data(), vs.data(), ks.size(), assign);
-    std::size_t r = kernels_->insert_sorted(t_, ks.data(), vs.data(), n, assign);
-    this->filter_added(ks.data(), n, r);
-    return r;
+    return this->insert_sorted_filtered(ks.data(), vs.data(), n, assign);
   }
   void build_sorted(std::span<const K> keys, std::span<const V> values) {
     if (keys.size() != values.size())

@@ -2,6 +2,7 @@
 
 import math
 import random
+import sys
 import time
 
 import numpy as np
@@ -396,3 +397,70 @@ def test_single_key_calls_take_their_arguments_as_before():
         SortedDict.__new__(SortedDict).get(1)
     with pytest.raises(TypeError):
         SortedDict.get(SortedSet(), 1)  # another type's instance as self
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="address-space limit and /proc/self/status")
+def test_batch_that_runs_out_of_memory_midway_keeps_the_values_it_placed():
+    """A batch of new keys whose tree runs out of memory partway has placed some of them, values
+    and all, before the MemoryError: those values are the dict's now. Dropping every new value's
+    reference on the way out left those keys holding freed objects, and the membership filter,
+    which had not seen them, called them absent."""
+    import resource
+
+    dead = set()
+
+    class Value:
+        __slots__ = ("k",)
+
+        def __init__(self, k):
+            self.k = k
+
+        def __del__(self):
+            dead.add(self.k)
+
+    d = SortedDict(dtype="int64", pages="4k")
+    k = 0
+    while not d or d.reserved_bytes() - d.memory_usage() > 64 << 10:  # full pages, little room left
+        for _ in range(1000):
+            d[k] = Value(k)
+            k += 16
+    new = list(range(1, k, 16 * 59))  # a few into each page: most pages split, one at a time
+    values = [Value(x) for x in new]
+    keys = np.array(new, dtype=np.int64)
+    for _ in range(2):  # batches of absent keys build the membership filter
+        d._contains_array(np.arange(3, k, 16 * 7, dtype=np.int64))
+    assert d.filter_bytes() > 0
+    with open("/proc/self/status") as f:
+        vm = next(int(line.split()[1]) << 10 for line in f if line.startswith("VmSize"))
+    old = resource.getrlimit(resource.RLIMIT_AS)
+    resource.setrlimit(resource.RLIMIT_AS, (vm + (1 << 20), old[1]))  # no room for another region
+    try:
+        with pytest.raises(MemoryError):
+            d._set_many(keys, values)
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, old)
+    del values
+    placed = [x for x in new if x in d]
+    assert 0 < len(placed) < len(new)  # the case at hand: it stopped partway
+    assert not dead.intersection(placed)
+    assert all(d[x].k == x for x in placed) and dead == set(new) - set(placed)
+    assert d._validate() == ""
+    # The filter never saw the placed keys: a batch lookup through it called them absent.
+    assert d._contains_array(np.array(placed + list(range(3, k, 16 * 7)), dtype=np.int64))[:len(placed)].all()
+
+
+def test_slice_whose_bounds_change_the_set():
+    """A slice's bounds are turned into numbers by their __index__, which may change the set:
+    positions were taken against the size from before (a segfault reading past the last key)."""
+    s = SortedSet(range(100))
+
+    class Bound:
+        def __index__(self):
+            for k in range(10, 100):
+                s.discard(k)
+            return 5
+
+    assert s[Bound():] == [5, 6, 7, 8, 9]
+    s.update(range(100))
+    del s[Bound():]
+    assert list(s) == [0, 1, 2, 3, 4] and s._validate() == ""

@@ -328,7 +328,7 @@ PyObject* yielded(H& h, const It& it, yield_kind what) {
   if constexpr (std::is_same_v<H, py_map>) {
     if (what == yield_kind::values) return nb::borrow(h.obj(it.value())).release().ptr();
     if (what == yield_kind::items)
-      return nb::make_tuple(key_obj(it.key()), nb::handle(h.obj(it.value()))).release().ptr();
+      return nb::make_tuple(key_obj(it.key()), nb::borrow(h.obj(it.value()))).release().ptr();
   }
   return key_object(it.key());
 }
@@ -384,14 +384,16 @@ void bind_iter(nb::module_& m, const char* name) {
   nb::class_<py_iter<H>>(m, name, nb::type_slots(slots));
 }
 
-// Slice positions of a container of n keys: start, step and count, as list slicing has them.
+// Slice positions in tree: start, step and count, as list slicing has them. The size is read
+// after the bounds' __index__ ran, since that may change the container.
 struct slice_pos {
   Py_ssize_t start, step, count;
 };
-bool unpack_slice(PyObject* s, std::size_t n, slice_pos& out) {
+template <class T>
+bool unpack_slice(PyObject* s, const T& tree, slice_pos& out) {
   Py_ssize_t start, stop, step;
   if (PySlice_Unpack(s, &start, &stop, &step) < 0) return false;
-  out.count = PySlice_AdjustIndices(static_cast<Py_ssize_t>(n), &start, &stop, step);
+  out.count = PySlice_AdjustIndices(static_cast<Py_ssize_t>(tree.size()), &start, &stop, step);
   out.start = start;
   out.step = step;
   return true;
@@ -483,7 +485,7 @@ PyObject* set_subscript(PyObject* self, PyObject* index) {
   return h->visit([&](auto& t) -> PyObject* {
     if (PySlice_Check(index)) {
       slice_pos s;
-      if (!unpack_slice(index, t.size(), s)) return nullptr;
+      if (!unpack_slice(index, t, s)) return nullptr;
       return slice_keys(t, s);
     }
     Py_ssize_t i = PyNumber_AsSsize_t(index, PyExc_IndexError);
@@ -506,7 +508,7 @@ int set_ass_subscript(PyObject* self, PyObject* index, PyObject* value) {
     return h->visit([&](auto& t) -> int {
       slice_pos s{0, 1, 1};
       if (PySlice_Check(index)) {
-        if (!unpack_slice(index, t.size(), s)) return -1;
+        if (!unpack_slice(index, t, s)) return -1;
       } else {
         Py_ssize_t i = PyNumber_AsSsize_t(index, PyExc_IndexError);
         if (i == -1 && PyErr_Occurred()) return -1;
@@ -1153,7 +1155,7 @@ void bind_map(nb::module_& m) {
             return h.visit([&](auto& t) {
               if (position(i, t.size(), "SortedDict") < 0) throw nb::python_error();
               auto it = t.nth(static_cast<std::size_t>(i < 0 ? i + Py_ssize_t(t.size()) : i));
-              return nb::make_tuple(key_obj(it.key()), nb::handle(h.obj(it.value())));
+              return nb::make_tuple(key_obj(it.key()), nb::borrow(h.obj(it.value())));
             });
           },
           nb::arg("index").none() = -1,
@@ -1255,7 +1257,13 @@ void bind_map(nb::module_& m) {
               try {
                 t.insert_batch(nk, sv);
               } catch (...) {
-                for (std::uint64_t s : sv) h.take(s);
+                // Out of memory partway: the keys placed before it keep their values (the
+                // tree's now). Every key is checked before any reference drops, since a value's
+                // __del__ may change the dict.
+                for (std::size_t j = 0; j < nk.size(); ++j)
+                  if (t.contains(nk[j])) sv[j] = 0;
+                for (std::uint64_t s : sv)
+                  if (s != 0) h.take(s);
                 throw;
               }
               maybe_grow_pages(h, t);
