@@ -235,6 +235,7 @@ struct impl {
   static inline std::size_t erase_sorted(T& t, const S* ks, std::size_t n);
   // Bottom-up build of an empty tree from sorted unique keys.
   static inline void build_sorted(T& t, const S* ks, const std::byte* vs, std::size_t n);
+  static inline void build_nodes(T& t, const S* ks, const std::byte* vs, std::size_t n);
 
   // ---- batch sort (batch_sort.h) ----------------------------------------------------------------
   // Batches at least this long go through the buckets; shorter ones to the baseline sort.

@@ -51,6 +51,9 @@ bool impl<Policy, VS>::shift_to_sibling(path& P, int d, std::byte* p, bool right
 }
 
 // Page p (full) must make room for k: append split, shift to a sibling, or split in two.
+// Each split takes one page and, through inner_insert, at most one inner node a level plus a
+// new root: those are reserved before anything changes, so running out of memory throws with
+// the tree as it was.
 template <class Policy, std::size_t VS>
 void impl<Policy, VS>::make_room(T& t, path& P, std::byte* p, S k) {
   H* h = hdr(p);
@@ -58,6 +61,7 @@ void impl<Policy, VS>::make_room(T& t, path& P, std::byte* p, S k) {
   unsigned lastb = h->nb - 1u;
   S maxk = keys(p, lastb)[cnt(p)[lastb] - 1];
   if (h->next == nullptr && k > maxk) {
+    t.mem.reserve(1, t.height + 1u);
     // Append: move only the largest key to a new right page; the left stays full.
     std::byte* r = new_leaf(t);
     alignas(16) std::byte v[VS > 0 ? VS : 1];
@@ -71,6 +75,7 @@ void impl<Policy, VS>::make_room(T& t, path& P, std::byte* p, S k) {
     return;
   }
   if (d >= 0 && (shift_to_sibling(P, d, p, true) || shift_to_sibling(P, d, p, false))) return;
+  t.mem.reserve(1, t.height + 1u);
   alignas(64) S ks[2 * kCap + kPad];
   alignas(64) std::byte vs[VS > 0 ? (2 * kCap + kPad) * VS : 1];
   // Both neighbours are (nearly) full too: split this page and its right sibling into
@@ -370,13 +375,17 @@ unsigned impl<Policy, VS>::merge_into(T& t, path& P, std::byte* p, const S* in, 
     if constexpr (VS > 0) std::memcpy(outv + (z + i) * VS, oldv + (x + i) * VS, kBlockKeys * VS);
   }
   z += a - x;
+  unsigned pages = z <= kCap ? 1 : (z + kFill - 1) / kFill;
+  // The new pages, and for each an inner node a level plus a new root (one at most: a root
+  // that splits has room for far more than these few pages), are reserved before the counts
+  // or any page change, so running out of memory throws with the tree as it was.
+  if (pages > 1) t.mem.reserve(pages - 1, (pages - 1) * (t.height + 2u));
   add_counts(t, P, added);
   t.size += added;
-  if (z <= kCap) {
+  if (pages == 1) {
     pack(p, out, outv, z);
     return added;
   }
-  unsigned pages = (z + kFill - 1) / kFill;
   // Chunk c holds [start(c), start(c + 1)).
   auto start = [&](unsigned c) {
     return static_cast<unsigned>(static_cast<std::uint64_t>(z) * c / pages);
@@ -437,6 +446,18 @@ std::size_t impl<Policy, VS>::erase_sorted(T& t, const S* ks, std::size_t n) {
 // nodes.
 template <class Policy, std::size_t VS>
 void impl<Policy, VS>::build_sorted(T& t, const S* ks, const std::byte* vs, std::size_t n) {
+  // The tree was empty: out of memory partway, it is empty again (nodes built so far go with
+  // the arena's regions).
+  try {
+    build_nodes(t, ks, vs, n);
+  } catch (...) {
+    destroy(t);
+    throw;
+  }
+}
+
+template <class Policy, std::size_t VS>
+void impl<Policy, VS>::build_nodes(T& t, const S* ks, const std::byte* vs, std::size_t n) {
   if (n == 0) return;
   std::size_t nleaves = (n + kFill - 1) / kFill;
   std::byte* prev = nullptr;

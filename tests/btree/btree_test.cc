@@ -11,6 +11,7 @@
 #include <iterator>
 #include <limits>
 #include <map>
+#include <new>
 #include <random>
 #include <ranges>
 #include <set>
@@ -1159,6 +1160,148 @@ TEST(BtreeMisc, MoveMemoryAndPages) {
   EXPECT_EQ(a.validate(), "");
   EXPECT_THROW(simdex::btree_set<std::uint32_t>({.level = simdex::isa::sse42}),
                std::invalid_argument);
+}
+
+// Out of memory in the middle of an edit: the n-th page the arena carves throws (the arena's
+// test hook), for many n. Every write either completes or throws std::bad_alloc leaving the
+// tree valid with what it held before (a batch may keep some of its keys, consistently).
+// singles: single inserts and erases only, so that inner nodes come from the arena one split
+// at a time (batches keep spare ones).
+template <class K, class V>
+void oom_run(isa level, std::size_t fail_at, std::uint64_t seed, bool singles = false) {
+  using simdex::btree_detail::arena;
+  constexpr bool kSet = std::is_void_v<V>;
+  using tree_t = std::conditional_t<kSet, simdex::btree_set<K>, simdex::btree_map<K, V>>;
+  SCOPED_TRACE(std::string("level ") + simdex::isa_name(level) + " fail_at " +
+               std::to_string(fail_at));
+  struct hook_off {
+    ~hook_off() { arena::fail_nth_carve(0); }
+  } off;
+  auto value_of = [](K k) { return static_cast<std::uint64_t>(k) * 7 + 1; };
+  tree_t t({.pages = simdex::page_size::small, .level = level});
+  std::set<K> ref;
+  auto check = [&](const char* phase) {
+    expect_valid(t, phase);
+    ASSERT_EQ(t.size(), ref.size()) << phase;
+    auto r = ref.begin();
+    for (auto e : t) {
+      ASSERT_TRUE(r != ref.end()) << phase;
+      if constexpr (kSet) {
+        ASSERT_EQ(e, *r) << phase;
+      } else {
+        ASSERT_EQ(e.first, *r) << phase;
+        ASSERT_EQ(e.second, value_of(*r)) << phase;
+      }
+      ++r;
+    }
+    ASSERT_TRUE(r == ref.end()) << phase;
+  };
+  std::mt19937_64 rng(seed);
+  auto key = [&] { return static_cast<K>(rng() % (1u << 22)); };
+  arena::fail_nth_carve(fail_at);
+  int after = -1;  // ops left once the failure has fired
+  for (int op = 0; op < 200000 && after != 0; ++op, after -= after > 0) {
+    unsigned what = rng() % (singles ? 70 : 100);
+    std::set<K> before;
+    try {
+      if (what < 55) {
+        K k = key();
+        bool added;
+        if constexpr (kSet)
+          added = t.insert(k);
+        else
+          added = t.insert(k, value_of(k));
+        ASSERT_EQ(added, ref.insert(k).second);
+      } else if (what < 70) {
+        K k = key();
+        ASSERT_EQ(t.erase(k), ref.erase(k) == 1);
+      } else if (what < 88) {
+        // Ranges of several pages' keys: merges that split off new pages, as well as sparse
+        // batches that go in one by one.
+        std::vector<K> batch;
+        std::size_t m = 1 + rng() % 1500;
+        K base = key();
+        unsigned step = 1 + static_cast<unsigned>(rng() % 64);
+        for (std::size_t i = 0; i < m; ++i) batch.push_back(static_cast<K>(base + i * step));
+        before = ref;
+        std::size_t added;
+        if constexpr (kSet) {
+          added = t.insert_batch(batch);
+        } else {
+          std::vector<V> vals;
+          for (K k : batch) vals.push_back(value_of(k));
+          added = t.insert_batch(batch, vals);
+        }
+        std::size_t expect = 0;
+        for (K k : batch) expect += ref.insert(k).second;
+        ASSERT_EQ(added, expect);
+      } else if (what < 96) {
+        std::vector<K> batch;
+        for (std::size_t i = 0, m = 1 + rng() % 300; i < m; ++i) batch.push_back(key());
+        std::size_t gone = t.erase_batch(batch);
+        std::size_t expect = 0;
+        for (K k : batch) expect += ref.erase(k);
+        ASSERT_EQ(gone, expect);
+      } else if (what < 97) {
+        // Rebuild from the reference: a build that fails leaves a valid (empty) tree.
+        std::vector<K> ks(ref.begin(), ref.end());
+        before = ref;
+        ref.clear();
+        if constexpr (kSet) {
+          t.build_sorted(ks);
+        } else {
+          std::vector<V> vals;
+          for (K k : ks) vals.push_back(value_of(k));
+          t.build_sorted(ks, vals);
+        }
+        ref = std::move(before);
+      }
+    } catch (const std::bad_alloc&) {
+      ASSERT_EQ(after, -1) << "a second failure with the hook off";
+      after = 20;
+      // A batch keeps what it placed: the tree must lie between before and before + batch,
+      // which the caller accepts as the new contents.
+      if (!before.empty() || what >= 70) {
+        std::set<K> now;
+        for (auto e : t) {
+          if constexpr (kSet)
+            now.insert(e);
+          else
+            now.insert(e.first);
+        }
+        if (what < 88) {
+          ASSERT_TRUE(std::includes(now.begin(), now.end(), before.begin(), before.end()));
+        }
+        ref = std::move(now);
+      }
+      check("after the failure");
+      if (::testing::Test::HasFatalFailure()) return;
+    }
+  }
+  ASSERT_EQ(after, 0) << "the failure never fired";
+  check("end");
+}
+
+TEST(BtreeOutOfMemory, EveryWriteLeavesTheTreeValid) {
+  // Early carves hit the first splits and a new root; later ones a taller tree's inner nodes.
+  std::vector<std::size_t> points;
+  for (std::size_t n = 1; n <= 16; ++n) points.push_back(n);
+  for (std::size_t n : {29, 47, 71, 90, 150, 230})
+    if (n < 100 || kScale == 1) points.push_back(n);  // sanitizers: the shorter runs
+  std::uint64_t seed = 1;
+  for (std::size_t n : points) {
+    for (isa l : btree_levels<std::uint64_t, void>()) oom_run<std::uint64_t, void>(l, n, seed++);
+    for (isa l : btree_levels<std::uint32_t, void>()) oom_run<std::uint32_t, void>(l, n, seed++);
+    for (isa l : btree_levels<std::uint64_t, std::uint64_t>())
+      oom_run<std::uint64_t, std::uint64_t>(l, n, seed++);
+    if (::testing::Test::HasFatalFailure()) return;
+  }
+  // Single inserts, the carves around those that cut a page into inner nodes (the third: the
+  // first root; about the 67th and 135th: inner splits).
+  for (std::size_t from : {1, 63, 131})
+    for (std::size_t n = from; n < from + (kScale == 1 ? 11 : 6); ++n)
+      for (isa l : btree_levels<std::uint64_t, void>())
+        oom_run<std::uint64_t, void>(l, n, seed++, true);
 }
 
 }  // namespace

@@ -240,9 +240,12 @@ class arena {
       used_in_last_ = o.used_in_last_;
       free_pages_ = o.free_pages_;
       free_inners_ = o.free_inners_;
+      spare_pages_ = o.spare_pages_;
+      spare_inners_ = o.spare_inners_;
       o.regions_.clear();
       o.used_in_last_ = kRegionBytes;
       o.free_pages_ = o.free_inners_ = nullptr;
+      o.spare_pages_ = o.spare_inners_ = 0;
     }
     return *this;
   }
@@ -250,19 +253,32 @@ class arena {
   void free_page(std::byte* p) noexcept;
   std::byte* alloc_inner();  // 2 KiB aligned
   void free_inner(std::byte* p) noexcept;
+  // Makes the next `pages` alloc_page and `inners` alloc_inner calls unable to fail (they
+  // come from the free lists), so an edit reserves first and changes the tree only after.
+  // Throws std::bad_alloc (arena still valid) when it cannot.
+  void reserve(std::size_t pages, std::size_t inners) {
+    if (spare_pages_ < pages || spare_inners_ < inners) refill(pages, inners);
+  }
   void release() noexcept;  // drop every region
   page_size pages() const noexcept { return pages_; }
   std::size_t mapped_bytes() const noexcept { return regions_.size() * kRegionBytes; }
   std::size_t huge_bytes() const;  // slow: reads /proc/self/smaps
   static constexpr std::size_t kRegionBytes = std::size_t{2} << 20;
+  // Test hook: the n-th page carved from here on in this thread throws std::bad_alloc as if
+  // a region could not be mapped (0: never). See carve() for why pages, not regions.
+  static void fail_nth_carve(std::size_t n) noexcept;
 
  private:
   std::byte* carve();
+  void refill(std::size_t pages, std::size_t inners);
+  void cut_page_into_inners();
   page_size pages_;
   std::vector<page_buffer> regions_;
   std::size_t used_in_last_ = kRegionBytes;
   std::byte* free_pages_ = nullptr;
   std::byte* free_inners_ = nullptr;
+  std::size_t spare_pages_ = 0;  // lengths of the free lists
+  std::size_t spare_inners_ = 0;
 };
 
 // ---- tree state and per-level operations --------------------------------------------------
