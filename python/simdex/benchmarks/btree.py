@@ -104,6 +104,18 @@ WORKLOADS = ("py_add", "py_contains_hit", "py_contains_miss", "py_add_batched", 
              "py_contains_miss_batched", "py_bisect_left_batched", *DICT_WORKLOADS)
 
 
+def _per_item(seconds, container, probes):
+    """A sampler: each call times seconds(container, items) over the next of probes (in turn)
+    and gives nanoseconds per item."""
+    calls = [0]
+
+    def sample():
+        items = probes[calls[0] % len(probes)]
+        calls[0] += 1
+        return seconds(container, items) * 1e9 / len(items)
+    return sample
+
+
 def _dict_rows(doc: dict, params: dict, base: list, fresh: list, q: int, reps: int, seed: int, sc_v: str) -> None:
     """SortedDict single-key calls at len(base) keys (values: distinct ints), each against
     sortedcontainers.SortedDict and a plain dict: d[k] and d.get(k) of present keys, d.get(k)
@@ -123,15 +135,7 @@ def _dict_rows(doc: dict, params: dict, base: list, fresh: list, q: int, reps: i
     def per_call(seconds, pool):
         probes = [[pool[i] for i in rng.integers(0, len(pool), size=q)] for _ in range(reps)]
 
-        def make(d):
-            calls = [0]
-
-            def sample():
-                items = probes[calls[0] % len(probes)]
-                calls[0] += 1
-                return seconds(d, items) * 1e9 / len(items)
-            return sample
-        return {name: (v, make(d)) for name, (v, d) in dicts.items()}
+        return {name: (v, _per_item(seconds, d, probes)) for name, (v, d) in dicts.items()}
 
     for workload, seconds, pool in (("py_dict_getitem_hit", _seconds_getitem, base),
                                     ("py_dict_get_hit", _seconds_get, base),
@@ -199,19 +203,10 @@ def run(doc: dict, mode: str, reps: int) -> None:
         for what, pool in (("hit", base), ("miss", fresh)):
             probes = [pool[rng.integers(0, len(pool), size=q)].tolist() for _ in range(reps)]
 
-            def per_call_in(container):
-                calls = [0]
-
-                def sample():
-                    items = probes[calls[0] % len(probes)]
-                    calls[0] += 1
-                    return _seconds_contains(container, items) * 1e9 / len(items)
-                return sample
-
             group(doc, f"py_contains_{what}", {**p, "ops": q}, "ns/op", "lower", {
-                SIMDEX: ("", per_call_in(sd)),
-                SC_SET: (sc_v, per_call_in(ss)),
-                SC_LIST: (sc_v, per_call_in(sl)),
+                SIMDEX: ("", _per_item(_seconds_contains, sd, probes)),
+                SC_SET: (sc_v, _per_item(_seconds_contains, ss, probes)),
+                SC_LIST: (sc_v, _per_item(_seconds_contains, sl, probes)),
             }, SC_SET, reps)
 
         # Batched inserts: one numpy call against sortedcontainers' loops and its update().
