@@ -90,9 +90,9 @@ def prune(source, column: str, values, *, client=None, scheduler=None, n_workers
         return _prune_on(c, files, column, vals, _share(c, vals), tasks_per_worker, kw, dataset)
 
 
-def _prune_on(c, files, column, vals, shared, tasks_per_worker, kw, dataset=None, lookup=False):
+def _prune_on(c, files, column, vals, shared, tasks_per_worker, kw, dataset=None, lookup=False, columns=None):
     parts_of = _bloom_dataset.partitions(dataset, column) or {}  # each batch gets its files' own
-    kw = {**kw, "column_type": _bloom_dataset.column_type(files, dataset, column, lookup)}
+    kw = {**kw, "column_type": _bloom_dataset.column_type(files, dataset, column, lookup, columns)}
     batches = _batches(files, _workers(c) * tasks_per_worker)
     futures = [c.submit(_prune_batch, b, column, shared, kw, {f: parts_of[f] for f in b if f in parts_of} or None,
                         pure=False) for b in batches]
@@ -156,9 +156,10 @@ def lookup(source, column: str, values, columns=None, *, client=None, scheduler=
     vals = _bloom_dataset.Values(values)  # refuses bad values here, before any task runs
     with cluster(client, scheduler, n_workers) as c:
         shared = _share(c, vals)  # once, for the pruning and the reads
-        pruned = _prune_on(c, files, column, vals, shared, tasks_per_worker, kw, dataset, lookup=True)
+        pruned = _prune_on(c, files, column, vals, shared, tasks_per_worker, kw, dataset, lookup=True,
+                           columns=columns)
         # Every batch reads in the schema of the whole source (lookup_schema), not its own.
-        schema = _bloom_dataset.lookup_schema(files, None, column) if dataset is None else None
+        schema = _bloom_dataset.lookup_schema(files, None, column, columns) if dataset is None else None
         # A Dataset (its schema, and hive partitions' columns) goes to the reads once.
         ds = c.scatter([dataset], broadcast=True, hash=False)[0] if dataset is not None else None
         batches = [b for b in _batches(list(pruned), _workers(c) * tasks_per_worker) if b] or [[]]

@@ -349,32 +349,40 @@ def _narrowed(arrow_type, t: str, logical: str) -> bool:
     return False
 
 
-def lookup_schema(files, dataset, column: str):
+def lookup_schema(files, dataset, column: str, columns=None):
     """The schema a lookup reads the files as: the Dataset's, else the first file's (as
     pyarrow.dataset infers a directory's). When the first file lacks the column (one added to
     the dataset later, at the top level or inside a struct), the column's field from the first
     file that has it is added where the first file's path ends (appended to the schema, or to
     the deepest struct on the column's path), as pyarrow.dataset reads files given such a
-    schema: those without it hold nulls there. The first file's own schema when no file has it
-    (pruning says so); ValueError without files, for a Dataset whose schema lacks a column its
+    schema: those without it hold nulls there. ``columns``, the others a lookup returns, are
+    added (or refused in a Dataset) the same way. The first file's own schema when no file has
+    it (pruning says so); ValueError without files, for a Dataset whose schema lacks a column its
     files hold, and naming the files when the first one holds a prefix of the path as something
     other than a struct (pyarrow cannot read the two together)."""
     import pyarrow.parquet as pq
 
+    names = list(dict.fromkeys([column, *(_column_list(columns) or [])]))
     if dataset is not None:
-        if _schema_field(dataset.schema, column) is None:
-            _refuse_dataset_without(dataset, files, column)
+        for name in names:
+            if _schema_field(dataset.schema, name) is None:
+                _refuse_dataset_without(dataset, files, name)
         return dataset.schema
     if not files:
         raise ValueError("no Parquet files in the source")
     schema = pq.read_schema(files[0])
-    if _schema_field(schema, column) is not None:
-        return schema
-    for path in files[1:]:
-        other = pq.read_schema(path)
-        # A leaf inside a list is added with its list, for lookup_path to refuse by its type.
-        if _schema_field(other, column) is not None or _into_repeated(other, column):
-            return _with_column(schema, other, column, files[0], path)
+    later: dict = {}  # the other files' schemas, each read once
+    for name in names:
+        if _schema_field(schema, name) is not None:
+            continue
+        for path in files[1:]:
+            if path not in later:
+                later[path] = pq.read_schema(path)
+            other = later[path]
+            # A leaf inside a list is added with its list, for lookup_path to refuse by its type.
+            if _schema_field(other, name) is not None or _into_repeated(other, name):
+                schema = _with_column(schema, other, name, files[0], path)
+                break
     return schema
 
 
@@ -424,15 +432,20 @@ def _refuse_dataset_without(dataset, files, column: str) -> None:
                 "the column to the first file's schema")
 
 
-def column_type(files, dataset, column: str, lookup: bool = False):
-    """The column's Arrow type in the schema a lookup reads the files as (lookup_schema); None
-    where there is none. With lookup=True, a path into a list or map is refused (lookup_path)."""
+def column_type(files, dataset, column: str, lookup: bool = False, columns=None):
+    """The column's Arrow type in the schema a lookup reads the files as (lookup_schema, which
+    also checks ``columns``, the others a lookup returns); None where there is none. With
+    lookup=True, a path into a list or map is refused (lookup_path), also where a Dataset's
+    schema lacks the list that its files hold."""
     import pyarrow as pa
 
     if dataset is None and not files:
         return None  # pruning says so
     try:
-        schema = lookup_schema(files, dataset, column)
+        schema = lookup_schema(files, dataset, column, columns)
+        if lookup and dataset is not None and files and _schema_field(schema, column) is None:
+            # Pruning answers for the files' leaves; the lookup would end in "no column".
+            lookup_path(lookup_schema(files, None, column), column)
     except (OSError, pa.ArrowException):
         return None  # not Parquet, or unreadable: pruning says why
     if lookup:
@@ -941,6 +954,13 @@ def value_set(values: Values, arrow_type):
     return arr
 
 
+def _column_list(columns):
+    """``columns=`` as a list (one name given as a string), None for all."""
+    if columns is None:
+        return None
+    return [columns] if isinstance(columns, str) else list(columns)
+
+
 _KEY = "\0simdex key"  # the lookup column's name in a scan's projection (no column is named so)
 
 
@@ -948,13 +968,15 @@ def read_pruned(pruned: Pruned, column: str, values: Values, columns=None, datas
                 files=None, schema=None) -> object:
     """The matching rows of the surviving row groups (one pyarrow scan, the same predicate a
     full scan would use); sets report.matched and report.rows. The result's schema is
-    ``schema``, else lookup_schema's of the dataset or ``files`` (the source's, in order)."""
+    ``schema``, else lookup_schema's of the dataset or ``files`` (the source's, in order) with
+    ``columns`` in it."""
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.dataset as pds
 
     fmt = pds.ParquetFileFormat()
     partition = {}
+    columns = _column_list(columns)
     if dataset is not None:
         schema = dataset.schema
         fs = dataset.filesystem
@@ -967,13 +989,12 @@ def read_pruned(pruned: Pruned, column: str, values: Values, columns=None, datas
         # file's made the columns and their types depend on the values looked up (another
         # file's extra column dropped, or kept, and Dask batches that disagreed).
         if schema is None:
-            schema = lookup_schema(files or [path for path, _ in pruned[:1]], None, column)
+            schema = lookup_schema(files or [path for path, _ in pruned[:1]], None, column, columns)
     lookup_path(schema, column)
     typ = _schema_field(schema, column)
     if typ is None:
         raise ValueError(f"no column {column!r} in the dataset's schema ({', '.join(schema.names)})")
     if columns is not None:
-        columns = [columns] if isinstance(columns, str) else list(columns)
         missing = [c for c in columns if _schema_field(schema, c) is None]
         if missing:
             raise ValueError(f"no column(s) {', '.join(map(repr, missing))} in the dataset's schema "
@@ -989,9 +1010,8 @@ def read_pruned(pruned: Pruned, column: str, values: Values, columns=None, datas
              for path, rg in pruned]
     ds = pds.FileSystemDataset(frags, schema, fmt, filesystem=fs) if frags else None
     if ds is None:
-        table = schema.empty_table()
-        if columns is not None:
-            table = table.select(columns)
+        # The columns as a scan projects them ("a.b" is a struct field, named "b"), no rows.
+        table = pds.dataset(schema.empty_table()).to_table(columns=columns)
         pruned.report.matched, pruned.report.rows = 0, 0
         return table
     # The rows are matched after the scan, not by a scanner filter: pyarrow's scanner first
@@ -1229,13 +1249,14 @@ def lookup(source, column: str, values, columns=None, *, use_statistics: bool = 
     ``pyarrow.dataset.field(column).isin(values)``, in file and row-group order. ``source``,
     ``values`` and the keyword arguments are :func:`prune`'s. ``columns`` selects the columns
     returned; the schema is the Dataset's, else the first file's (as pyarrow.dataset infers a
-    directory's). With return_report=True: (table, PruneReport)."""
+    directory's), with the column and ``columns`` added where it lacks them (lookup_schema).
+    With return_report=True: (table, PruneReport)."""
     t0 = time.perf_counter()
     files, dataset = resolve(source)
     vals = Values(values)
     pruned = prune_files(files, column, vals, use_statistics=use_statistics, use_filters=use_filters,
                          threads=threads, progress=progress, partitions=partitions(dataset, column),
-                         column_type=column_type(files, dataset, column, lookup=True))
+                         column_type=column_type(files, dataset, column, lookup=True, columns=columns))
     table = read_pruned(pruned, column, vals, columns, dataset, files)
     pruned.report.seconds = time.perf_counter() - t0
     return (table, pruned.report) if return_report else table

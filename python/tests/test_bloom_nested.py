@@ -156,6 +156,31 @@ def test_cli_lookup_of_a_hive_folder_whose_first_file_lacks_the_column(tmp_path)
         assert r.returncode == 0 and r.stdout.splitlines() == ["k\tyear", line], r.stderr
 
 
+def test_cli_lookup_of_a_hive_folder_returns_columns_its_first_file_lacks(tmp_path):
+    """`--columns` naming a column or struct field the hive folder's first file lacks: the CLI's
+    Dataset got only the looked-up column added, so the lookup refused the Dataset's schema.
+    The result is pyarrow.dataset's with the files' unified schema (nulls where a file lacks it)."""
+    root = tmp_path / "events"
+    for year, a, extra in ((2023, pa.array([{"x": 1}, {"x": 2}]), None),
+                           (2024, pa.array([{"x": 3, "b": 7}, {"x": 4, "b": 8}]), [5, 6])):
+        (root / f"year={year}").mkdir(parents=True)
+        cols = {"a": a, "k": [10 * year, 10 * year + 1]}
+        if extra is not None:
+            cols["e"] = extra
+        pq.write_table(pa.table(cols), root / f"year={year}" / "part-0.parquet")
+    files = sorted(str(p) for p in root.rglob("*.parquet"))
+    schema = pa.unify_schemas([pq.read_schema(f) for f in files] + [pa.schema([("year", pa.int32())])])
+    want = pds.dataset(str(root), partitioning="hive", schema=schema).to_table(
+        filter=pc.field("k").isin([20230, 20241]), columns=["k", "e", "a.b"]).to_pylist()
+    r = _cli("lookup", str(root), "--column", "k", "--value", "20230", "--value", "20241", "--columns", "k,e,a.b")
+    assert r.returncode == 0, r.stderr
+    rows = [line.split("\t") for line in r.stdout.splitlines()]
+    assert rows[0] == list(want[0])  # a struct field's column is named as pyarrow names it
+    got = sorted(tuple(row) for row in rows[1:])
+    assert got == sorted(tuple("" if v is None else str(v) for v in w.values()) for w in want) == [
+        ("20230", "", ""), ("20241", "6", "8")]
+
+
 # ---- leaves inside lists and maps ----------------------------------------------------------------
 
 _NESTED_LEAVES = {  # leaf path -> (its top-level column, its values' Arrow type)
@@ -305,3 +330,99 @@ def test_lookup_into_a_list_or_map_says_it_is_not_supported(tmp_path, leaf):
 
     with pytest.raises(ValueError, match=msg):
         bd.column_type(paths, None, leaf, lookup=True)
+
+
+def test_lookup_into_a_list_a_hive_folders_first_file_lacks_is_refused_up_front(tmp_path, monkeypatch):
+    """A hive folder read as a Dataset (pyarrow.dataset(..., partitioning="hive"), as the CLI
+    reads a folder) has its first file's schema, without a list column that only later files
+    hold. A lookup of a leaf inside that list ended in "no column 'l.list.element' in the
+    dataset's schema" after pruning; it is now refused before any pruning, as for a list the
+    schema has, saying that prune() answers it; prune's answer is pyarrow's."""
+    from simdex import _bloom_dataset as bd
+
+    root = tmp_path / "events"
+    for year, cols in ((2023, {"k": [1, 2]}), (2024, {"k": [3, 4], "l": pa.array([[5], [6, 7]])}),
+                       (2025, {"k": [5], "l": pa.array([[8, None]])})):
+        (root / f"year={year}").mkdir(parents=True)
+        pq.write_table(pa.table(cols), root / f"year={year}" / "part-0.parquet")
+    ds = pds.dataset(root, partitioning="hive")
+    assert ds.schema.get_field_index("l") < 0
+    msg = (r"column 'l.list.element' is inside 'l' \(list<element: int64>\): lookup matches whole rows .*"
+           r"\(prune\(\) answers which row groups hold the elements\)")
+
+    def pruning(*args, **kwargs):
+        raise AssertionError("pruned before the lookup was refused")
+
+    with monkeypatch.context() as m:
+        m.setattr(bd, "prune_files", pruning)
+        for source in (ds, root):
+            with pytest.raises(ValueError, match=msg):
+                bloom.lookup(source, "l.list.element", [6])
+        with pytest.raises(ValueError, match=msg):  # Dask's lookup checks this before any task
+            bd.column_type(bd.resolve(ds)[0], ds, "l.list.element", lookup=True)
+    r = _cli("lookup", str(root), "--column", "l.list.element", "--value", "6")
+    assert r.returncode == 1 and "lookup matches whole rows" in r.stderr, r.stderr
+    for values in ([6], [5, 8], [1]):
+        want = set()
+        for frag in ds.get_fragments():
+            t = pq.read_table(frag.path)
+            if "l" in t.column_names and pc.any(pc.is_in(pc.list_flatten(t["l"]), pa.array(values))).as_py():
+                want.add((frag.path, 0))
+        assert set(bloom.prune(ds, "l.list.element", values)) == want, values
+
+
+def _files_with_later_columns(root):
+    """p0 with k and a struct a of x; p1 also with a.b, a column e and a struct g (k 1, 2, 5 in
+    p0 and 3, 4 in p1, a row group each)."""
+    root.mkdir()
+    pq.write_table(pa.table({"k": pa.array([1, 2, 5], pa.int64()), "a": pa.array([{"x": 1}, {"x": 2}, {"x": 5}])}),
+                   root / "p0.parquet")
+    pq.write_table(pa.table({"k": pa.array([3, 4], pa.int64()), "a": pa.array([{"x": 3, "b": 30}, {"x": 4, "b": 40}]),
+                             "e": ["c", "d"], "g": pa.array([{"h": 7}, {"h": 8}])}), root / "p1.parquet")
+    return [str(root / "p0.parquet"), str(root / "p1.parquet")]
+
+
+@pytest.mark.parametrize("columns", [["k", "e"], ["e", "a.b", "g.h"], "e", ["g", "k"]], ids=str)
+def test_columns_the_first_file_lacks_are_added_as_the_looked_up_column_is(tmp_path, columns):
+    """lookup(..., columns=) raised "no column(s) 'e' in the dataset's schema" for a column (a
+    struct field, a struct) that later files hold and the first file lacks, where the looked-up
+    column itself is added to the first file's schema. Now both are added: the rows are
+    pyarrow.dataset's given the files' unified schema, nulls where a file lacks the column."""
+    files = _files_with_later_columns(tmp_path / "ds")
+    ref = pds.dataset(files, schema=pa.unify_schemas([pq.read_schema(f) for f in files]))
+    wanted = [columns] if isinstance(columns, str) else columns
+    for values in ([1, 3], [2], [4, None]):
+        want = ref.to_table(columns=wanted, filter=pc.field("k").isin(pa.array(values, pa.int64())))
+        assert want.num_rows
+        for source in (str(tmp_path / "ds"), files):
+            got = bloom.lookup(source, "k", values, columns=columns)
+            assert got.equals(want), (values, got, want)
+
+
+def test_a_dataset_whose_schema_lacks_a_column_asked_for_says_what_to_do(tmp_path, monkeypatch):
+    """A Dataset keeps its schema; a columns= entry that its files hold and its schema lacks
+    failed after pruning with "no column(s) 'e' in the dataset's schema"; it now says what to
+    do before pruning, as for the looked-up column."""
+    from simdex import _bloom_dataset as bd
+
+    files = _files_with_later_columns(tmp_path / "ds")
+    monkeypatch.setattr(bd, "prune_files", lambda *a, **k: pytest.fail("pruned before the columns were checked"))
+    for column in ("e", "a.b"):
+        with pytest.raises(ValueError, match=rf"the Dataset's schema has no column '{column}' \(k, a\), but "
+                                             r".*p1.parquet holds it: .*schema="):
+            bloom.lookup(pds.dataset(files), "k", [1], columns=["k", column])
+
+
+def test_a_struct_field_asked_for_when_no_row_group_survives(tmp_path):
+    """lookup(..., columns=["a.b"]) of a value that statistics rule out of every row group
+    raised KeyError ('Field "a.b" does not exist in schema'): the empty result was selected by
+    name. It is now pyarrow.dataset's empty table, the field named as a scan names it."""
+    files = _files_with_later_columns(tmp_path / "ds")
+    ref = pds.dataset(files, schema=pa.unify_schemas([pq.read_schema(f) for f in files]))
+    for columns in (["k", "a.x"], ["k", "a.b"], ["g.h", "e"], None):
+        got, report = bloom.lookup(files, "k", [99], columns=columns, return_report=True)
+        assert report.read == 0
+        if columns is not None:
+            assert got.equals(ref.to_table(columns=columns, filter=pc.field("k").isin([99]))), got
+        else:
+            assert got.num_rows == 0 and got.schema == pq.read_schema(files[0])

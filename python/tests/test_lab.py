@@ -90,6 +90,30 @@ def test_docs_verdicts_are_a_whole_run_as_the_report_prints_it(registry):
             assert "(warned: " not in r[7], r
 
 
+def test_readme_shows_how_to_compare_two_lab_runs(tmp_path):
+    """README's lab commands had no `simdex report A B` (docs/lab.md, docs/bench-json.md and
+    `simdex report --help` have it). Its line, given lab runs in the two folders it names,
+    prints them side by side."""
+    readme = (DOCS.parents[1] / "README.md").read_text()
+    block = next(b for b in re.findall(r"^```sh\n(.*?)^```", readme, re.S | re.M) if "simdex lab list" in b)
+    lines = [re.sub(r"\s+#\s.*$", "", raw.strip()) for raw in block.splitlines()]
+    line = next((x for x in lines if re.fullmatch(r"simdex report \S+ \S+", x)), None)
+    assert line, block
+    folders = [tmp_path / name for name in line.split()[2:]]
+    for value, folder in zip((3.0, 1.5), folders):
+        e = {"id": "ilp", "study": 7, "group": "memory", "title": "ILP", "question": "q", "study_figure": "f",
+             "range": {"lo": 1, "hi": 4, "unit": "x", "basis": "b"}, "checks": [], "verdict": "confirmed",
+             "reason": "r", "validity": [], "counters": [], "curves": [], "notes": [],
+             "figure": {"value": value, "unit": "x", "label": "l"}}
+        doc = lab_doc([e])
+        assert lab.validate(doc) == []
+        folder.mkdir()
+        (folder / "lab.json").write_text(json.dumps(doc))
+    r = simdex(*line.split()[1:2], *map(str, folders))
+    assert r.returncode == 0, r.stderr
+    assert "| ilp | 7 | 3.00 x | 1.50 x | 0.5× |" in r.stdout, r.stdout
+
+
 def test_list_commands(registry):
     r = simdex("lab", "list")
     assert r.returncode == 0 and "ilp" in r.stdout

@@ -103,6 +103,17 @@ def test_thread_placement_on_one_cpu_says_what_ran(tmp_path):
     assert "two CPUs" not in said, sorted(contenders)
     assert f"split asked, one CPU allowed (both on CPU {cpu}, as shared), spin" in contenders
     assert e["verdict"] == "inconclusive"
+    _one_cpu_is_the_reason(e, cpu)
+
+
+def _one_cpu_is_the_reason(e: dict, cpu: int) -> None:
+    """The failed checks on one CPU decided the verdict ("not a valid measurement: run_queue
+    failed: ... other tasks held the CPUs") before the experiment could say that only one CPU
+    was allowed; the reason now says so, and run_queue says the team's threads waited for one
+    another."""
+    assert e["reason"].startswith(f"one CPU allowed (CPU {cpu})"), e["reason"]
+    queue = next(c for c in e["validity"] if c["name"] == "run_queue")
+    assert "other tasks held the CPUs" not in queue["detail"], queue
 
 
 def test_contention_on_one_cpu_says_what_ran(tmp_path):
@@ -119,4 +130,5 @@ def test_contention_on_one_cpu_says_what_ran(tmp_path):
     for e in exps.values():
         assert "two CPUs" not in e["reason"] and ", 2 CPUs:" not in e["reason"], e["reason"]
         assert e["verdict"] == "inconclusive", e["id"]
+        _one_cpu_is_the_reason(e, cpu)
     assert exps["false_sharing"]["figure"]["label"].endswith(f"both on CPU {cpu})")

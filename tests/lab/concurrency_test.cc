@@ -13,6 +13,7 @@
 #include <mutex>
 #include <thread>
 
+#include "lab/one_cpu.h"
 #include "simdex/lab/ipc.h"
 #include "simdex/lab/queues.h"
 
@@ -176,6 +177,25 @@ TEST(LabRunQueue, ThreadsQueuedOnOneCpuFail) {
   double mean = (delay[0] + delay[1] + delay[2]) / std::max(1.0, slices[0] + slices[1] + slices[2]);
   auto c = run_queue("three spinners on one CPU", mean);
   EXPECT_EQ(c.status, check_status::fail) << c.detail;
+}
+
+// Under taskset -c 0 the detail said "other tasks held the CPUs" when a team's own threads
+// were queued behind each other on the one CPU allowed.
+TEST(LabRunQueue, SaysWhenOneCpuIsAllowed) {
+  const int cpu = allowed_cpus().front();
+  if (allowed_cpus().size() > 1) {
+    auto c = run_queue("two threads", 4e6);
+    EXPECT_NE(c.detail.find("other tasks held the CPUs"), std::string::npos) << c.detail;
+    EXPECT_EQ(c.detail.find("only one allowed"), std::string::npos) << c.detail;
+  }
+  simdex::lab_test::only_one_cpu one;
+  auto c = run_queue("two threads", 4e6);
+  EXPECT_EQ(c.status, check_status::fail);
+  const std::string why = "CPU " + std::to_string(cpu) + " is the only one allowed, so a team's";
+  EXPECT_NE(c.detail.find(why + " threads waited there for one another"), std::string::npos)
+      << c.detail;
+  EXPECT_EQ(c.detail.find("other tasks held the CPUs"), std::string::npos) << c.detail;
+  EXPECT_EQ(run_queue("idle", 5e3).status, check_status::pass);
 }
 
 TEST(LabRunQueue, Thresholds) {

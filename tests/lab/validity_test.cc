@@ -5,6 +5,8 @@
 
 #include <string>
 
+#include "lab/one_cpu.h"
+
 namespace {
 
 using namespace simdex::lab;
@@ -21,6 +23,7 @@ TEST(LabInRange, NamesTheUnitOnce) {
 // ring, batch 1, yield: 2.85e+03 us on a run queue ..."): docs/lab.md and the report promise the
 // reason names the check.
 TEST(LabInvalidReason, NamesTheFirstFailedCheck) {
+  if (allowed_cpus().size() < 2) GTEST_SKIP() << "one allowed CPU: OneCpuExplainsTheFailure";
   std::vector<check> cs = {{"placement", check_status::pass, "verified"},
                            {"steady", check_status::warn, "max/min 1.7"},
                            {"run_queue", check_status::fail, "ring: 2.85e+03 us on a run queue"},
@@ -57,6 +60,27 @@ TEST(LabSteady, TooFewRepetitionsWarn) {
   EXPECT_EQ(k.detail,
             "1 repetition per figure: too few to tell whether repetitions agree (3 or more)");
   EXPECT_EQ(steady({}).status, check_status::pass);
+}
+
+// Under taskset -c 0 the threads of a team meant for two CPUs take turns on one: run_queue and
+// overlap fail, and the verdict's reason said "not a valid measurement" where the experiments'
+// own verdicts say "one CPU allowed". With a failure one CPU does not explain, it is as before.
+TEST(LabInvalidReason, OneCpuExplainsTheFailure) {
+  std::vector<check> cs = {{"placement", check_status::pass, "verified"},
+                           {"run_queue", check_status::fail, "ring: 2.85e+03 us on a run queue"},
+                           {"overlap", check_status::fail, "ran side by side 0% of the time"},
+                           {"context_switches", check_status::fail, "spin: 1.1 per hand-off"}};
+  const int cpu = allowed_cpus().front();
+  simdex::lab_test::only_one_cpu one;
+  EXPECT_EQ(invalid_reason(cs), "one CPU allowed (CPU " + std::to_string(cpu) +
+                                    "): the threads took turns on it, so run_queue failed: ring: "
+                                    "2.85e+03 us on a run queue");
+  cs.push_back({"exclusive", check_status::fail, "the counter lost 12 increments"});
+  EXPECT_EQ(invalid_reason(cs),
+            "not a valid measurement: run_queue failed: ring: 2.85e+03 us on a run queue");
+  cs[1].status = cs[2].status = cs[3].status = check_status::pass;
+  EXPECT_EQ(invalid_reason(cs),
+            "not a valid measurement: exclusive failed: the counter lost 12 increments");
 }
 
 }  // namespace

@@ -91,13 +91,13 @@ def _read_values(args, files, dataset=None):
     return values
 
 
-def _hive_dataset(sources, column):
+def _hive_dataset(sources, column, columns=None):
     """One directory given: a pyarrow dataset of it with hive partitioning, so that its
     partition folders' columns (year=2024/) are columns of the rows found and can be looked up,
     as pyarrow.dataset(partitioning="hive"), pyarrow.parquet.read_table and DuckDB read such a
-    directory, with ``column`` in its schema as a lookup of the files adds it when the first
-    file lacks it (a Dataset's own schema is kept as it is); None otherwise (files, several
-    sources)."""
+    directory, with ``column`` and ``columns`` (the others asked for) in its schema as a lookup
+    of the files adds them when the first file lacks them (a Dataset's own schema is kept as it
+    is); None otherwise (files, several sources)."""
     import os
 
     if len(sources) != 1 or not os.path.isdir(sources[0]):
@@ -112,10 +112,10 @@ def _hive_dataset(sources, column):
 
     try:
         ds = pds.dataset(sources[0], format="parquet", partitioning="hive")
-        if _schema_field(ds.schema, column) is not None:
+        if all(_schema_field(ds.schema, name) is not None for name in (column, *(columns or ()))):
             return ds
         files, _ = resolve(ds)
-        base = lookup_schema(files, None, column)
+        base = lookup_schema(files, None, column, columns)
         if _schema_field(base, column) is None:
             return ds  # no file has it: the lookup says so
         parts = [f for f in ds.schema if base.get_field_index(f.name) < 0]  # the partition columns
@@ -128,12 +128,12 @@ def cmd_lookup(args) -> int:
     from .. import bloom
     from .._bloom_dataset import resolve
 
-    dataset = _hive_dataset(args.source, args.column)
+    columns = [c for part in args.columns for c in part.split(",") if c] if args.columns else None
+    dataset = _hive_dataset(args.source, args.column, columns)
     files, _ = resolve(dataset if dataset is not None else args.source)
     if args.output:
         _refuse_input_as_output(args.output, files)
     values = _read_values(args, files, dataset)
-    columns = [c for part in args.columns for c in part.split(",") if c] if args.columns else None
     show = not args.no_progress and sys.stderr.isatty()
     if args.dask is not None or args.scheduler:
         from .. import _bloom_dask
