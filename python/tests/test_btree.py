@@ -373,8 +373,10 @@ def test_dict_values_hold_one_reference_each():
 
 
 def test_single_key_calls_take_their_arguments_as_before():
-    """d.get and s.add are plain fast-call methods: positional or keyword arguments as before,
-    TypeError for a wrong call, and the dtype's TypeError / ValueError for a bad key."""
+    """The single-key methods (d.get/pop/setdefault/popitem/peekitem, s.add/discard/remove/pop,
+    bisect_left/right) are plain fast-call methods: positional or keyword arguments as before, a
+    signature inspect reads (nanobind's methods had none), TypeError for a wrong call, and the
+    dtype's TypeError / ValueError for a bad key."""
     import inspect
 
     d = SortedDict({1: "a"})
@@ -383,20 +385,72 @@ def test_single_key_calls_take_their_arguments_as_before():
     for call in (lambda: d.get(), lambda: d.get(1, 2, 3), lambda: d.get(1, key=1), lambda: d.get(1, fallback=2)):
         with pytest.raises(TypeError):
             call()
-    assert list(inspect.signature(SortedDict.get).parameters) == ["self", "key", "default"]
     s = SortedSet([1])
     s.add(5)
     s.add(value=7)
-    assert list(s) == [1, 5, 7] and list(inspect.signature(SortedSet.add).parameters) == ["self", "value"]
+    assert list(s) == [1, 5, 7]
     for call, error in ((lambda: s.add(), TypeError), (lambda: s.add(1, 2), TypeError), (lambda: s.add(1.5), TypeError),
                         (lambda: s.add("x"), TypeError), (lambda: s.add(2**63), ValueError)):
         with pytest.raises(error):
             call()
     assert list(s) == [1, 5, 7]
-    with pytest.raises(TypeError, match="not initialized"):
-        SortedDict.__new__(SortedDict).get(1)
+    params = {"key": ["self", "key", "default"], "index": ["self", "index"], "value": ["self", "value"]}
+    for cls, names, kind in ((SortedDict, ("get", "pop", "setdefault"), "key"), (SortedDict, ("popitem", "peekitem"), "index"),
+                             (SortedSet, ("add", "discard", "remove"), "value"), (SortedSet, ("pop",), "index"),
+                             (SortedSet, ("bisect_left", "bisect_right"), "value"),
+                             (SortedDict, ("bisect_left", "bisect_right"), "value")):
+        for name in names:
+            assert list(inspect.signature(getattr(cls, name)).parameters) == params[kind], (cls, name)
+    assert inspect.signature(SortedSet.pop).parameters["index"].default == -1
+    assert inspect.signature(SortedDict.setdefault).parameters["default"].default is None
+
+    d = SortedDict({1: "a", 2: "b", 3: "c"})
+    assert d.pop(key=1) == "a" and d.pop(9, default=0) == 0 and d.pop(9, None) is None
+    assert d.setdefault(key=4) is None and d.setdefault(2, default=0) == "b" and d.setdefault(5, default=0) == 0
+    assert d.popitem(index=0) == (2, "b") and d.peekitem(index=-1) == (5, 0) and d.peekitem() == (5, 0)
+    assert d.bisect_left(value=4) == 1 and d.bisect_right(4) == 2 and d.index(4) == 1
+    for call, error in ((lambda: d.pop(), TypeError), (lambda: d.pop(1, 2, 3), TypeError), (lambda: d.pop(3, key=3), TypeError),
+                        (lambda: d.pop(3, 1, default=2), TypeError), (lambda: d.setdefault(), TypeError),
+                        (lambda: d.setdefault(1, 2, default=3), TypeError), (lambda: d.popitem(0, 1), TypeError),
+                        (lambda: d.peekitem(fallback=0), TypeError), (lambda: d.popitem("x"), TypeError),
+                        (lambda: d.peekitem(None), TypeError), (lambda: d.bisect_right(1, 2), TypeError),
+                        (lambda: d.setdefault(1.5), TypeError), (lambda: d.setdefault("x", 0), TypeError),
+                        (lambda: d.setdefault(2**63), ValueError), (lambda: d.bisect_left("x"), TypeError),
+                        (lambda: d.bisect_left(math.nan), ValueError), (lambda: d.peekitem(3), IndexError),
+                        (lambda: d.popitem(-4), IndexError)):
+        with pytest.raises(error):
+            call()
+    with pytest.raises(KeyError) as e:
+        d.pop((1, 2))  # KeyError((1, 2),), as dict says it
+    assert e.value.args == ((1, 2),)
+    assert list(d.items()) == [(3, "c"), (4, None), (5, 0)]
+
+    s = SortedSet([1, 2, 3, 4])
+    s.discard(value=2)
+    s.discard(2.5)
+    s.discard("x")
+    s.remove(value=3)
+    assert s.pop(index=0) == 1 and s.bisect_left(value=4) == 0 and s.bisect_right(4.0) == 1 and list(s) == [4]
+    for call, error in ((lambda: s.discard(), TypeError), (lambda: s.remove(4, 5), TypeError), (lambda: s.pop(0, 1), TypeError),
+                        (lambda: s.pop(value=0), TypeError), (lambda: s.pop("x"), TypeError), (lambda: s.pop(None), TypeError),
+                        (lambda: s.bisect_left(), TypeError), (lambda: s.remove(2), KeyError), (lambda: s.pop(1), IndexError),
+                        (lambda: s.remove(None), KeyError)):
+        with pytest.raises(error):
+            call()
+    assert s.pop() == 4
+    with pytest.raises(IndexError):
+        s.pop()
+    with pytest.raises(KeyError):
+        SortedDict().popitem()
+
+    for cls, call in ((SortedDict, lambda x: x.get(1)), (SortedDict, lambda x: x.pop(1)), (SortedSet, lambda x: x.discard(1)),
+                      (SortedSet, lambda x: x.bisect_left(1))):
+        with pytest.raises(TypeError, match="not initialized"):
+            call(cls.__new__(cls))
     with pytest.raises(TypeError):
         SortedDict.get(SortedSet(), 1)  # another type's instance as self
+    with pytest.raises(TypeError):
+        SortedSet.discard(SortedDict(), 1)
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="address-space limit and /proc/self/status")

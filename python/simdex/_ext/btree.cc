@@ -1,10 +1,10 @@
 // Python binding of simdex::btree_set / btree_map: the native bases _Set and _Map that
 // simdex.btree.SortedSet / SortedDict derive from. One class each; the key dtype (int64,
 // uint64, float64) is chosen per instance and held as a variant of trees. The hot operations
-// (in, len, [], del, iteration) are type slots and d.get / s.add CPython fast-call methods, so
-// they cost no nanobind dispatch; Python numbers become keys by value (btree_keys.h). Iterators
-// check a modification counter, so changing a container while iterating raises instead of reading
-// freed pages.
+// (in, len, [], del, iteration) are type slots and the single-key methods (get, pop, add,
+// discard, bisect_left, ...) CPython fast-call methods, so they cost no nanobind dispatch; Python
+// numbers become keys by value (btree_keys.h). Iterators check a modification counter, so changing
+// a container while iterating raises instead of reading freed pages.
 #include "simdex/btree.h"
 
 #include <nanobind/ndarray.h>
@@ -15,7 +15,6 @@
 #include <cstdint>
 #include <initializer_list>
 #include <numeric>
-#include <optional>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -232,14 +231,6 @@ Py_ssize_t position(Py_ssize_t i, std::size_t n, const char* what) {
     return -1;
   }
   return i;
-}
-
-// An index argument as Py_ssize_t: an int too large for one is an IndexError (as for a list),
-// not the binding's TypeError.
-Py_ssize_t index_arg(nb::handle i) {
-  Py_ssize_t v = PyNumber_AsSsize_t(i.ptr(), PyExc_IndexError);
-  if (v == -1 && PyErr_Occurred()) throw nb::python_error();
-  return v;
 }
 
 void raise_key_error(PyObject* key) {
@@ -599,17 +590,16 @@ int map_clear(PyObject* self) {
 }
 
 // ---- single-key methods as CPython fast calls ----------------------------------------------
-// The methods a loop calls once per key (d.get(k), s.add(k)) are plain METH_FASTCALL methods
-// in the type's dict rather than nanobind functions: CPython calls them with the arguments in
-// place, without nanobind's overload dispatch and argument casts, which cost about as many
-// instructions as the tree lookup itself.
+// The methods a loop calls once per key (d.get(k), d.pop(k), d.setdefault(k, v), s.add(k),
+// s.discard(k), bisect_left(k), ...) are plain METH_FASTCALL methods in the type's dict rather
+// than nanobind functions: CPython calls them with the arguments in place, without nanobind's
+// overload dispatch and argument casts, which cost about as many instructions as the tree
+// lookup itself.
 
-// The arguments of a fast call by name: out[i] is the i-th of `names` (borrowed), given by
-// position or keyword, nullptr where an optional one is missing. False with TypeError set.
-// Callers handle the common all-positional call inline and come here for the rest.
+// The arguments of a fast call by name: out[i] is the i-th of the n `names` (borrowed), given
+// by position or keyword, nullptr where an optional one is missing. False with TypeError set.
 bool fast_args(const char* fn, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames,
-               std::initializer_list<const char*> names, std::size_t required, PyObject** out) {
-  const Py_ssize_t n = static_cast<Py_ssize_t>(names.size());
+               const char* const* names, Py_ssize_t n, std::size_t required, PyObject** out) {
   if (nargs > n) {
     PyErr_Format(PyExc_TypeError, "%s() takes at most %zd arguments (%zd given)", fn, n, nargs);
     return false;
@@ -619,33 +609,64 @@ bool fast_args(const char* fn, PyObject* const* args, Py_ssize_t nargs, PyObject
   for (Py_ssize_t j = 0; j < nk; ++j) {
     PyObject* name = PyTuple_GetItem(kwnames, j);
     Py_ssize_t i = 0;
-    while (i < n && PyUnicode_CompareWithASCIIString(name, names.begin()[i]) != 0) ++i;
+    while (i < n && PyUnicode_CompareWithASCIIString(name, names[i]) != 0) ++i;
     if (i == n) {
       PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument '%U'", fn, name);
       return false;
     }
     if (out[i] != nullptr) {
-      PyErr_Format(PyExc_TypeError, "%s() got multiple values for argument '%s'", fn,
-                   names.begin()[i]);
+      PyErr_Format(PyExc_TypeError, "%s() got multiple values for argument '%s'", fn, names[i]);
       return false;
     }
     out[i] = args[nargs + j];
   }
   for (std::size_t i = 0; i < required; ++i) {
     if (out[i] == nullptr) {
-      PyErr_Format(PyExc_TypeError, "%s() missing required argument '%s'", fn, names.begin()[i]);
+      PyErr_Format(PyExc_TypeError, "%s() missing required argument '%s'", fn, names[i]);
       return false;
     }
   }
   return true;
 }
 
-PyObject* map_get(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
-  PyObject* a[2] = {nargs > 0 ? args[0] : nullptr, nargs > 1 ? args[1] : nullptr};
-  if ((kwnames != nullptr || nargs < 1 || nargs > 2) &&
-      !fast_args("get", args, nargs, kwnames, {"key", "default"}, 1, a))
+// The instance and the arguments (as fast_args gives them) of a fast call to method `fn` of an
+// H: nullptr with TypeError set for a wrong call, or for an instance whose __init__ did not
+// run. The common all-positional call is sorted out inline (forced: as a call of its own it
+// added a fifth to d.get's instructions outside the tree); the rest goes by name.
+template <class H, std::size_t N>
+[[gnu::always_inline]] inline H* fast_call(PyObject* self, const char* fn, PyObject* const* args,
+                                           Py_ssize_t nargs, PyObject* kwnames,
+                                           const char* const (&names)[N], std::size_t required,
+                                           PyObject* (&out)[N]) {
+  constexpr Py_ssize_t n = static_cast<Py_ssize_t>(N);
+  if (kwnames == nullptr && nargs >= static_cast<Py_ssize_t>(required) && nargs <= n) {
+    for (Py_ssize_t i = 0; i < n; ++i) out[i] = i < nargs ? args[i] : nullptr;
+  } else if (!fast_args(fn, args, nargs, kwnames, names, n, required, out)) {
     return nullptr;
-  py_map* h = self_of<py_map>(self);
+  }
+  return self_of<H>(self);
+}
+
+// An optional index argument (nullptr: -1, the last) as Py_ssize_t; false with the error set.
+// An int too large for one is an IndexError (as for a list), not a TypeError.
+bool index_param(PyObject* index, Py_ssize_t& out) {
+  out = index != nullptr ? PyNumber_AsSsize_t(index, PyExc_IndexError) : -1;
+  return !(out == -1 && PyErr_Occurred());
+}
+
+// A new (key, value) tuple; takes over the reference `value` (dropped on failure too).
+template <class K>
+PyObject* item_tuple(K key, PyObject* value) {
+  PyObject* k = key_object(key);
+  PyObject* item = k != nullptr ? PyTuple_Pack(2, k, value) : nullptr;
+  Py_XDECREF(k);
+  Py_DECREF(value);
+  return item;
+}
+
+PyObject* map_get(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  PyObject* a[2];
+  py_map* h = fast_call<py_map>(self, "get", args, nargs, kwnames, {"key", "default"}, 1, a);
   if (h == nullptr) return nullptr;
   return h->visit([&](auto& t) -> PyObject* {
     typename std::decay_t<decltype(t)>::const_iterator it;
@@ -657,18 +678,100 @@ PyObject* map_get(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObj
   });
 }
 
+// d.pop(key[, default]): default= by keyword too, as sortedcontainers and dict.pop's docs name it.
+PyObject* map_pop(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  PyObject* a[2];
+  py_map* h = fast_call<py_map>(self, "pop", args, nargs, kwnames, {"key", "default"}, 1, a);
+  if (h == nullptr) return nullptr;
+  return guarded<PyObject*>(nullptr, [&]() -> PyObject* {
+    return h->visit([&](auto& t) -> PyObject* {
+      typename std::decay_t<decltype(t)>::const_iterator it;
+      int r = find_key(t, a[0], it);
+      if (r < 0) return nullptr;
+      if (r == 0) {
+        if (a[1] == nullptr) {
+          raise_key_error(a[0]);
+          return nullptr;
+        }
+        Py_INCREF(a[1]);
+        return a[1];
+      }
+      std::uint64_t s = it.value();
+      ++h->version;
+      t.erase(it.key());
+      return py_map::obj(s);  // the tree's reference, now the caller's
+    });
+  });
+}
+
+PyObject* map_setdefault(PyObject* self, PyObject* const* args, Py_ssize_t nargs,
+                         PyObject* kwnames) {
+  PyObject* a[2];
+  py_map* h = fast_call<py_map>(self, "setdefault", args, nargs, kwnames, {"key", "default"}, 1, a);
+  if (h == nullptr) return nullptr;
+  PyObject* dflt = a[1] != nullptr ? a[1] : Py_None;
+  return guarded<PyObject*>(nullptr, [&]() -> PyObject* {
+    return h->visit([&](auto& t) -> PyObject* {
+      using K = key_of<decltype(t)>;
+      place<K> p = locate<K>(a[0]);
+      if (p.where == spot::exact) {
+        auto it = t.find(p.at);
+        if (it != t.end()) {
+          PyObject* v = py_map::obj(it.value());
+          Py_INCREF(v);
+          return v;
+        }
+      }
+      K k;  // absent: stored only if the key can be (to_stored_key raises as d[k] = v does)
+      if (p.where == spot::error || !to_stored_key<K>(a[0], k, "SortedDict")) return nullptr;
+      map_assign(*h, t, k, nb::borrow(dflt));
+      Py_INCREF(dflt);
+      return dflt;
+    });
+  });
+}
+
+// d.popitem(index=-1) (Pop true) and d.peekitem(index=-1): the (key, value) pair at index.
+template <bool Pop>
+PyObject* map_item_at(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  PyObject* a[1];
+  const char* fn = Pop ? "popitem" : "peekitem";
+  py_map* h = fast_call<py_map>(self, fn, args, nargs, kwnames, {"index"}, 0, a);
+  Py_ssize_t i;
+  if (h == nullptr || !index_param(a[0], i)) return nullptr;
+  return guarded<PyObject*>(nullptr, [&]() -> PyObject* {
+    return h->visit([&](auto& t) -> PyObject* {
+      if (Pop && t.size() == 0) {
+        PyErr_SetString(PyExc_KeyError, "popitem(): SortedDict is empty");
+        return nullptr;
+      }
+      i = position(i, t.size(), Pop ? "popitem" : "SortedDict");
+      if (i < 0) return nullptr;
+      auto it = t.nth(static_cast<std::size_t>(i));
+      auto k = it.key();
+      PyObject* v = py_map::obj(it.value());
+      // The value's reference is ours before making the tuple, which can run a garbage
+      // collection whose finalizers change the dict: popitem takes the tree's, peekitem its own.
+      if (Pop) {
+        ++h->version;
+        t.erase(k);
+      } else {
+        Py_INCREF(v);
+      }
+      return item_tuple(k, v);
+    });
+  });
+}
+
 PyObject* set_add(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
-  PyObject* x = nargs > 0 ? args[0] : nullptr;
-  if ((kwnames != nullptr || nargs != 1) &&
-      !fast_args("add", args, nargs, kwnames, {"value"}, 1, &x))
-    return nullptr;
-  py_set* h = self_of<py_set>(self);
+  PyObject* a[1];
+  py_set* h = fast_call<py_set>(self, "add", args, nargs, kwnames, {"value"}, 1, a);
   if (h == nullptr) return nullptr;
   return guarded<PyObject*>(nullptr, [&]() -> PyObject* {
     return h->visit([&](auto& t) -> PyObject* {
       using K = key_of<decltype(t)>;
       K k;
-      if (!to_stored_key<K>(x, k, "SortedSet.add")) return nullptr;
+      if (!to_stored_key<K>(a[0], k, "SortedSet.add")) return nullptr;
       if (t.insert(k)) {
         ++h->version;
         maybe_grow_pages(*h, t);
@@ -678,19 +781,137 @@ PyObject* set_add(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObj
   });
 }
 
-// Each docstring's first line is the signature help() and the stubs show.
-constexpr int kFastCall = METH_FASTCALL | METH_KEYWORDS;
-PyMethodDef map_methods[] = {
-    {"get", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(map_get)), kFastCall,
-     "get($self, key, default=None)\n--\n\n"
-     "The value of key, or default when key is absent (or cannot be a key)."},
-    {nullptr, nullptr, 0, nullptr}};
-PyMethodDef set_methods[] = {
-    {"add", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(set_add)), kFastCall,
-     "add($self, value)\n--\n\n"
-     "Add value. ValueError if it cannot be stored exactly in the dtype (out of range, NaN), "
-     "TypeError if it is not a number of the dtype's kind."},
-    {nullptr, nullptr, 0, nullptr}};
+// s.remove(value) (Must true: KeyError if absent) and s.discard(value).
+template <bool Must>
+PyObject* set_erase(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  PyObject* a[1];
+  const char* fn = Must ? "remove" : "discard";
+  py_set* h = fast_call<py_set>(self, fn, args, nargs, kwnames, {"value"}, 1, a);
+  if (h == nullptr) return nullptr;
+  return guarded<PyObject*>(nullptr, [&]() -> PyObject* {
+    return h->visit([&](auto& t) -> PyObject* {
+      using K = key_of<decltype(t)>;
+      place<K> p = locate<K>(a[0]);
+      if (p.where == spot::error) return nullptr;
+      if (p.where == spot::exact && t.erase(p.at)) {
+        ++h->version;
+      } else if (Must) {
+        raise_key_error(a[0]);
+        return nullptr;
+      }
+      Py_RETURN_NONE;
+    });
+  });
+}
+
+PyObject* set_pop(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  PyObject* a[1];
+  py_set* h = fast_call<py_set>(self, "pop", args, nargs, kwnames, {"index"}, 0, a);
+  Py_ssize_t i;
+  if (h == nullptr || !index_param(a[0], i)) return nullptr;
+  return guarded<PyObject*>(nullptr, [&]() -> PyObject* {
+    return h->visit([&](auto& t) -> PyObject* {
+      if (t.size() == 0) {
+        PyErr_SetString(PyExc_IndexError, "pop from an empty SortedSet");
+        return nullptr;
+      }
+      i = position(i, t.size(), "pop");
+      if (i < 0) return nullptr;
+      auto k = t.nth(static_cast<std::size_t>(i)).key();
+      PyObject* r = key_object(k);
+      if (r == nullptr) return nullptr;
+      ++h->version;
+      t.erase(k);
+      return r;
+    });
+  });
+}
+
+// bisect_left(value) / bisect_right(value) (Right true), of either container.
+template <class H, bool Right>
+PyObject* bisect_method(PyObject* self, PyObject* const* args, Py_ssize_t nargs,
+                        PyObject* kwnames) {
+  PyObject* a[1];
+  const char* fn = Right ? "bisect_right" : "bisect_left";
+  H* h = fast_call<H>(self, fn, args, nargs, kwnames, {"value"}, 1, a);
+  if (h == nullptr) return nullptr;
+  return h->visit([&](auto& t) -> PyObject* {
+    std::size_t r;
+    if (!bisect(t, a[0], Right, r)) return nullptr;
+    return PyLong_FromSize_t(r);
+  });
+}
+
+// _find(value): the position of the key equal to value, or -1 (index() in Python).
+template <class H>
+PyObject* find_method(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  PyObject* a[1];
+  H* h = fast_call<H>(self, "_find", args, nargs, kwnames, {"value"}, 1, a);
+  if (h == nullptr) return nullptr;
+  return h->visit([&](auto& t) -> PyObject* {
+    typename std::decay_t<decltype(t)>::const_iterator it;
+    int r = find_key(t, a[0], it);
+    if (r < 0) return nullptr;
+    return PyLong_FromSsize_t(r ? static_cast<Py_ssize_t>(t.rank(it.key())) : -1);
+  });
+}
+
+using fast_fn = PyObject* (*)(PyObject*, PyObject* const*, Py_ssize_t, PyObject*);
+// A method table entry; the docstring's first line is the signature help() and the stubs show.
+PyMethodDef fast_def(const char* name, fast_fn f, const char* doc) {
+  return {name, reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(f)),
+          METH_FASTCALL | METH_KEYWORDS, doc};
+}
+
+// H's method table: its own fast-call methods, then those both containers have, then the end.
+template <class H, std::size_t N>
+std::array<PyMethodDef, N + 4> method_table(const PyMethodDef (&own)[N]) {
+  std::array<PyMethodDef, N + 4> t{};  // the last entry stays zero: the end
+  std::copy(own, own + N, t.begin());
+  t[N] = fast_def("bisect_left", bisect_method<H, false>,
+                  "bisect_left($self, value)\n--\n\n"
+                  "Position where value would be inserted before equal keys: the number of keys "
+                  "< value (any real number, placed by value).");
+  t[N + 1] = fast_def("bisect_right", bisect_method<H, true>,
+                      "bisect_right($self, value)\n--\n\nThe number of keys <= value.");
+  t[N + 2] = fast_def("_find", find_method<H>,
+                      "_find($self, value)\n--\n\nPosition of the key equal to value, or -1.");
+  return t;
+}
+
+// Trivially destructible: nothing runs at exit while Python may still hold the methods.
+auto map_methods = method_table<py_map>({
+    fast_def("get", map_get,
+             "get($self, key, default=None)\n--\n\n"
+             "The value of key, or default when key is absent (or cannot be a key)."),
+    fast_def("pop", map_pop,
+             "pop($self, key, default=...)\n--\n\n"
+             "Remove key and return its value; default (if given) when absent, else KeyError."),
+    fast_def("setdefault", map_setdefault,
+             "setdefault($self, key, default=None)\n--\n\n"
+             "The value of key; if absent, insert key with default and return default."),
+    fast_def("popitem", map_item_at<true>,
+             "popitem($self, index=-1)\n--\n\n"
+             "Remove and return the (key, value) pair at index (default: the largest key); "
+             "KeyError when empty, IndexError when index is out of range."),
+    fast_def("peekitem", map_item_at<false>,
+             "peekitem($self, index=-1)\n--\n\n"
+             "The (key, value) pair at index (default: the largest key); IndexError if out of "
+             "range."),
+});
+auto set_methods = method_table<py_set>({
+    fast_def("add", set_add,
+             "add($self, value)\n--\n\n"
+             "Add value. ValueError if it cannot be stored exactly in the dtype (out of range, "
+             "NaN), TypeError if it is not a number of the dtype's kind."),
+    fast_def("discard", set_erase<false>, "discard($self, value)\n--\n\nRemove value if present."),
+    fast_def("remove", set_erase<true>,
+             "remove($self, value)\n--\n\nRemove value; KeyError if absent."),
+    fast_def("pop", set_pop,
+             "pop($self, index=-1)\n--\n\n"
+             "Remove and return the key at index (default: the largest); IndexError when the "
+             "set is empty or index is out of range."),
+});
 
 // ---- methods -------------------------------------------------------------------------------
 
@@ -758,28 +979,6 @@ void bind_common(Cls& cls, const char* kind) {
       // them, so another thread's change between the calls is never mixed into one result.
       .def_prop_ro("_version", [](const H& h) { return h.version; })
       .def(
-          "bisect_left",
-          [](H& h, nb::handle x) {
-            return h.visit([&](auto& t) {
-              std::size_t r;
-              if (!bisect(t, x.ptr(), false, r)) throw nb::python_error();
-              return r;
-            });
-          },
-          nb::arg("value").none(),
-          "Position where value would be inserted before equal keys: the number of keys < "
-          "value (any real number, placed by value).")
-      .def(
-          "bisect_right",
-          [](H& h, nb::handle x) {
-            return h.visit([&](auto& t) {
-              std::size_t r;
-              if (!bisect(t, x.ptr(), true, r)) throw nb::python_error();
-              return r;
-            });
-          },
-          nb::arg("value").none(), "The number of keys <= value.")
-      .def(
           "_rank_range",
           [](H& h, nb::handle lo, nb::handle hi, bool lo_in, bool hi_in) {
             return h.visit([&](auto& t) {
@@ -815,17 +1014,6 @@ void bind_common(Cls& cls, const char* kind) {
             });
           },
           "Key at position i (negative counts from the end).")
-      .def(
-          "_find",
-          [](H& h, nb::handle x) -> Py_ssize_t {
-            return h.visit([&](auto& t) -> Py_ssize_t {
-              typename std::decay_t<decltype(t)>::const_iterator it;
-              int r = find_key(t, x.ptr(), it);
-              if (r < 0) throw nb::python_error();
-              return r ? static_cast<Py_ssize_t>(t.rank(it.key())) : -1;
-            });
-          },
-          nb::arg("value").none(), "Position of the key equal to x, or -1.")
       .def(
           "_contains_array",
           [](H& h, const any_array& a) {
@@ -985,64 +1173,20 @@ std::array<PyType_Slot, 10> container_slots(Subscript subscript, AssSubscript as
 }
 
 void bind_set(nb::module_& m) {
-  static auto slots =
-      container_slots<py_set>(set_subscript, set_ass_subscript, {{Py_tp_methods, set_methods}});
+  static auto slots = container_slots<py_set>(set_subscript, set_ass_subscript,
+                                              {{Py_tp_methods, set_methods.data()}});
   bind_iter<py_set>(m, "_SetIterator");
   nb::class_<py_set> cls(m, "_Set", nb::type_slots(slots.data()),
                          "Native base of simdex.btree.SortedSet: one B+ tree of int64, uint64 "
                          "or float64 keys.");
   bind_common<py_set>(cls, "SortedSet");
   cls.def(
-         "discard",
-         [](py_set& h, nb::handle x) {
-           h.visit([&](auto& t) {
-             using K = key_of<decltype(t)>;
-             place<K> p = locate<K>(x.ptr());
-             if (p.where == spot::error) throw nb::python_error();
-             if (p.where == spot::exact && t.erase(p.at)) ++h.version;
-           });
+         "clear",
+         [](py_set& h) {
+           ++h.version;
+           h.reset();
          },
-         nb::arg("value").none(), "Remove value if present.")
-      .def(
-          "remove",
-          [](py_set& h, nb::handle x) {
-            h.visit([&](auto& t) {
-              using K = key_of<decltype(t)>;
-              place<K> p = locate<K>(x.ptr());
-              if (p.where == spot::error) throw nb::python_error();
-              if (p.where != spot::exact || !t.erase(p.at)) {
-                raise_key_error(x.ptr());
-                throw nb::python_error();
-              }
-              ++h.version;
-            });
-          },
-          nb::arg("value").none(), "Remove value; KeyError if absent.")
-      .def(
-          "pop",
-          [](py_set& h, nb::handle index) {
-            const Py_ssize_t i = index_arg(index);
-            return h.visit([&](auto& t) {
-              if (t.size() == 0) throw nb::index_error("pop from an empty SortedSet");
-              if (position(i, t.size(), "pop") < 0) throw nb::python_error();
-              std::size_t n = static_cast<std::size_t>(i < 0 ? i + Py_ssize_t(t.size()) : i);
-              auto k = t.nth(n).key();
-              ++h.version;
-              t.erase(k);
-              return key_obj(k);
-            });
-          },
-          // .none(): pop(None) gets index_arg's TypeError, not an overload listing.
-          nb::arg("index").none() = -1, nb::sig("def pop(self, index: int = -1) -> object"),
-          "Remove and return the key at index (default: the largest); IndexError when the set "
-          "is empty or index is out of range.")
-      .def(
-          "clear",
-          [](py_set& h) {
-            ++h.version;
-            h.reset();
-          },
-          "Remove every key.")
+         "Remove every key.")
       .def(
           "_add_array",
           [](py_set& h, const any_array& a) {
@@ -1093,96 +1237,14 @@ void bind_map(nb::module_& m) {
       container_slots<py_map>(map_subscript, map_ass_subscript,
                               {{Py_tp_traverse, reinterpret_cast<void*>(map_traverse)},
                                {Py_tp_clear, reinterpret_cast<void*>(map_clear)},
-                               {Py_tp_methods, map_methods}});
+                               {Py_tp_methods, map_methods.data()}});
   bind_iter<py_map>(m, "_MapIterator");
   nb::class_<py_map> cls(m, "_Map", nb::type_slots(slots.data()),
                          "Native base of simdex.btree.SortedDict: a B+ tree of int64, uint64 "
                          "or float64 keys to Python objects.");
   bind_common<py_map>(cls, "SortedDict");
   cls.def(
-         "pop",
-         [](py_map& h, nb::handle key, nb::args args, nb::kwargs kw) {
-           // default= by keyword too, as sortedcontainers and dict.pop's docs name it.
-           std::optional<nb::object> dflt;
-           if (args.size() == 1) dflt = nb::borrow(args[0]);
-           for (auto [name, v] : kw) {
-             if (nb::cast<std::string>(name) != "default" || dflt)
-               throw nb::type_error("pop() takes key and an optional default");
-             dflt = nb::borrow(v);
-           }
-           if (args.size() > 1) throw nb::type_error("pop expected at most 2 arguments");
-           return h.visit([&](auto& t) -> nb::object {
-             typename std::decay_t<decltype(t)>::const_iterator it;
-             int r = find_key(t, key.ptr(), it);
-             if (r < 0) throw nb::python_error();
-             if (r == 0) {
-               if (dflt) return *dflt;
-               raise_key_error(key.ptr());
-               throw nb::python_error();
-             }
-             std::uint64_t s = it.value();
-             ++h.version;
-             t.erase(it.key());
-             return h.take(s);
-           });
-         },
-         nb::arg("key").none(), nb::arg("args"), nb::arg("kwargs"),
-         nb::sig("def pop(self, key: object, default: object = ...) -> object"),
-         "Remove key and return its value; default (if given) when absent, else KeyError.")
-      .def(
-          "popitem",
-          [](py_map& h, nb::handle index) {
-            const Py_ssize_t i = index_arg(index);
-            return h.visit([&](auto& t) {
-              if (t.size() == 0) throw nb::key_error("popitem(): SortedDict is empty");
-              if (position(i, t.size(), "popitem") < 0) throw nb::python_error();
-              auto it = t.nth(static_cast<std::size_t>(i < 0 ? i + Py_ssize_t(t.size()) : i));
-              auto k = it.key();
-              std::uint64_t s = it.value();
-              ++h.version;
-              t.erase(k);
-              return nb::make_tuple(key_obj(k), h.take(s));
-            });
-          },
-          nb::arg("index").none() = -1,
-          nb::sig("def popitem(self, index: int = -1) -> tuple[object, object]"),
-          "Remove and return the (key, value) pair at index (default: the largest key); "
-          "KeyError when empty, IndexError when index is out of range.")
-      .def(
-          "peekitem",
-          [](py_map& h, nb::handle index) {
-            const Py_ssize_t i = index_arg(index);
-            return h.visit([&](auto& t) {
-              if (position(i, t.size(), "SortedDict") < 0) throw nb::python_error();
-              auto it = t.nth(static_cast<std::size_t>(i < 0 ? i + Py_ssize_t(t.size()) : i));
-              return nb::make_tuple(key_obj(it.key()), nb::borrow(h.obj(it.value())));
-            });
-          },
-          nb::arg("index").none() = -1,
-          nb::sig("def peekitem(self, index: int = -1) -> tuple[object, object]"),
-          "The (key, value) pair at index (default: the largest key); IndexError if out of "
-          "range.")
-      .def(
-          "setdefault",
-          [](py_map& h, nb::handle key, nb::object dflt) {
-            return h.visit([&](auto& t) -> nb::object {
-              using K = key_of<decltype(t)>;
-              K k;
-              place<K> p = locate<K>(key.ptr());
-              if (p.where == spot::exact) {
-                auto it = t.find(p.at);
-                if (it != t.end()) return nb::borrow(h.obj(it.value()));
-              }
-              if (p.where == spot::error || !to_stored_key<K>(key.ptr(), k, "SortedDict"))
-                throw nb::python_error();
-              map_assign(h, t, k, dflt);
-              return dflt;
-            });
-          },
-          nb::arg("key").none(), nb::arg("default").none() = nb::none(),
-          "The value of key; if absent, insert key with default and return default.")
-      .def(
-          "clear", [](py_map& h) { h.clear_all(); }, "Remove every item.")
+         "clear", [](py_map& h) { h.clear_all(); }, "Remove every item.")
       .def(
           "_value_at",
           [](py_map& h, Py_ssize_t i) {

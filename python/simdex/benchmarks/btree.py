@@ -7,8 +7,9 @@ hash-set lookup); ``sortedcontainers.SortedList`` (``in`` by bisection) runs bes
 ``SortedDict`` rows (``py_dict_*``) are referenced to ``sortedcontainers.SortedDict``, a dict
 subclass whose lookups are the dict's own; a plain ``dict`` runs beside it for context.
 
-Per-call figures time a Python loop of single calls (``add``, ``in``, ``d[k]``, ``d.get(k)``,
-``d[k] = v``) over pre-drawn random keys, the loop overhead included for every contender.
+Per-call figures time a Python loop of single calls (``add``, ``in``, ``discard``, ``d[k]``,
+``d.get(k)``, ``d[k] = v``, ``d.pop(k)``, ``d.setdefault(k, v)``) over pre-drawn random keys, the
+loop overhead included for every contender.
 Batched figures time one numpy call (``add_many``, ``contains_many``, ``bisect_many``) against
 the same work done through sortedcontainers' API: its per-key loop, and for inserts also its
 own ``update``; plus ``numpy.searchsorted`` on a sorted array (a static ceiling). Mutating samples put the key set
@@ -39,6 +40,7 @@ NUMPY = "numpy.searchsorted (static sorted array)"
 SIMDEX_DICT = "simdex.SortedDict"
 SC_DICT = "sortedcontainers.SortedDict"
 PLAIN_DICT = "dict"
+PLAIN_SET = "set"
 
 
 def _version(mod) -> str:
@@ -98,10 +100,52 @@ def _seconds_setitem(container, items) -> float:
     return time.perf_counter() - t0
 
 
+def _seconds_pop(container, items) -> float:
+    v = None
+    t0 = time.perf_counter()
+    for k in items:
+        v = container.pop(k)
+    t = time.perf_counter() - t0
+    del v
+    return t
+
+
+def _seconds_setdefault(container, items) -> float:
+    v = None
+    t0 = time.perf_counter()
+    for k in items:
+        v = container.setdefault(k, None)
+    t = time.perf_counter() - t0
+    del v
+    return t
+
+
+def _seconds_discard(container, items) -> float:
+    t0 = time.perf_counter()
+    for k in items:
+        container.discard(k)
+    return time.perf_counter() - t0
+
+
+def _delete_each(container, items) -> None:
+    for k in items:
+        del container[k]
+
+
+def _assign_each(container, items) -> None:
+    for k in items:
+        container[k] = k
+
+
+def _add_each(container, items) -> None:
+    for k in items:
+        container.add(k)
+
+
 DICT_WORKLOADS = ("py_dict_getitem_hit", "py_dict_get_hit", "py_dict_get_miss", "py_dict_contains_miss",
-                  "py_dict_setitem")
-WORKLOADS = ("py_add", "py_contains_hit", "py_contains_miss", "py_add_batched", "py_contains_hit_batched",
-             "py_contains_miss_batched", "py_bisect_left_batched", *DICT_WORKLOADS)
+                  "py_dict_setitem", "py_dict_pop", "py_dict_setdefault_hit")
+WORKLOADS = ("py_add", "py_contains_hit", "py_contains_miss", "py_set_discard", "py_add_batched",
+             "py_contains_hit_batched", "py_contains_miss_batched", "py_bisect_left_batched", *DICT_WORKLOADS)
 
 
 def _per_item(seconds, container, probes):
@@ -116,10 +160,21 @@ def _per_item(seconds, container, probes):
     return sample
 
 
+def _per_item_restored(seconds, container, items, restore):
+    """A sampler for calls that change the key set: times seconds(container, items), then puts
+    the keys back with restore(container, items), untimed; nanoseconds per item."""
+    def sample():
+        t = seconds(container, items)
+        restore(container, items)
+        return t * 1e9 / len(items)
+    return sample
+
+
 def _dict_rows(doc: dict, params: dict, base: list, fresh: list, q: int, reps: int, seed: int, sc_v: str) -> None:
     """SortedDict single-key calls at len(base) keys (values: distinct ints), each against
-    sortedcontainers.SortedDict and a plain dict: d[k] and d.get(k) of present keys, d.get(k)
-    and ``in`` of absent ones, and d[k] = v of new keys (deleted again, untimed)."""
+    sortedcontainers.SortedDict and a plain dict: d[k], d.get(k) and d.setdefault(k, None) of
+    present keys, d.get(k) and ``in`` of absent ones, d[k] = v of new keys (deleted again,
+    untimed) and d.pop(k) of distinct present keys (put back, untimed)."""
     if not wanted(*DICT_WORKLOADS):
         return
     from sortedcontainers import SortedDict as ScSortedDict
@@ -140,22 +195,17 @@ def _dict_rows(doc: dict, params: dict, base: list, fresh: list, q: int, reps: i
     for workload, seconds, pool in (("py_dict_getitem_hit", _seconds_getitem, base),
                                     ("py_dict_get_hit", _seconds_get, base),
                                     ("py_dict_get_miss", _seconds_get, fresh),
-                                    ("py_dict_contains_miss", _seconds_contains, fresh)):
+                                    ("py_dict_contains_miss", _seconds_contains, fresh),
+                                    ("py_dict_setdefault_hit", _seconds_setdefault, base)):
         if wanted(workload):
             group(doc, workload, p, "ns/op", "lower", per_call(seconds, pool), SC_DICT, reps)
 
-    adds = fresh[:q]
-
-    def per_call_set(d):
-        def sample():
-            t = _seconds_setitem(d, adds)
-            for k in adds:
-                del d[k]
-            return t * 1e9 / len(adds)
-        return sample
-
-    group(doc, "py_dict_setitem", p, "ns/op", "lower",
-          {name: (v, per_call_set(d)) for name, (v, d) in dicts.items()}, SC_DICT, reps)
+    popped = [base[i] for i in rng.choice(len(base), size=min(q, len(base)), replace=False)]
+    for workload, seconds, items, restore in (("py_dict_setitem", _seconds_setitem, fresh[:q], _delete_each),
+                                              ("py_dict_pop", _seconds_pop, popped, _assign_each)):
+        group(doc, workload, p, "ns/op", "lower",
+              {name: (v, _per_item_restored(seconds, d, items, restore)) for name, (v, d) in dicts.items()},
+              SC_DICT, reps)
 
 
 def run(doc: dict, mode: str, reps: int) -> None:
@@ -271,6 +321,19 @@ def run(doc: dict, mode: str, reps: int) -> None:
             f"{SC_LIST}.bisect_left loop": (sc_v, batched_sample(lambda x: [sl.bisect_left(k) for k in x], anywhere_list)),
             NUMPY: (np_v, batched_sample(lambda x: np.searchsorted(sorted_np, x), anywhere)),
         }, f"{SC_SET}.bisect_left loop", reps)
+
+        # Per call: discard distinct present keys, then add them back untimed.
+        if wanted("py_set_discard"):
+            gone = base[rng.choice(n, size=min(q, n), replace=False)].tolist()
+            plain = set(base_list)
+            group(doc, "py_set_discard", {**p, "ops": q}, "ns/op", "lower", {
+                SIMDEX: ("", _per_item_restored(_seconds_discard, sd, gone, _add_each)),
+                SC_SET: (sc_v, _per_item_restored(_seconds_discard, ss, gone, _add_each)),
+                SC_LIST: (sc_v, _per_item_restored(_seconds_discard, sl, gone, _add_each)),
+                PLAIN_SET: ("", _per_item_restored(_seconds_discard, plain, gone, _add_each)),
+            }, SC_SET, reps)
+            plain = None
+
         sd = sl = ss = None  # free the sets before the dicts are built
         _dict_rows(doc, {k: v for k, v in p.items() if k != "simdex_pages"}, base_list, fresh.tolist(), q, reps,
                    n + 2, sc_v)
@@ -310,6 +373,7 @@ _PY_BAR = [
     ("py_add", SIMDEX, (SC_SET,), 1.0),
     ("py_contains_hit", SIMDEX, (SC_SET,), 1.0),
     ("py_contains_miss", SIMDEX, (SC_SET,), 1.0),
+    ("py_set_discard", SIMDEX, (SC_SET,), 1.0),
     *((w, SIMDEX_DICT, (SC_DICT,), 1.0) for w in DICT_WORKLOADS),
     ("py_add_batched", f"{SIMDEX}.add_many", (f"{SC_SET}.add loop", f"{SC_SET}.update"), 30.0),
     ("py_contains_hit_batched", f"{SIMDEX}.contains_many", (f"{SC_SET} in loop",), 30.0),
