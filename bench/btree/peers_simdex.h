@@ -59,12 +59,8 @@ class simdex_adapter {
     if constexpr (Map) it.value() += d;
     return true;
   }
-  bool lower_bound(K k, K& out) const {
-    auto it = t_->lower_bound(k);
-    if (it == t_->end()) return false;
-    out = it.key();
-    return true;
-  }
+  bool lower_bound(K k, K& out) const { return key_at(t_->lower_bound(k), out); }
+  bool upper_bound(K k, K& out) const { return key_at(t_->upper_bound(k), out); }
   std::uint64_t scan(K from, std::size_t n) const {
     std::uint64_t sum = 0;
     auto end = t_->end();
@@ -103,6 +99,12 @@ class simdex_adapter {
   const char* isa() const { return t_->isa(); }
 
  private:
+  // A bound's key into out; false at end().
+  bool key_at(typename tree::const_iterator it, K& out) const {
+    if (it == t_->end()) return false;
+    out = it.key();
+    return true;
+  }
   static std::vector<std::uint64_t> widen(std::span<const K> keys) {
     return {keys.begin(), keys.end()};
   }

@@ -56,10 +56,10 @@ class stl_adapter {
     return true;
   }
   bool lower_bound(key_type k, key_type& out) const requires Ordered {
-    auto it = c_->lower_bound(k);
-    if (it == c_->end()) return false;
-    out = key_of(it);
-    return true;
+    return key_at(c_->lower_bound(k), out);
+  }
+  bool upper_bound(key_type k, key_type& out) const requires Ordered {
+    return key_at(c_->upper_bound(k), out);
   }
   std::uint64_t scan(key_type from, std::size_t n) const requires Ordered {
     std::uint64_t sum = 0;
@@ -81,6 +81,13 @@ class stl_adapter {
   std::size_t bytes() const { return arena_->live_bytes(); }
 
  private:
+  // A bound's key into out; false at end().
+  template <class It>
+  bool key_at(It it, key_type& out) const {
+    if (it == c_->end()) return false;
+    out = key_of(it);
+    return true;
+  }
   template <class It>
   static key_type key_of(It it) {
     if constexpr (kMap)

@@ -9,10 +9,10 @@
 // simulation on and collection off, then `--ops` operations are counted. Natively it prints the
 // time per operation of that one run (no peers, no repetitions: bench_btree is the benchmark).
 // Operations (a comma-separated list runs on one tree, in order): contains_hit, contains_miss,
-// lower_bound, chain (dependent lower_bounds), scan10, insert (absent keys), erase (present
-// keys), batch1024 (contains_batch over spans of 1024 hits, or a contains per key where there
-// is no batch call); alone: fill (N inserts from
-// empty, the second half counted), erase_half.
+// lower_bound, upper_bound (half of them present keys), chain (dependent lower_bounds), scan10,
+// insert (absent keys), erase (present keys), batch1024 (contains_batch over spans of 1024 hits, or
+// a contains per key where there is no batch call); alone: fill (N inserts from empty, the second
+// half counted), erase_half.
 #include <absl/container/btree_set.h>
 #if __has_include(<valgrind/callgrind.h>)
 #include <valgrind/callgrind.h>
@@ -160,6 +160,10 @@ int run(const args& a) {
       K out{};
       return s.lower_bound(k, out) ? static_cast<std::uint64_t>(out) : 1;
     };
+    auto ub = [&](K k) -> std::uint64_t {
+      K out{};
+      return s.upper_bound(k, out) ? static_cast<std::uint64_t>(out) : 1;
+    };
     double ns = 0;
     if (op == "contains_hit")
       ns = measured(a, [&](std::size_t i) { return s.contains(hits[i]); });
@@ -167,6 +171,8 @@ int run(const args& a) {
       ns = measured(a, [&](std::size_t i) { return s.contains(misses[i]); });
     else if (op == "lower_bound")
       ns = measured(a, [&](std::size_t i) { return lb(anywhere[i]); });
+    else if (op == "upper_bound")  // half of the keys present, so both of its cases count
+      ns = measured(a, [&](std::size_t i) { return ub(i % 2 ? hits[i] : anywhere[i]); });
     else if (op == "chain")
       ns = measured(
           a, [&](std::size_t i) { return prev = lb(static_cast<K>(anywhere[i] ^ (prev & 1))); });

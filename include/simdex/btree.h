@@ -16,6 +16,9 @@
 //   build(span) (any order, duplicates dropped), batch insert / erase / contains /
 //   lower_bound / rank over spans, memory_usage(), reserved_bytes(), huge_bytes(), validate(),
 //   filter_bytes() (the membership filter that large batches of absent keys build).
+// build / build_sorted replace the contents, and one that throws (bad input, out of memory)
+// leaves the tree as it was: the new tree is built apart, so a build over a non-empty tree
+// holds both until it is done.
 // Floats are ordered by IEEE totalOrder (-0.0 and +0.0 are two distinct keys, -0.0 first);
 // a NaN key throws std::invalid_argument.
 //
@@ -415,6 +418,15 @@ class basic_btree {
     for (std::size_t i = 0; i < keys.size(); ++i) ks[i] = codec::encode(keys[i]);
     return ks;
   }
+  // The contents become n sorted unique keys (and their value slots): built apart in a tree of
+  // the same page mode and swapped in once complete, so a build that throws leaves this one as
+  // it was; meanwhile both are held.
+  void rebuild(const S* ks, const std::byte* vs, std::size_t n) {
+    tree_t fresh(t_.mem.pages());
+    kernels_->build_sorted(fresh, ks, vs, n);
+    clear();
+    t_ = std::move(fresh);
+  }
   // Checks strictly ascending input; throws naming the first bad position.
   static void check_sorted(const std::vector<S>& ks) {
     for (std::size_t i = 1; i < ks.size(); ++i)
@@ -587,18 +599,16 @@ class btree_set : public basic_btree<K, void> {
     std::size_t n = kernels_->sort_unique(ks.data(), nullptr, ks.size(), false);
     return this->insert_sorted_filtered(ks.data(), nullptr, n, false);
   }
-  // Replace the contents. build_sorted wants strictly ascending keys.
+  // Replace the contents (or throw, keeping them). build_sorted wants strictly ascending keys.
   void build_sorted(std::span<const K> keys) {
     std::vector<S> ks = base::encode_all(keys);
     base::check_sorted(ks);
-    this->clear();
-    kernels_->build_sorted(t_, ks.data(), nullptr, ks.size());
+    this->rebuild(ks.data(), nullptr, ks.size());
   }
   void build(std::span<const K> keys) {
     std::vector<S> ks = base::encode_all(keys);
     std::size_t n = kernels_->sort_unique(ks.data(), nullptr, ks.size(), false);
-    this->clear();
-    kernels_->build_sorted(t_, ks.data(), nullptr, n);
+    this->rebuild(ks.data(), nullptr, n);
   }
 };
 
@@ -640,8 +650,7 @@ class btree_map : public basic_btree<K, V> {
     std::vector<S> ks = base::encode_all(keys);
     base::check_sorted(ks);
     std::vector<std::byte> vs = pack_values(values);
-    this->clear();
-    kernels_->build_sorted(t_, ks.data(), vs.data(), ks.size());
+    this->rebuild(ks.data(), vs.data(), ks.size());
   }
   void build(std::span<const K> keys, std::span<const V> values) {
     if (keys.size() != values.size())
@@ -649,8 +658,7 @@ class btree_map : public basic_btree<K, V> {
     std::vector<S> ks = base::encode_all(keys);
     std::vector<std::byte> vs = pack_values(values);
     std::size_t n = kernels_->sort_unique(ks.data(), vs.data(), ks.size(), true);
-    this->clear();
-    kernels_->build_sorted(t_, ks.data(), vs.data(), n);
+    this->rebuild(ks.data(), vs.data(), n);
   }
 
  private:

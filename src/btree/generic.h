@@ -165,26 +165,32 @@ struct impl {
   static inline pos normalize(pos r) noexcept;
   // K lies within page p's fences.
   static inline bool in_fences(std::byte* p, S k) noexcept;
-  // The position of k, or none.
-  static inline pos find(const T& t, S k) noexcept;
+  // A lookup's answer from k's block b of page p: find_in, block_has, lower_in, upper_in.
+  template <auto Step>
+  using step_t = decltype(Step(nullptr, 0u, S{}));
+  // Walk (kCounts, kNotMax as there) and answer Step in the block the window settles, else
+  // through far<Step>. The table's find, lower_bound and upper_bound are this itself, with
+  // find_in, lower_in and upper_in: a function of their own around it returned far's
+  // position through a copy, and GCC then called far with an aligned stack frame instead of
+  // jumping to it.
+  template <auto Step, bool kCounts = true, bool kNotMax = false>
+  [[gnu::always_inline]] static inline step_t<Step> windowed(const T& t, S k) noexcept;
+  // Step in leaf p's block from its whole index, where the window did not settle it: out of
+  // line and called last, so the lookups keep no stack frame (a call they return from made
+  // GCC align one for every lookup).
+  template <auto Step>
+  [[gnu::noinline, gnu::cold]] static step_t<Step> far(std::byte* p, S k) noexcept;
   // Whether block b of page p holds k.
   static inline bool block_has(std::byte* p, unsigned b, S k) noexcept;
-  // contains, find and lower_bound in leaf p from its whole index, where the window did not
-  // settle k's block: out of line and called last, so the lookups keep no stack frame (a call
-  // they return from made GCC align one for every lookup).
-  [[gnu::noinline, gnu::cold]] static bool contains_far(std::byte* p, S k) noexcept;
-  [[gnu::noinline, gnu::cold]] static pos find_far(std::byte* p, S k) noexcept;
-  [[gnu::noinline, gnu::cold]] static pos lower_bound_far(std::byte* p, S k) noexcept;
-  // Position of k in block b of page p, or none.
+  // Position of k in block b of page p, or none (find).
   static inline pos find_in(std::byte* p, unsigned b, S k) noexcept;
   // First position >= k from block b of page p on (the next block's first when past b).
   static inline pos block_lb(std::byte* p, unsigned b, S k) noexcept;
+  // The first position >= k (lower_bound) and > k (upper_bound) from k's block b of page p.
+  static inline pos lower_in(std::byte* p, unsigned b, S k) noexcept;
+  static inline pos upper_in(std::byte* p, unsigned b, S k) noexcept;
   // Whether k is present: find without building a position.
   static inline bool contains(const T& t, S k) noexcept;
-  // First position >= k.
-  static inline pos lower_bound(const T& t, S k) noexcept;
-  // First position > k.
-  static inline pos upper_bound(const T& t, S k) noexcept;
   // Keys < k.
   static inline std::size_t rank(const T& t, S k) noexcept;
   // The i-th key's position.
@@ -250,10 +256,10 @@ struct impl {
   static constexpr kernels<S, VS> table() {
     return {.insert = &insert,
             .erase = &erase,
-            .find = &find,
+            .find = &windowed<&find_in>,
             .contains = &contains,
-            .lower_bound = &lower_bound,
-            .upper_bound = &upper_bound,
+            .lower_bound = &windowed<&lower_in>,
+            .upper_bound = &windowed<&upper_in>,
             .rank = &rank,
             .select = &select,
             .contains_batch = &contains_batch,

@@ -205,20 +205,25 @@ pos impl<Policy, VS>::find_in(std::byte* p, unsigned b, S k) noexcept {
   return {};
 }
 
+// The shape of a lookup: the walk places k's window, one vector of the leaf's index settles
+// its block (window_block) and Step answers there; what the window leaves open goes to
+// far<Step>, a tail call. An empty tree answers step_t<Step>{}.
 template <class Policy, std::size_t VS>
-pos impl<Policy, VS>::find_far(std::byte* p, S k) noexcept {
-  return find_in(p, leaf_block(p, k), k);
+template <auto Step, bool kCounts, bool kNotMax>
+auto impl<Policy, VS>::windowed(const T& t, S k) noexcept -> step_t<Step> {
+  if (t.root == 0) return {};
+  window v;
+  std::byte* p = walk<false, kCounts, kNotMax>(t, k, nullptr, &v);
+  const unsigned b = window_block(p, k, v);
+  if (b == kNoBlock) [[unlikely]]
+    return far<Step>(p, k);
+  return Step(p, b, k);
 }
 
 template <class Policy, std::size_t VS>
-pos impl<Policy, VS>::find(const T& t, S k) noexcept {
-  if (t.root == 0) return {};
-  window v;
-  std::byte* p = walk<false>(t, k, nullptr, &v);
-  const unsigned b = window_block(p, k, v);
-  if (b == kNoBlock) [[unlikely]]
-    return find_far(p, k);
-  return find_in(p, b, k);
+template <auto Step>
+auto impl<Policy, VS>::far(std::byte* p, S k) noexcept -> step_t<Step> {
+  return Step(p, leaf_block(p, k), k);
 }
 
 // An equality mask over the block: unused lanes hold kMax, so only a query for kMax itself
@@ -232,6 +237,9 @@ bool impl<Policy, VS>::block_has(std::byte* p, unsigned b, S k) noexcept {
   return m != 0;
 }
 
+// Only k = kMax needs a child index clamped to n - 1; it walks apart, as it did before the
+// shared template: folded into windowed<&block_has> it changed the function's layout and read
+// a few percent slower (docs/btree-bench.md). windowed asks for the empty tree again, folded.
 template <class Policy, std::size_t VS>
 bool impl<Policy, VS>::contains(const T& t, S k) noexcept {
   if (t.root == 0) return false;
@@ -239,43 +247,20 @@ bool impl<Policy, VS>::contains(const T& t, S k) noexcept {
     std::byte* p = walk<false, false>(t, k, nullptr);
     return block_has(p, leaf_block(p, k), k);
   }
-  window v;
-  std::byte* p = walk<false, false, true>(t, k, nullptr, &v);
-  const unsigned b = window_block(p, k, v);
-  if (b == kNoBlock) [[unlikely]]
-    return contains_far(p, k);
-  return block_has(p, b, k);
+  return windowed<&block_has, false, true>(t, k);
 }
 
 template <class Policy, std::size_t VS>
-bool impl<Policy, VS>::contains_far(std::byte* p, S k) noexcept {
-  return block_has(p, leaf_block(p, k), k);
-}
-
-template <class Policy, std::size_t VS>
-pos impl<Policy, VS>::lower_bound(const T& t, S k) noexcept {
-  if (t.root == 0) return {};
-  window v;
-  std::byte* p = walk<false>(t, k, nullptr, &v);
-  const unsigned b = window_block(p, k, v);
-  if (b == kNoBlock) [[unlikely]]
-    return lower_bound_far(p, k);
+pos impl<Policy, VS>::lower_in(std::byte* p, unsigned b, S k) noexcept {
   return normalize(block_lb(p, b, k));
 }
 
+// The keys <= k in block b: for k = kMax that counts the unused lanes too, past the block
+// either way.
 template <class Policy, std::size_t VS>
-pos impl<Policy, VS>::lower_bound_far(std::byte* p, S k) noexcept {
-  return normalize(leaf_lb(p, k));
-}
-
-template <class Policy, std::size_t VS>
-pos impl<Policy, VS>::upper_bound(const T& t, S k) noexcept {
-  if (t.root == 0) return {};
-  pos r = normalize(leaf_lb(descend(t, k), k));
-  if (r.page != nullptr && keys(r.page, r.block)[r.slot] == k) {
-    if (++r.slot >= cnt(r.page)[r.block]) r = normalize({r.page, r.block + 1u, 0});
-  }
-  return r;
+pos impl<Policy, VS>::upper_in(std::byte* p, unsigned b, S k) noexcept {
+  const unsigned s = Policy::count_le(keys(p, b), kBlockKeys, k);
+  return normalize(s < cnt(p)[b] ? pos{p, b, s} : pos{p, b + 1u, 0});
 }
 
 template <class Policy, std::size_t VS>

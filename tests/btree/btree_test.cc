@@ -403,7 +403,7 @@ TYPED_TEST(BtreeSet, ContainsAroundEveryKey) {
 // guess, and the whole index when the window does not settle it. Keys bunched at the bottom of
 // each leaf's range make the guess wrong for most of a leaf (the fallback), random keys make it
 // right (the window); every key, its neighbours and the extremes are asked of contains, find,
-// lower_bound and upper_bound, against std::set, in sets and in a map (whose pages have fewer
+// lower_bound, upper_bound and rank, against std::set, in sets and in a map (whose pages have fewer
 // blocks).
 template <class K, class V>
 void lookups_across_window(isa l) {
@@ -444,6 +444,9 @@ void lookups_across_window(isa l) {
     if (u != ref.end()) {
       ASSERT_EQ(ub.key(), *u) << q;
     }
+    ASSERT_EQ(t.rank(q),
+              static_cast<std::size_t>(std::lower_bound(all.begin(), all.end(), q) - all.begin()))
+        << q;
   };
   for (K k : all)
     for (U d : {U(0), U(1), static_cast<U>(~U(0))}) check(static_cast<K>(static_cast<U>(k) + d));
@@ -454,6 +457,7 @@ void lookups_across_window(isa l) {
     ref.clear();
     for (U i = 0; i < n; ++i) add(static_cast<K>(i));
     add(lim::max());
+    all.assign(ref.begin(), ref.end());
     for (K q :
          {lim::max(), static_cast<K>(lim::max() - 1), static_cast<K>(n - 1), static_cast<K>(n)})
       check(q);
@@ -1162,6 +1166,11 @@ TEST(BtreeMisc, MoveMemoryAndPages) {
                std::invalid_argument);
 }
 
+// Turns the arena's failure hook off when a test ends, failed or not.
+struct carve_hook_off {
+  ~carve_hook_off() { simdex::btree_detail::arena::fail_nth_carve(0); }
+};
+
 // Out of memory in the middle of an edit: the n-th page the arena carves throws (the arena's
 // test hook), for many n. Every write either completes or throws std::bad_alloc leaving the
 // tree valid with what it held before (a batch may keep some of its keys, consistently).
@@ -1174,9 +1183,7 @@ void oom_run(isa level, std::size_t fail_at, std::uint64_t seed, bool singles = 
   using tree_t = std::conditional_t<kSet, simdex::btree_set<K>, simdex::btree_map<K, V>>;
   SCOPED_TRACE(std::string("level ") + simdex::isa_name(level) + " fail_at " +
                std::to_string(fail_at));
-  struct hook_off {
-    ~hook_off() { arena::fail_nth_carve(0); }
-  } off;
+  carve_hook_off off;
   auto value_of = [](K k) { return static_cast<std::uint64_t>(k) * 7 + 1; };
   tree_t t({.pages = simdex::page_size::small, .level = level});
   std::set<K> ref;
@@ -1243,7 +1250,7 @@ void oom_run(isa level, std::size_t fail_at, std::uint64_t seed, bool singles = 
         for (K k : batch) expect += ref.erase(k);
         ASSERT_EQ(gone, expect);
       } else if (what < 97) {
-        // Rebuild from the reference: a build that fails leaves a valid (empty) tree.
+        // Rebuild from the reference: a build that fails leaves the tree as it was.
         std::vector<K> ks(ref.begin(), ref.end());
         before = ref;
         ref.clear();
@@ -1271,6 +1278,8 @@ void oom_run(isa level, std::size_t fail_at, std::uint64_t seed, bool singles = 
         }
         if (what < 88) {
           ASSERT_TRUE(std::includes(now.begin(), now.end(), before.begin(), before.end()));
+        } else if (what == 96) {
+          ASSERT_TRUE(now == before) << "a failed build changed the tree";
         }
         ref = std::move(now);
       }
@@ -1280,6 +1289,71 @@ void oom_run(isa level, std::size_t fail_at, std::uint64_t seed, bool singles = 
   }
   ASSERT_EQ(after, 0) << "the failure never fired";
   check("end");
+}
+
+// A build over a non-empty tree that runs out of memory partway (the n-th page carved for the
+// new tree throws) leaves the old keys and values; once memory is back, the build goes through.
+template <class K, class V>
+void failed_build_keeps_tree(isa level, bool sorted) {
+  using simdex::btree_detail::arena;
+  constexpr bool kSet = std::is_void_v<V>;
+  using tree_t = std::conditional_t<kSet, simdex::btree_set<K>, simdex::btree_map<K, V>>;
+  SCOPED_TRACE(std::string("level ") + simdex::isa_name(level) +
+               (sorted ? " build_sorted" : " build"));
+  carve_hook_off off;
+  auto value_of = [](K k) { return static_cast<V>(k * 7 + 1); };
+  auto build = [&](tree_t& t, const std::vector<K>& ks) {
+    if constexpr (kSet) {
+      sorted ? t.build_sorted(ks) : t.build(ks);
+    } else {
+      std::vector<V> vs;
+      for (K k : ks) vs.push_back(value_of(k));
+      sorted ? t.build_sorted(ks, vs) : t.build(ks, vs);
+    }
+  };
+  // Old keys spread over a few pages; the new ones need tens of pages and inner nodes.
+  std::vector<K> old_keys, new_keys;
+  for (K i = 0; i < 3000; ++i) old_keys.push_back(static_cast<K>(3 * i));
+  for (K i = 0; i < 30000; ++i) new_keys.push_back(static_cast<K>(5 * i + 1));
+  tree_t t({.pages = simdex::page_size::small, .level = level});
+  build(t, old_keys);
+  auto holds = [&](const std::vector<K>& ks) {
+    expect_valid(t, "after the build");
+    ASSERT_EQ(t.size(), ks.size());
+    auto k = ks.begin();
+    for (auto e : t) {
+      if constexpr (kSet) {
+        ASSERT_EQ(e, *k);
+      } else {
+        ASSERT_EQ(e.first, *k);
+        ASSERT_EQ(e.second, value_of(*k));
+      }
+      ++k;
+    }
+  };
+  for (std::size_t n : {1, 2, 3, 10, 30}) {
+    SCOPED_TRACE("fail_at " + std::to_string(n));
+    arena::fail_nth_carve(n);
+    EXPECT_THROW(build(t, new_keys), std::bad_alloc);
+    arena::fail_nth_carve(0);
+    holds(old_keys);
+    ASSERT_FALSE(::testing::Test::HasFatalFailure());
+    ASSERT_TRUE(t.contains(old_keys[1234]));
+  }
+  build(t, new_keys);
+  holds(new_keys);
+}
+
+TEST(BtreeOutOfMemory, FailedBuildKeepsTheTree) {
+  for (bool sorted : {true, false}) {
+    for (isa l : btree_levels<std::uint64_t, void>())
+      failed_build_keeps_tree<std::uint64_t, void>(l, sorted);
+    for (isa l : btree_levels<std::int32_t, void>())
+      failed_build_keeps_tree<std::int32_t, void>(l, sorted);
+    for (isa l : btree_levels<std::uint64_t, std::uint64_t>())
+      failed_build_keeps_tree<std::uint64_t, std::uint64_t>(l, sorted);
+    if (::testing::Test::HasFatalFailure()) return;
+  }
 }
 
 TEST(BtreeOutOfMemory, EveryWriteLeavesTheTreeValid) {
