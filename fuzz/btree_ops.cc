@@ -128,6 +128,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         check(gone == want);
         break;
       }
+      case 11: {  // upper_bound in the set and the map (the leaf's window, then one count)
+        auto a = s.upper_bound(k);
+        auto b = rs.upper_bound(k);
+        check((a == s.end()) == (b == rs.end()));
+        if (b != rs.end()) check(*a == *b);
+        auto ma = m.upper_bound(mk);
+        auto mb = rm.upper_bound(mk);
+        check((ma == m.end()) == (mb == rm.end()));
+        if (mb != rm.end()) check(ma.key() == mb->first && ma.value() == mb->second);
+        break;
+      }
       case 12: {  // grow past the filter's minimum (once the set is below it)
         if (s.size() >= kGrow) break;
         grow_seed = k + 1;
