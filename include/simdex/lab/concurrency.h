@@ -120,8 +120,10 @@ check overlap(const std::string& what, double co_running, double asleep, double 
               const std::string& how = "");
 
 // "run_queue": each time a thread became runnable it got a CPU within kBusyWaitNs on average (a
-// wake-up on an idle CPU takes microseconds). Longer means other tasks held the CPUs: the figure
-// includes their time slices. mean_wait_ns < 0: not reported by this kernel.
+// wake-up on an idle CPU takes microseconds). Longer means other tasks held the CPUs, or, with
+// one CPU allowed (taskset -c N), the team's threads waited there for one another: either way
+// the figure includes those time slices, and the detail says which. mean_wait_ns < 0: not
+// reported by this kernel.
 constexpr double kBusyWaitNs = 50e3;
 check run_queue(const std::string& what, double mean_wait_ns);
 
