@@ -73,8 +73,7 @@ TEST(LabInvalidReason, OneCpuExplainsTheFailure) {
   const int cpu = allowed_cpus().front();
   simdex::lab_test::only_one_cpu one;
   EXPECT_EQ(invalid_reason(cs), "one CPU allowed (CPU " + std::to_string(cpu) +
-                                    "): the threads took turns on it, so run_queue failed: ring: "
-                                    "2.85e+03 us on a run queue");
+                                    "), so run_queue failed: ring: 2.85e+03 us on a run queue");
   cs.push_back({"exclusive", check_status::fail, "the counter lost 12 increments"});
   EXPECT_EQ(invalid_reason(cs),
             "not a valid measurement: run_queue failed: ring: 2.85e+03 us on a run queue");
